@@ -1,0 +1,41 @@
+# The two commands that matter: `make conformance` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+TARGET ?=
+PROFILE ?= burst
+WORKERS ?= 0
+REPORTS ?= reports
+
+.PHONY: install lint test conformance killrate bench load clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip >/dev/null 2>&1 || true
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests loadtests
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/pytest -q tests/harness tests/sandbox
+
+conformance: $(STAMP)
+	$(BIN)/delivery-conformance run $(if $(TARGET),--target $(TARGET)) --report-dir $(REPORTS)
+
+killrate: $(STAMP)
+	$(BIN)/delivery-conformance killrate --report-dir $(REPORTS)
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks $(if $(TARGET),--target $(TARGET))
+
+load: $(STAMP)
+	$(BIN)/python -m loadtests.run $(PROFILE) $(if $(TARGET),--target $(TARGET)) --workers $(WORKERS) --report-dir $(REPORTS)
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -25,7 +25,8 @@ __all__ = [
 ]
 
 PREFIXES = frozenset(
-    "GEN HDR AUTH VER PAGE ERR CAT CFG PLAY CRE SER PLS VID LIM SIM STATE FRESH CLI".split()
+    {"GEN", "HDR", "AUTH", "VER", "PAGE", "ERR", "CAT", "CFG", "PLAY"}
+    | {"CRE", "SER", "PLS", "VID", "LIM", "SIM", "STATE", "FRESH", "CLI"}
 )
 ID_PATTERN = re.compile(r"^[A-Z]{2,5}-\d{3}$")
 REQUIRED_FIELDS = ("id", "section", "statement", "level", "role", "observe")

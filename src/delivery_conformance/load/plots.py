@@ -1,0 +1,100 @@
+"""PNG plots of a campaign (matplotlib, Agg backend; the figures are drawn from raw records).
+
+- admitted.png: cumulative admitted units over time against the bucket's envelope C + r*t;
+- refusals.png: 429s per 0.25 s bucket of time, one line per reason;
+- latency.png: latency of every answered request over time, held plays stand out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+
+from delivery_conformance.load.envelope import admitted_curve, bucket_envelope
+from delivery_conformance.load.records import Record
+
+__all__ = ["write_plots"]
+
+BIN_S = 0.25
+
+
+def _admitted(path: Path, records: Sequence[Record], start: float, capacity: float | None,
+              rate: float | None) -> None:
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    curve = admitted_curve(records, start)
+    if curve:
+        ax.step([t for t, _ in curve], [y for _, y in curve], where="post", label="admitted")
+        if capacity is not None and rate is not None:
+            end = max(t for t, _ in curve)
+            xs = [0.0, end]
+            ax.plot(xs, [bucket_envelope(x, capacity, rate) for x in xs], "r--",
+                    label=f"envelope {capacity:g} + {rate:g}/s x t")
+    ax.set_xlabel("seconds since the first request")
+    ax.set_ylabel("admitted units (cumulative)")
+    ax.legend(loc="upper left")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _refusals(path: Path, records: Sequence[Record], start: float) -> None:
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    by_reason: dict[str, Counter[int]] = {}
+    for r in records:
+        if r.refused:
+            key = r.reason or r.error_code or "429"
+            by_reason.setdefault(key, Counter())[int((r.answered - start) / BIN_S)] += 1
+        for item in r.items:
+            if item.status == 429:
+                key = f"item {item.reason or item.error_code or '429'}"
+                by_reason.setdefault(key, Counter())[int((r.answered - start) / BIN_S)] += 1
+    for reason, bins in sorted(by_reason.items()):
+        xs = sorted(bins)
+        ax.plot([x * BIN_S for x in xs], [bins[x] for x in xs], marker=".", label=reason)
+    ax.set_xlabel("seconds since the first request")
+    ax.set_ylabel(f"429s per {BIN_S} s")
+    if by_reason:
+        ax.legend(loc="upper left")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _latency(path: Path, records: Sequence[Record], start: float) -> None:
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for label, wanted in (("200", lambda r: r.status == 200), ("429", lambda r: r.refused),
+                          ("other", lambda r: r.status not in (200, 429))):
+        chosen = [r for r in records if wanted(r)]
+        if chosen:
+            ax.scatter([r.sent - start for r in chosen], [r.latency * 1000 for r in chosen],
+                       s=4, label=label)
+    ax.axhline(500, color="r", linestyle="--", linewidth=0.8, label="0.5 s hold")
+    ax.set_xlabel("seconds since the first request (send time)")
+    ax.set_ylabel("latency (ms)")
+    ax.legend(loc="upper left")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def write_plots(directory: Path, records: Sequence[Record], capacity: float | None = None,
+                rate: float | None = None) -> list[Path]:
+    """Write the three PNGs into `directory`; return their paths."""
+    if not records:
+        return []
+    start = min(r.sent for r in records)
+    paths = [directory / "admitted.png", directory / "refusals.png", directory / "latency.png"]
+    _admitted(paths[0], records, start, capacity, rate)
+    _refusals(paths[1], records, start)
+    _latency(paths[2], records, start)
+    return paths

@@ -1,0 +1,161 @@
+"""Open-model schedules: when each request is due, and whether the generator kept up.
+
+A campaign is a list of stages (profiles as data). Inside an open stage request i is due at
+`stage start + i / rate`, whatever happened to the requests before it: the generator never
+waits for an answer before sending the next one. A closed ("step") stage is a script: each step
+is due when the previous answer came back (used to set a bucket to an exact state).
+
+Lateness is `sent - due`. A run whose generator fell behind measured its own queue, not the
+server: such a run is invalid, never passed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+__all__ = [
+    "LatenessBound",
+    "Plan",
+    "Slot",
+    "Stage",
+    "Validity",
+    "assess_generator",
+    "percentile",
+]
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of a campaign: `count` requests of one shape at `rate` per second.
+
+    `rate` 0 makes a closed stage: one request at a time, each due at the previous answer.
+    `pause` is idle time before the stage starts (for example to let a bucket refill).
+    """
+
+    name: str
+    count: int
+    rate: float
+    endpoint: str = "playback"
+    intent: str | None = "play"
+    batch: tuple[str | None, ...] = ()  # item intents of a batch; empty: a single request
+    pause: float = 0.0
+    simulate: str | None = None  # a Service-Simulate scenario
+    extra: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if self.count < 0 or self.rate < 0 or self.pause < 0:
+            raise ValueError(f"stage {self.name}: count, rate and pause must not be negative")
+
+    @property
+    def open(self) -> bool:
+        return self.rate > 0
+
+    @property
+    def duration(self) -> float:
+        return self.count / self.rate if self.open else 0.0
+
+    @property
+    def tickets(self) -> int:
+        return len(self.batch) if self.batch else 1
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Request `index` of the plan: its stage and its offset from the campaign start."""
+
+    index: int
+    stage: Stage
+    offset: float  # seconds after the campaign start (for closed stages: the earliest time)
+
+
+class Plan:
+    """The stages laid end to end on one clock."""
+
+    def __init__(self, stages: Sequence[Stage]) -> None:
+        if not stages:
+            raise ValueError("a plan needs at least one stage")
+        self.stages = tuple(stages)
+        self._starts: list[float] = []
+        self._first: list[int] = []
+        offset, first = 0.0, 0
+        for stage in self.stages:
+            offset += stage.pause
+            self._starts.append(offset)
+            self._first.append(first)
+            offset += stage.duration
+            first += stage.count
+        self.total = first
+        self.duration = offset
+
+    def slot(self, index: int) -> Slot:
+        if not 0 <= index < self.total:
+            raise IndexError(index)
+        position = max(k for k, first in enumerate(self._first) if first <= index)
+        # skip empty stages that share the same first index
+        while self.stages[position].count == 0:
+            position += 1
+        stage = self.stages[position]
+        within = index - self._first[position]
+        offset = self._starts[position] + (within / stage.rate if stage.open else 0.0)
+        return Slot(index, stage, offset)
+
+    def indexes(self, worker: int, workers: int) -> range:
+        """The share of one worker among `workers`: every workers-th request."""
+        if workers < 1 or not 0 <= worker < workers:
+            raise ValueError(f"worker {worker} out of {workers}")
+        return range(worker, self.total, workers)
+
+    def peak_rate(self) -> float:
+        return max((s.rate for s in self.stages), default=0.0)
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """Nearest-rank percentile; 0.0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(1, math.ceil(fraction * len(ordered)))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+@dataclass(frozen=True)
+class LatenessBound:
+    """How late the generator may be before its run stops counting."""
+
+    p99: float = 0.05
+    worst: float = 0.25
+
+
+@dataclass(frozen=True)
+class Validity:
+    valid: bool
+    p99_lateness: float
+    max_lateness: float
+    count: int
+    reason: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "valid": self.valid,
+            "p99_lateness_s": round(self.p99_lateness, 6),
+            "max_lateness_s": round(self.max_lateness, 6),
+            "requests": self.count,
+            "reason": self.reason,
+        }
+
+
+def assess_generator(lateness: Iterable[float], bound: LatenessBound) -> Validity:
+    """Judge the generator from the lateness of every request it sent."""
+    values = list(lateness)
+    if not values:
+        return Validity(False, 0.0, 0.0, 0, "no request was sent")
+    p99, worst = percentile(values, 0.99), max(values)
+    if p99 > bound.p99:
+        reason = f"generator fell behind: p99 lateness {p99:.3f} s > {bound.p99:.3f} s"
+        return Validity(False, p99, worst, len(values), reason)
+    if worst > bound.worst:
+        reason = f"generator fell behind: a request was {worst:.3f} s late > {bound.worst:.3f} s"
+        return Validity(False, p99, worst, len(values), reason)
+    return Validity(True, p99, worst, len(values))

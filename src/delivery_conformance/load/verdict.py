@@ -1,0 +1,244 @@
+"""Verdicts of load campaigns: measured figures against the spec's numbers and /config.
+
+spec: Limits. Counting "may run high by up to about 2.5 %": a server may refuse up to 2.5 %
+early, never admit more. So every figure that counts admissions is one-sided: the accepted
+range is `[expected * (1 - 2.5 %) - slack, expected + slack]`, where `slack` is only the
+measurement's own resolution (latency and timing), stated in the figure.
+
+Each expected number is checked twice: against the spec's number (times the scale the target
+declares, 1 for a real server) and against what the target's `GET /config` advertises
+(`rate_limits.doors`). The run counts only if the generator kept up (schedule.Validity).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum, IntEnum
+from pathlib import Path
+from typing import Any
+
+from delivery_conformance.load.schedule import Validity
+
+__all__ = [
+    "COUNTING_TOLERANCE",
+    "SPEC_LIMITS",
+    "WINDOW_SECONDS",
+    "Counter",
+    "ExitCode",
+    "Expectations",
+    "Figure",
+    "Outcome",
+    "Verdict",
+    "one_sided",
+    "within",
+]
+
+COUNTING_TOLERANCE = 0.025
+WINDOW_SECONDS = 60
+
+
+class ExitCode(IntEnum):
+    WITHIN_SPEC = 0
+    DEVIATES = 1
+    USAGE = 2
+    INVALID = 3
+
+
+class Outcome(Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    INVALID = "invalid"
+
+
+@dataclass(frozen=True)
+class Counter:
+    """One row of the spec's limits table (spec: Limits)."""
+
+    name: str
+    limit: int
+    continuous: bool
+    advertised: bool  # listed in /config rate_limits.doors
+
+
+# spec: Limits (table; "Behaviour at the ceiling" point 4 for simulated responses).
+SPEC_LIMITS: dict[str, Counter] = {
+    c.name: c
+    for c in (
+        Counter("playback", 10_800, True, True),
+        Counter("catalog", 3_000, True, True),
+        Counter("creatives", 3_000, False, True),
+        Counter("videos", 3_000, False, True),
+        Counter("video", 10_800, False, False),
+        Counter("config", 600, False, True),
+        Counter("simulated", 300, False, False),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One measured number and the range the spec allows for it."""
+
+    name: str
+    requirements: tuple[str, ...]
+    measured: float
+    expected: float
+    low: float
+    high: float
+    unit: str
+    note: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.low <= self.measured <= self.high
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "requirements": list(self.requirements),
+            "measured": round(self.measured, 4),
+            "expected": round(self.expected, 4),
+            "accepted": [round(self.low, 4), round(self.high, 4)],
+            "unit": self.unit,
+            "passed": self.passed,
+            "note": self.note,
+        }
+
+
+def one_sided(
+    name: str,
+    requirements: tuple[str, ...],
+    measured: float,
+    expected: float,
+    unit: str,
+    slack: float = 0.0,
+    note: str = "",
+) -> Figure:
+    """An admission count: up to 2.5 % low is fine, any excess beyond the slack is not."""
+    low = expected * (1 - COUNTING_TOLERANCE) - slack
+    return Figure(name, requirements, measured, expected, low, expected + slack, unit, note)
+
+
+def within(
+    name: str,
+    requirements: tuple[str, ...],
+    measured: float,
+    expected: float,
+    low: float,
+    high: float,
+    unit: str,
+    note: str = "",
+) -> Figure:
+    return Figure(name, requirements, measured, expected, low, high, unit, note)
+
+
+@dataclass(frozen=True)
+class Expectations:
+    """The limits a campaign expects: the spec's numbers times `scale`, and /config's."""
+
+    scale: float
+    advertised: Mapping[str, int]  # /config rate_limits.doors -> limit
+    window: int = WINDOW_SECONDS
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], scale: float | None = None) -> Expectations:
+        """Read `rate_limits` of a /config body. Without a declared scale it is 1 (a real
+        server must advertise the spec's numbers)."""
+        limits = config.get("rate_limits") if isinstance(config, Mapping) else None
+        if not isinstance(limits, Mapping) or not isinstance(limits.get("doors"), Mapping):
+            raise ValueError("/config has no rate_limits.doors")
+        advertised: dict[str, int] = {}
+        for door, entry in limits["doors"].items():
+            if isinstance(entry, Mapping) and isinstance(entry.get("limit"), int):
+                advertised[str(door)] = entry["limit"]
+        window = limits.get("window_seconds", WINDOW_SECONDS)
+        return cls(scale if scale else 1.0, advertised, window if isinstance(window, int) else 0)
+
+    def spec_limit(self, counter: str) -> int:
+        return max(1, round(SPEC_LIMITS[counter].limit * self.scale))
+
+    def limit(self, counter: str) -> int:
+        """What the campaign measures against: /config's number when it lists the counter."""
+        return self.advertised.get(counter, self.spec_limit(counter))
+
+    def rate(self, counter: str) -> float:
+        return self.limit(counter) / WINDOW_SECONDS
+
+    def config_figures(self, counters: Sequence[str]) -> list[Figure]:
+        """/config must advertise the spec's numbers (times the declared scale)."""
+        figures = [
+            within("config window_seconds", ("CFG", "LIM"), self.window, WINDOW_SECONDS,
+                   WINDOW_SECONDS, WINDOW_SECONDS, "s")
+        ]
+        for counter in counters:
+            if not SPEC_LIMITS[counter].advertised:
+                continue
+            expected = self.spec_limit(counter)
+            measured = self.advertised.get(counter, -1)
+            figures.append(
+                within(f"config advertises {counter} limit", ("CFG", "LIM"), measured, expected,
+                       expected, expected, "units/60 s",
+                       note=f"spec {SPEC_LIMITS[counter].limit} x scale {self.scale:g}")
+            )
+        return figures
+
+
+@dataclass(frozen=True)
+class Verdict:
+    profile: str
+    figures: tuple[Figure, ...]
+    validity: Validity
+    target_failure: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def outcome(self) -> Outcome:
+        if self.target_failure or not self.validity.valid or not self.figures:
+            return Outcome.INVALID
+        return Outcome.PASS if all(f.passed for f in self.figures) else Outcome.FAIL
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return {
+            Outcome.PASS: ExitCode.WITHIN_SPEC,
+            Outcome.FAIL: ExitCode.DEVIATES,
+            Outcome.INVALID: ExitCode.INVALID,
+        }[self.outcome]
+
+    @property
+    def failed(self) -> list[Figure]:
+        return [f for f in self.figures if not f.passed]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "outcome": self.outcome.value,
+            "exit_code": int(self.exit_code),
+            "tolerance": {
+                "counting": COUNTING_TOLERANCE,
+                "rule": "one-sided: up to 2.5 % early refusal accepted, no excess admission",
+            },
+            "generator": self.validity.to_json(),
+            "target_failure": self.target_failure,
+            "figures": [f.to_json() for f in self.figures],
+            "details": dict(self.details),
+        }
+
+    def write(self, path: Path) -> None:
+        path.write_text(json.dumps(self.to_json(), indent=2, sort_keys=False) + "\n", "utf-8")
+
+    def summary(self) -> str:
+        lines = [f"{self.profile}: {self.outcome.value.upper()} (exit {int(self.exit_code)})"]
+        if self.target_failure:
+            lines.append(f"  target or generator failure: {self.target_failure}")
+        if not self.validity.valid:
+            lines.append(f"  invalid run: {self.validity.reason}")
+        for f in self.figures:
+            mark = "ok  " if f.passed else "FAIL"
+            lines.append(
+                f"  {mark} {f.name}: {f.measured:.4g} {f.unit} "
+                f"(expected {f.expected:.4g}, accepted {f.low:.4g}..{f.high:.4g})"
+            )
+        return "\n".join(lines)

@@ -1,0 +1,289 @@
+"""Pure tests of the load campaign core: records, schedule, envelope, verdicts (no sockets)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from delivery_conformance.load.analysis import ANALYSES
+from delivery_conformance.load.envelope import (
+    bucket_envelope,
+    estimate_capacity,
+    refill_slope,
+    tickets_left_at,
+)
+from delivery_conformance.load.plots import write_plots
+from delivery_conformance.load.records import (
+    ItemOutcome,
+    Record,
+    merge_files,
+    read_records,
+    write_records,
+)
+from delivery_conformance.load.schedule import LatenessBound, Plan, Stage, assess_generator
+from delivery_conformance.load.verdict import ExitCode, Expectations, Outcome, Verdict
+
+T0 = 1_800_000_000.0
+LAT = 0.002
+
+
+def config(playback: int = 540, catalog: int = 150, **more: int) -> dict[str, object]:
+    doors = {"playback": playback, "catalog": catalog, "creatives": 150, "videos": 150,
+             "config": 30, **more}
+    return {"rate_limits": {"window_seconds": 60,
+                            "doors": {k: {"limit": v, "unit": "x"} for k, v in doors.items()}}}
+
+
+EXP = Expectations.from_config(config(), scale=0.05)
+
+
+def simulate_bucket(capacity: float, rate: float, offered: float, count: int, phase: str,
+                    start: float = T0, tickets: int = 1, level: float | None = None,
+                    ) -> tuple[list[Record], float]:
+    """An exact token bucket answering an open-model stream of `count` requests."""
+    level = capacity if level is None else level
+    last = start
+    out = []
+    for i in range(count):
+        sent = start + i / offered
+        level = min(capacity, level + (sent - last) * rate)
+        last = sent
+        ok = level >= tickets
+        if ok:
+            level -= tickets
+        out.append(Record(seq=i, phase=phase, endpoint="playback", due=sent, sent=sent,
+                          answered=sent + LAT, status=200 if ok else 429, intent="play",
+                          tickets=tickets, batch=tickets > 1,
+                          items=tuple(ItemOutcome(200 if ok else 429) for _ in range(tickets))
+                          if tickets > 1 else (),
+                          error_code=None if ok else "rate_limited",
+                          retry_after=None if ok else 1.0,
+                          limit_header=None if ok else int(capacity),
+                          window_header=None if ok else 60))
+    return out, level
+
+
+def test_records_round_trip_through_jsonl(tmp_path: Path) -> None:
+    records, _ = simulate_bucket(10, 1, 100, 15, "burst", tickets=3)
+    path = tmp_path / "r.jsonl"
+    assert write_records(path, records) == 15
+    assert read_records(path) == records
+
+
+def test_merge_orders_workers_by_send_time(tmp_path: Path) -> None:
+    a = [Record(0, "p", "playback", T0, T0 + 0.2, T0 + 0.3, 200, worker="w0")]
+    b = [Record(0, "p", "playback", T0, T0 + 0.1, T0 + 0.3, 200, worker="w1")]
+    write_records(tmp_path / "a.jsonl", a)
+    write_records(tmp_path / "b.jsonl", b)
+    merged = merge_files([tmp_path / "a.jsonl", tmp_path / "b.jsonl"])
+    assert [r.worker for r in merged] == ["w1", "w0"]
+
+
+def test_read_records_names_the_damaged_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"seq": 1}\n')
+    with pytest.raises(ValueError, match=r"bad\.jsonl:1"):
+        read_records(path)
+
+
+def test_batch_record_counts_issued_items_only() -> None:
+    rec = Record(0, "p", "playback", T0, T0, T0, 200, tickets=3, batch=True,
+                 items=(ItemOutcome(200), ItemOutcome(429), ItemOutcome(200)))
+    assert rec.admitted == 2
+
+
+def test_open_plan_spaces_requests_by_rate_and_chains_stages() -> None:
+    plan = Plan([Stage("a", 10, 5.0), Stage("b", 4, 2.0, pause=1.0)])
+    assert plan.total == 14
+    assert plan.slot(3).offset == pytest.approx(0.6)
+    assert plan.slot(10).stage.name == "b"
+    assert plan.slot(10).offset == pytest.approx(2.0 + 1.0)
+    assert plan.slot(13).offset == pytest.approx(3.0 + 1.5)
+    assert plan.duration == pytest.approx(5.0)
+
+
+def test_plan_shares_indexes_between_workers() -> None:
+    plan = Plan([Stage("a", 7, 5.0)])
+    assert list(plan.indexes(0, 2)) == [0, 2, 4, 6]
+    assert list(plan.indexes(1, 2)) == [1, 3, 5]
+
+
+def test_generator_that_fell_behind_makes_the_run_invalid() -> None:
+    late = [0.001] * 200 + [0.4]
+    validity = assess_generator(late, LatenessBound(p99=0.05, worst=0.25))
+    assert not validity.valid and "fell behind" in validity.reason
+    assert assess_generator([0.001] * 200, LatenessBound()).valid
+    assert not assess_generator([], LatenessBound()).valid
+
+
+def test_invalid_generator_gives_exit_code_3_even_when_figures_pass() -> None:
+    records, _ = simulate_bucket(540, 9, 900, 200, "burst", tickets=3)
+    figures, _ = ANALYSES["burst"](records, EXP, {})
+    behind = assess_generator([1.0], LatenessBound())
+    verdict = Verdict("burst", tuple(figures), behind)
+    assert verdict.outcome is Outcome.INVALID and verdict.exit_code is ExitCode.INVALID
+
+
+def test_envelope_grows_with_refill() -> None:
+    assert bucket_envelope(2.0, 540, 9) == 558
+    assert bucket_envelope(-1.0, 540, 9) == 540
+
+
+def test_capacity_estimate_subtracts_refill_during_burst() -> None:
+    records, _ = simulate_bucket(540, 9, 100, 800, "burst")
+    est = estimate_capacity(records, 9, 540)
+    assert 539 <= est.capacity <= 541
+    assert est.first_refusal is not None and est.admitted_total > 540
+
+
+def test_burst_passes_on_an_exact_bucket() -> None:
+    records, _ = simulate_bucket(540, 9, 900, 200, "burst", tickets=3)
+    figures, _ = ANALYSES["burst"](records, EXP, {})
+    verdict = Verdict("burst", tuple(figures), assess_generator([0.0], LatenessBound()))
+    assert verdict.outcome is Outcome.PASS, verdict.summary()
+
+
+@pytest.mark.parametrize("capacity", [600, 500])
+def test_burst_fails_when_capacity_is_wrong(capacity: int) -> None:
+    records, _ = simulate_bucket(capacity, 9, 900, 300, "burst", tickets=3)
+    records = [r if r.status == 200 else r.__class__(**{**r.__dict__, "limit_header": 540})
+               for r in records]
+    figures, _ = ANALYSES["burst"](records, EXP, {})
+    failed = [f.name for f in figures if not f.passed]
+    assert failed == ["burst capacity"]
+
+
+def test_burst_fails_on_wrong_retry_after_or_limit_header() -> None:
+    records, _ = simulate_bucket(540, 9, 900, 200, "burst", tickets=3)
+    bad = [r.__class__(**{**r.__dict__, "retry_after": 6.0, "limit_header": 600})
+           if r.refused else r for r in records]
+    failed = {f.name for f in ANALYSES["burst"](bad, EXP, {})[0] if not f.passed}
+    assert failed == {"429 body and headers", "Retry-After 1 to 2 s"}
+
+
+def test_refill_slope_measures_the_rate() -> None:
+    drain, level = simulate_bucket(540, 9, 900, 200, "drain", tickets=3)
+    window, _ = simulate_bucket(540, 9, 18, 180, "window", start=T0 + 1, level=level)
+    slope, points = refill_slope(window, window[0].sent + 1, window[-1].answered)
+    assert slope == pytest.approx(9, rel=0.03) and points > 50
+    figures, _ = ANALYSES["refill"](drain + window, EXP, {})
+    assert all(f.passed for f in figures), [f.to_json() for f in figures if not f.passed]
+
+
+def test_refill_fails_when_bucket_refills_too_fast() -> None:
+    drain, level = simulate_bucket(540, 13.5, 900, 200, "drain", tickets=3)
+    window, _ = simulate_bucket(540, 13.5, 27, 270, "window", start=T0 + 1, level=level)
+    figures, _ = ANALYSES["refill"](drain + window, EXP, {})
+    assert [f.name for f in figures if not f.passed] == ["playback refill rate"]
+
+
+def test_tickets_left_is_bounded_by_in_flight_requests() -> None:
+    records, _ = simulate_bucket(100, 0, 1000, 50, "p")
+    low, high = tickets_left_at(records, records[30], T0, 100, 0)
+    assert low <= 70 <= high and high - low <= 3  # the true 70 lies in the in-flight interval
+
+
+def _shedding_run(threshold: float | None) -> list[Record]:
+    """prefetch singles then play singles against a bucket that sheds under `threshold`."""
+    cap, rate, level, out, t = 540.0, 9.0, 540.0, [], T0
+    for i in range(600):
+        phase = "prefetch" if i < 480 else "play"
+        t += 1 / 400
+        level = min(cap, level + rate / 400)
+        shed = phase == "prefetch" and threshold is not None and level < threshold * cap
+        ok = not shed and level >= 1
+        if ok:
+            level -= 1
+        out.append(Record(i, phase, "playback", t, t, t + LAT, 200 if ok else 429,
+                          intent=phase, error_code=None if ok else "rate_limited",
+                          reason="prefetch_shed" if shed else None,
+                          retry_after=None if ok else 1.0))
+    return out
+
+
+def test_shedding_passes_at_twenty_percent() -> None:
+    figures, details = ANALYSES["shedding"](_shedding_run(0.2), EXP, {})
+    assert all(f.passed for f in figures), [f.to_json() for f in figures if not f.passed]
+    assert details["play_admitted"] > 100
+
+
+@pytest.mark.parametrize("threshold", [None, 0.4])
+def test_shedding_fails_without_shedding_or_too_early(threshold: float | None) -> None:
+    figures, _ = ANALYSES["shedding"](_shedding_run(threshold), EXP, {})
+    assert "tickets left when shedding started" in [f.name for f in figures if not f.passed]
+
+
+def _batch(phase: str, status: int, items: tuple[int, ...]) -> Record:
+    outcomes = tuple(ItemOutcome(s, error_code=None if s == 200 else "rate_limited",
+                                 retry_after=None if s == 200 else 3.0) for s in items)
+    return Record(0, phase, "playback", T0, T0, T0 + LAT, status, tickets=3, batch=True,
+                  items=outcomes, retry_after=None if status == 200 else 15.0)
+
+
+def test_admission_passes_play_first_and_fails_prefetch_first() -> None:
+    good = [_batch("batch-2", 200, (200, 200, 429)), _batch("batch-1", 200, (429, 200, 429)),
+            _batch("batch-0", 429, ())]
+    assert all(f.passed for f in ANALYSES["admission"](good, EXP, {})[0])
+    wrong = [_batch("batch-2", 200, (200, 429, 200)), _batch("batch-1", 200, (200, 429, 429)),
+             _batch("batch-0", 429, ())]
+    failed = [f.name for f in ANALYSES["admission"](wrong, EXP, {})[0] if not f.passed]
+    assert len(failed) == 2
+
+
+def _hold_run(wait: float, issued: bool) -> list[Record]:
+    drain = [Record(i, "drain", "playback", T0, T0, T0 + LAT, 200) for i in range(10)]
+    held = [Record(i, "held", "playback", T0 + i, T0 + i, T0 + i + wait, 200 if issued else 429)
+            for i in range(4)]
+    pre = [Record(0, "prefetch", "playback", T0 + 9, T0 + 9, T0 + 9 + LAT, 429,
+                  reason="prefetch_shed")]
+    return drain + held + pre
+
+
+def test_hold_passes_when_plays_wait_and_are_issued() -> None:
+    assert all(f.passed for f in ANALYSES["hold"](_hold_run(0.3, True), EXP, {})[0])
+
+
+@pytest.mark.parametrize(("wait", "issued"), [(0.001, False), (0.001, True), (1.2, True)])
+def test_hold_fails_without_hold_or_with_too_long_a_hold(wait: float, issued: bool) -> None:
+    figures = ANALYSES["hold"](_hold_run(wait, issued), EXP, {})[0]
+    assert not all(f.passed for f in figures)
+
+
+def _minute_run(limit: int, boundary: float, reset: bool, ra_offset: int = 0) -> list[Record]:
+    out = []
+    for i in range(limit + 5):
+        t = boundary - 3 + i * 0.001
+        ok = i < limit
+        out.append(Record(i, "fill", "config", t, t, t + LAT, 200 if ok else 429,
+                          error_code=None if ok else "rate_limited",
+                          retry_after=None if ok else 3.0 + ra_offset,
+                          limit_header=None if ok else limit, window_header=None if ok else 60))
+    for i in range(3):
+        t = boundary + 0.3 + i * 0.01
+        out.append(Record(100 + i, "after", "config", t, t, t + LAT, 200 if reset else 429))
+    return out
+
+
+def test_minute_passes_and_fails_on_rolling_window_or_wrong_retry_after() -> None:
+    b = T0 + 60
+    assert all(f.passed for f in ANALYSES["minute"](_minute_run(30, b, True), EXP,
+                                                     {"boundary": b})[0])
+    rolling = ANALYSES["minute"](_minute_run(30, b, False), EXP, {"boundary": b})[0]
+    assert [f.name for f in rolling if not f.passed] == ["config open again at the UTC minute"]
+    wrong = ANALYSES["minute"](_minute_run(30, b, True, 10), EXP, {"boundary": b})[0]
+    assert [f.name for f in wrong if not f.passed] == [
+        "config Retry-After is the rest of the minute"]
+
+
+def test_config_figures_compare_advertised_with_spec_times_scale() -> None:
+    assert all(f.passed for f in EXP.config_figures(["playback", "catalog"]))
+    real = Expectations.from_config(config(), scale=None)
+    assert not any(f.passed for f in real.config_figures(["playback"])[1:])
+
+
+def test_plots_are_written(tmp_path: Path) -> None:
+    records, _ = simulate_bucket(540, 9, 900, 250, "burst", tickets=3)
+    paths = write_plots(tmp_path, records, 540, 9)
+    assert [p.name for p in paths] == ["admitted.png", "refusals.png", "latency.png"]
+    assert all(p.stat().st_size > 1000 for p in paths)

@@ -1,0 +1,58 @@
+"""Every error the harness raises on purpose, and the exit code each one maps to.
+
+    HarnessError                  base; carries a one-line message and an exit code
+    ├── ProfileError              exit 2: the target profile is missing or malformed
+    ├── UsageError                exit 2: bad command-line arguments
+    ├── TargetUnreachable         exit 3: connection refused, DNS, timeout
+    ├── TargetGarbage             exit 3 when the whole run cannot go on; inside a scenario
+    │                             it is turned into a violation (HTML or non-JSON where
+    │                             JSON is due)
+    └── HarnessFailure            exit 3: the harness itself could not do its job
+
+A violation of the contract is not an exception of this tree: it is a typed
+`Violation` (see `checks`), raised inside tests as `ConformanceFailure`.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "HarnessError",
+    "HarnessFailure",
+    "ProfileError",
+    "TargetGarbage",
+    "TargetUnreachable",
+    "UsageError",
+]
+
+
+class HarnessError(Exception):
+    """Base class. `str(error)` is always a single line fit for a terminal."""
+
+    exit_code = 3
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(message.split()))
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+
+class ProfileError(HarnessError):
+    exit_code = 2
+
+
+class UsageError(HarnessError):
+    exit_code = 2
+
+
+class TargetUnreachable(HarnessError):
+    exit_code = 3
+
+
+class TargetGarbage(HarnessError):
+    exit_code = 3
+
+
+class HarnessFailure(HarnessError):
+    exit_code = 3

@@ -1,0 +1,99 @@
+"""Shared builders for the harness self-tests: profiles, mock transports, canned responses."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from delivery_conformance.client import DeliveryClient, Response
+from delivery_conformance.profile import AdminEndpoint, TargetProfile
+
+KEY = "svc_live_" + "a1" * 16
+OTHER_KEY = "svc_live_" + "b2" * 16
+REQUEST_ID = "req_" + "0123456789abcdefghijklmnop"
+GOOD_HEADERS = {
+    "Service-API-Status": "beta",
+    "Service-Version": "2026-10-02",
+    "Service-Request-Id": REQUEST_ID,
+    "Cache-Control": "no-store",
+}
+
+PROFILE_TEXT = f"""
+base_url = "http://127.0.0.1:9"
+test_organisation = true
+
+[keys]
+films = "{KEY}"
+videos = "{OTHER_KEY}"
+
+[fixtures]
+film_id = "3b9e2c1e-0000-4000-8000-000000000001"
+episode_encrypted_no = "3"
+
+[admin]
+url = "http://127.0.0.1:9/_sandbox"
+token = "admin-token-123456"
+"""
+
+
+def make_profile(**overrides: Any) -> TargetProfile:
+    values: dict[str, Any] = {
+        "base_url": "http://target.test",
+        "keys": {"films": KEY, "videos": OTHER_KEY},
+        "fixtures": {"film_id": "f-1"},
+        "test_organisation": True,
+        "admin": AdminEndpoint("http://target.test/_sandbox", "admin-token-123456"),
+    }
+    values.update(overrides)
+    return TargetProfile(**values)
+
+
+def write_profile(tmp_path: Path, text: str = PROFILE_TEXT) -> Path:
+    path = tmp_path / "target.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def answer(
+    status: int = 200,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+    *,
+    raw: bytes | None = None,
+) -> Callable[[httpx.Request], httpx.Response]:
+    """A MockTransport handler answering every request the same way (good headers by default)."""
+    merged = {**GOOD_HEADERS, **(headers or {})}
+    merged = {k: v for k, v in merged.items() if v is not None}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if raw is not None:
+            return httpx.Response(status, headers=merged, content=raw)
+        if body is None:
+            return httpx.Response(status, headers=merged)
+        content = json.dumps(body).encode()
+        return httpx.Response(
+            status, headers={"Content-Type": "application/json", **merged}, content=content
+        )
+
+    return handler
+
+
+def client_for(handler: Callable[[httpx.Request], httpx.Response], **kwargs: Any) -> DeliveryClient:
+    return DeliveryClient(make_profile(), transport=httpx.MockTransport(handler), **kwargs)
+
+
+def respond(
+    method: str = "GET",
+    path: str = "config",
+    status: int = 200,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+    **request: Any,
+) -> Response:
+    """One response through the real client, from a canned answer."""
+    with client_for(answer(status, body, headers)) as client:
+        return client.request(method, path, **request)

@@ -1,0 +1,69 @@
+import pytest
+
+from delivery_conformance.pacing import DEFAULT_LIMITS, Pacer, limits_from_config
+
+
+def test_pacer_allows_half_the_limit_then_waits_for_the_oldest_to_leave_the_window() -> None:
+    pacer = Pacer({"config": 10}, fraction=0.5)
+    for second in range(5):
+        assert pacer.wait_time("config", 1, float(second)) == 0.0
+        pacer.record("config", 1, float(second))
+    assert pacer.wait_time("config", 1, 5.0) == pytest.approx(55.0)
+    assert pacer.wait_time("config", 1, 60.0) == 0.0
+
+
+def test_pacer_counts_playback_tickets_by_cost() -> None:
+    pacer = Pacer({"playback": 8}, fraction=0.5)
+    pacer.record("playback", 3, 0.0)
+    assert pacer.wait_time("playback", 1, 1.0) == 0.0
+    assert pacer.wait_time("playback", 3, 1.0) == pytest.approx(59.0)
+
+
+def test_pacer_never_paces_an_unknown_counter() -> None:
+    pacer = Pacer({"config": 2})
+    pacer.record("mystery", 1, 0.0)
+    assert pacer.wait_time("mystery", 100, 0.0) == 0.0
+
+
+def test_pacer_request_dearer_than_budget_waits_for_an_empty_window() -> None:
+    pacer = Pacer({"playback": 4}, fraction=0.5)
+    pacer.record("playback", 1, 0.0)
+    assert pacer.wait_time("playback", 3, 10.0) == pytest.approx(50.0)
+
+
+def test_pacer_keeps_every_clock_minute_under_half_the_limit() -> None:
+    pacer, now, sent = Pacer({"videos": 20}), 0.0, []
+    for _ in range(40):
+        now += pacer.wait_time("videos", 1, now)
+        pacer.record("videos", 1, now)
+        sent.append(now)
+        now += 0.5
+    for minute in range(int(now // 60) + 1):
+        assert sum(1 for t in sent if minute * 60 <= t < (minute + 1) * 60) <= 10
+
+
+def test_limits_from_config_reads_doors_and_skips_junk() -> None:
+    body = {
+        "rate_limits": {
+            "doors": {
+                "catalog": {"limit": 100, "unit": "requests"},
+                "config": {"limit": "many"},
+                "odd": 3,
+            }
+        }
+    }
+    assert limits_from_config(body) == {"catalog": 100}
+    assert limits_from_config({"rate_limits": None}) == {}
+    assert limits_from_config([]) == {}
+
+
+def test_update_limits_changes_the_budget() -> None:
+    pacer = Pacer()
+    assert pacer.budget("video") == DEFAULT_LIMITS["video"] // 2
+    pacer.update_limits({"catalog": 10})
+    assert pacer.budget("catalog") == 5
+
+
+def test_pacer_refuses_a_silly_fraction() -> None:
+    with pytest.raises(ValueError):
+        Pacer(fraction=0)

@@ -1,0 +1,209 @@
+"""Organisations, key roles and API keys (spec: Authentication; ARCHITECTURE: Key roles).
+
+The roles table is the contract with the harness: each role names an organisation, scopes,
+whether the key is bound to an app, and its version pin. Keys are minted at start from an
+injected random source; `reset` brings back the keys written to the profile.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+__all__ = ["ORGANISATIONS", "ROLES", "Accounts", "Caller", "KeyRecord", "Organisation", "RoleSpec"]
+
+KEY_PREFIX = "svc_live_"
+KEY_ALPHABET = string.ascii_letters + string.digits
+
+
+class OrgKind(StrEnum):
+    FILMS = "films"
+    VIDEOS = "videos"
+
+
+class Pin(StrEnum):
+    LATEST = "latest"
+    RETIRED = "retired"
+    DEPRECATED = "deprecated"
+
+
+@dataclass(frozen=True)
+class Organisation:
+    id: str
+    slug: str
+    name: str
+    kind: OrgKind
+    test: bool
+    space: str | None  # own media space; None: the shared space
+
+
+ORGANISATIONS: dict[str, Organisation] = {
+    o.id: o
+    for o in (
+        Organisation(
+            "org_films", "films-test", "Films Test Org", OrgKind.FILMS, True, "space-films-test"
+        ),
+        Organisation(
+            "org_videos",
+            "videos-test",
+            "Videos Test Org",
+            OrgKind.VIDEOS,
+            True,
+            "space-videos-test",
+        ),
+        Organisation(
+            "org_suspended", "suspended-test", "Suspended Test Org", OrgKind.FILMS, True, None
+        ),
+        Organisation(
+            "org_unlicensed", "unlicensed-test", "Unlicensed Test Org", OrgKind.FILMS, True, None
+        ),
+        Organisation("org_production", "production", "Production Org", OrgKind.FILMS, False, None),
+        Organisation("org_limits", "limits-test", "Limits Test Org", OrgKind.FILMS, True, None),
+        Organisation(
+            "org_limits_videos",
+            "limits-videos-test",
+            "Limits Videos Test Org",
+            OrgKind.VIDEOS,
+            True,
+            "space-limits-videos",
+        ),
+    )
+}
+SUSPENDED_AT_START = frozenset({"org_suspended"})
+
+FILM_SCOPES = ("metadata:read", "playback", "creatives:export")
+ALL_SCOPES = (*FILM_SCOPES, "videos:read", "webhooks:manage")
+VIDEO_SCOPES = ("metadata:read", "videos:read")
+
+
+@dataclass(frozen=True)
+class RoleSpec:
+    role: str
+    org_id: str
+    scopes: tuple[str, ...]
+    app_id: str | None = None
+    revoked: bool = False
+    unverifiable: bool = False
+    pin: Pin = Pin.LATEST
+
+
+# ARCHITECTURE: Key roles.
+ROLES: dict[str, RoleSpec] = {
+    r.role: r
+    for r in (
+        RoleSpec("films", "org_films", FILM_SCOPES),
+        RoleSpec("films_metadata", "org_films", ("metadata:read",)),
+        RoleSpec("films_playback", "org_films", ("playback",)),
+        RoleSpec("films_creatives", "org_films", ("creatives:export",)),
+        RoleSpec("webhooks", "org_films", ("webhooks:manage",)),
+        RoleSpec("revoked", "org_films", FILM_SCOPES, revoked=True),
+        RoleSpec("videos", "org_videos", VIDEO_SCOPES, app_id="app_videos_cms"),
+        RoleSpec("videos_unbound", "org_videos", VIDEO_SCOPES),
+        RoleSpec("suspended", "org_suspended", ALL_SCOPES, app_id="app_suspended"),
+        RoleSpec("unlicensed", "org_unlicensed", FILM_SCOPES),
+        RoleSpec("production", "org_production", FILM_SCOPES),
+        RoleSpec("unverifiable", "org_films", FILM_SCOPES, unverifiable=True),
+        RoleSpec("limits", "org_limits", FILM_SCOPES),
+        RoleSpec("limits_videos", "org_limits_videos", ("videos:read",), app_id="app_limits"),
+        RoleSpec("retired_pin", "org_films", FILM_SCOPES, pin=Pin.RETIRED),
+        RoleSpec("deprecated_pin", "org_films", FILM_SCOPES, pin=Pin.DEPRECATED),
+    )
+}
+EXTENDED_ONLY = frozenset({"retired_pin", "deprecated_pin"})
+
+
+@dataclass(frozen=True)
+class KeyRecord:
+    role: str
+    org_id: str
+    scopes: frozenset[str]
+    pin: str
+    app_id: str | None
+    revoked: bool
+    unverifiable: bool
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling, once the key is valid: handed to every handler (and to playback)."""
+
+    role: str
+    organisation: Organisation
+    scopes: frozenset[str]
+    pin: str
+    app_id: str | None
+    suspended: bool
+
+    @property
+    def org_id(self) -> str:
+        return self.organisation.id
+
+
+def mint_key(rng: random.Random) -> str:
+    return KEY_PREFIX + "".join(rng.choice(KEY_ALPHABET) for _ in range(32))
+
+
+class Accounts:
+    """Keys by secret, roles, suspensions. Revoke and rotate take effect at once."""
+
+    def __init__(self, rng: random.Random, pins: dict[Pin, str], roles: list[str]) -> None:
+        self._rng = rng
+        self._start: dict[str, KeyRecord] = {}
+        for name in roles:
+            spec = ROLES[name]
+            self._start[mint_key(rng)] = KeyRecord(
+                spec.role,
+                spec.org_id,
+                frozenset(spec.scopes),
+                pins[spec.pin],
+                spec.app_id,
+                spec.revoked,
+                spec.unverifiable,
+            )
+        self.keys: dict[str, KeyRecord] = {}
+        self.suspended: set[str] = set()
+        self.reset()
+
+    def reset(self) -> None:
+        self.keys = dict(self._start)
+        self.suspended = set(SUSPENDED_AT_START)
+
+    def start_keys(self) -> dict[str, str]:
+        """role -> key as minted at start (the profile's `[keys]`)."""
+        return {record.role: key for key, record in self._start.items()}
+
+    def key_of(self, role: str) -> str:
+        for key, record in self.keys.items():
+            if record.role == role:
+                return key
+        raise KeyError(role)
+
+    def caller(self, record: KeyRecord) -> Caller:
+        return Caller(
+            record.role,
+            ORGANISATIONS[record.org_id],
+            record.scopes,
+            record.pin,
+            record.app_id,
+            record.org_id in self.suspended,
+        )
+
+    def revoke(self, role: str) -> None:
+        key = self.key_of(role)
+        self.keys[key] = replace(self.keys[key], revoked=True)
+
+    def rotate(self, role: str) -> str:
+        """A new secret with the same label, scopes and pin; the old one stops at once."""
+        key = self.key_of(role)
+        record = self.keys.pop(key)
+        if record.revoked:
+            self.keys[key] = record
+            raise PermissionError("a revoked key cannot be rotated")
+        new = mint_key(self._rng)
+        self.keys[new] = record
+        return new
+
+    def org_of(self, role: str) -> str:
+        return ROLES[role].org_id

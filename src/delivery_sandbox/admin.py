@@ -1,0 +1,199 @@
+"""The sandbox admin API under /_sandbox/ (ARCHITECTURE: Sandbox admin API).
+
+Its own bearer token; JSON in, JSON out; errors as `{"error": ...}` with 400, 401, 404 or 405.
+Every change bumps the sandbox generation so cached bodies are rebuilt.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from delivery_sandbox.accounts import ROLES
+from delivery_sandbox.auth import bearer_key
+from delivery_sandbox.context import Sandbox
+from delivery_sandbox.faults import UnknownFault
+from delivery_sandbox.headers import Exchange, Reply
+from delivery_sandbox.limits import LIMITS
+
+__all__ = ["handle"]
+
+MAX_BODY = 64 * 1024
+
+
+class AdminError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _ok(value: Any) -> Reply:
+    return Reply(200, orjson.dumps(value))
+
+
+async def _body(receive: Any) -> dict[str, Any]:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise AdminError(400, "body too large")
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            break
+    raw = b"".join(chunks)
+    if not raw:
+        return {}
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise AdminError(400, "body is not JSON") from exc
+    if not isinstance(value, dict):
+        raise AdminError(400, "body must be a JSON object")
+    return value
+
+
+def _names(body: dict[str, Any], field: str) -> list[str]:
+    value = body.get(field, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise AdminError(400, f"{field} must be a list of fault names")
+    return value
+
+
+def _number(body: dict[str, Any], field: str) -> float:
+    value = body.get(field)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise AdminError(400, f"{field} must be a number")
+    return float(value)
+
+
+def state(sb: Sandbox) -> dict[str, Any]:
+    now = sb.now()
+    orgs = sorted({spec.org_id for spec in ROLES.values()})
+    return {
+        "clock": {"now": now, "offset": sb.clock.offset},
+        "faults": sorted(sb.faults.on),
+        "limits": {org: sb.limits.snapshot(org, now) for org in orgs},
+        "suspended": sorted(sb.accounts.suspended),
+        "series_takedowns": sb.store.series_takedowns,
+        "playlist_withdrawals": sb.store.playlist_withdrawals,
+    }
+
+
+def _role(sb: Sandbox, role: str) -> str:
+    if role not in ROLES:
+        raise AdminError(404, f"unknown role {role}")
+    try:
+        sb.accounts.key_of(role)
+    except KeyError as exc:
+        raise AdminError(404, f"role {role} has no key in this sandbox") from exc
+    return ROLES[role].org_id
+
+
+async def dispatch(sb: Sandbox, method: str, parts: list[str], receive: Any) -> Reply:
+    now = sb.now()
+    if parts == ["state"]:
+        _allow(method, "GET")
+        return _ok(state(sb))
+    if parts == ["faults"]:
+        if method == "GET":
+            return _ok(sb.faults.catalogue())
+        _allow(method, "POST")
+        body = await _body(receive)
+        try:
+            if "only" in body:
+                sb.faults.only(_names(body, "only"))
+            else:
+                sb.faults.switch(_names(body, "enable"), _names(body, "disable"))
+        except UnknownFault as exc:
+            raise AdminError(400, f"unknown fault: {exc}") from exc
+        sb.changed()
+        return _ok({"enabled": sorted(sb.faults.on)})
+    _allow(method, "POST")
+    if parts == ["reset"]:
+        sb.reset()
+        return _ok({"reset": True})
+    if parts == ["clock"]:
+        body = await _body(receive)
+        if "advance" in body:
+            sb.clock.advance(_number(body, "advance"))
+        elif "set" in body:
+            sb.clock.set(_number(body, "set"))
+        else:
+            raise AdminError(400, "send advance or set")
+        sb.changed()
+        return _ok({"now": sb.now(), "offset": sb.clock.offset})
+    if len(parts) == 3 and parts[0] == "roles":
+        return await _role_action(sb, parts[1], parts[2], receive, now)
+    if len(parts) == 3 and parts[0] in ("series", "playlists") and parts[2] == "withdraw":
+        return _withdraw(sb, parts[0], parts[1], now)
+    raise AdminError(404, "no such admin endpoint")
+
+
+async def _role_action(sb: Sandbox, role: str, action: str, receive: Any, now: float) -> Reply:
+    org = _role(sb, role)
+    result: dict[str, Any] = {"role": role}
+    if action == "revoke":
+        sb.accounts.revoke(role)
+    elif action == "rotate":
+        try:
+            result["key"] = sb.accounts.rotate(role)
+        except PermissionError as exc:
+            raise AdminError(400, str(exc)) from exc
+    elif action == "suspend":
+        sb.accounts.suspended.add(org)
+    elif action == "unsuspend":
+        sb.accounts.suspended.discard(org)
+    elif action == "limits":
+        body = await _body(receive)
+        counter = body.get("counter")
+        if counter not in LIMITS:
+            raise AdminError(400, f"counter must be one of {sorted(LIMITS)}")
+        limit = _number(body, "limit")
+        if limit < 1 or limit != int(limit):
+            raise AdminError(400, "limit must be a whole number from 1")
+        sb.limits.set_limit(org, counter, int(limit), now)
+        result["limits"] = sb.limits.snapshot(org, now)
+    elif action == "reset-limits":
+        sb.limits.reset(org)
+    else:
+        raise AdminError(404, f"no such action {action}")
+    sb.changed()
+    return _ok(result)
+
+
+def _withdraw(sb: Sandbox, kind: str, code: str, now: float) -> Reply:
+    store = sb.store
+    if kind == "series":
+        if store.film_by_code(code) is None:
+            raise AdminError(404, f"no series {code}")
+        store.series_takedowns.setdefault(code, int(now))
+    else:
+        if code not in store.playlists:
+            raise AdminError(404, f"no playlist {code}")
+        store.playlist_withdrawals.setdefault(code, int(now))
+    sb.changed()
+    return _ok({"withdrawn": code, "at": int(now)})
+
+
+def _allow(method: str, allowed: str) -> None:
+    if method != allowed:
+        raise AdminError(405, f"use {allowed}")
+
+
+async def handle(
+    sb: Sandbox, scope: dict[str, Any], receive: Any, exchange: Exchange, authorization: str | None
+) -> Reply:
+    key = bearer_key(authorization)
+    if key is None or key != sb.admin_token:
+        return Reply(401, orjson.dumps({"error": "admin token required"}))
+    parts = [p for p in scope["path"][len("/_sandbox/") :].split("/") if p]
+    try:
+        return await dispatch(sb, scope["method"], parts, receive)
+    except AdminError as exc:
+        return Reply(exc.status, orjson.dumps({"error": str(exc)}))

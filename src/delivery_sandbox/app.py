@@ -1,0 +1,276 @@
+"""The ASGI application: routes table, host rule, auth pipeline, common headers (spec: Endpoints).
+
+A small dispatcher on Starlette's primitives keeps the hot path short: no middleware, one pass
+over the request headers, header lists built from bytes. Unknown paths answer 404 `not_found`
+(flat), real paths with a wrong method 405 with `Allow` and no body (spec: General rules 8), and
+the bare host 308 to the `www` host (spec: General rules 7; README decision).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from delivery_sandbox import admin, catalog, config, creatives, errors, playlists, series, videos
+from delivery_sandbox.accounts import Caller
+from delivery_sandbox.auth import Endpoint, authenticate
+from delivery_sandbox.context import BARE_HOST, WWW_HOST, Sandbox, Settings, build_sandbox
+from delivery_sandbox.errors import Family
+from delivery_sandbox.headers import Call, Exchange, Reply, common_headers, send_reply
+
+__all__ = ["ROUTES", "Route", "SandboxApp", "build_app"]
+
+Handler = Callable[[Sandbox, Exchange, Caller, Call], Awaitable[Reply]]
+API = "/api/delivery/v1"
+FLAT, ENVELOPE = Family.FLAT, Family.ENVELOPE
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str
+    path: str  # segments in braces are path values
+    endpoint: Endpoint
+    handler: Handler | None  # None: POST /playback, handled by delivery_sandbox.playback
+
+
+# spec: Endpoints (scope per endpoint) and Limits (counter per endpoint).
+ROUTES: tuple[Route, ...] = (
+    Route(
+        "GET",
+        f"{API}/catalog",
+        Endpoint("catalog", "metadata:read", FLAT, "catalog"),
+        catalog.handle,
+    ),
+    Route("GET", f"{API}/config", Endpoint("config", None, FLAT, "config"), config.handle),
+    Route(
+        "GET",
+        f"{API}/creatives",
+        Endpoint("creatives", "creatives:export", ENVELOPE, "creatives"),
+        creatives.handle_list,
+    ),
+    Route(
+        "GET",
+        f"{API}/creatives/{{id}}",
+        Endpoint("creative", "creatives:export", ENVELOPE, "creatives"),
+        creatives.handle_one,
+    ),
+    Route(
+        "GET",
+        f"{API}/creatives/{{id}}/file",
+        Endpoint("creative_file", "creatives:export", ENVELOPE, "creatives"),
+        creatives.handle_file,
+    ),
+    Route(
+        "POST",
+        f"{API}/playback",
+        Endpoint("playback", "playback", FLAT, None, checks_org=False),
+        None,
+    ),
+    Route(
+        "GET",
+        f"{API}/playlists",
+        Endpoint("playlists", "metadata:read", ENVELOPE, "catalog"),
+        playlists.handle_list,
+    ),
+    Route(
+        "GET",
+        f"{API}/playlists/{{code}}",
+        Endpoint("playlist", "metadata:read", ENVELOPE, "catalog"),
+        playlists.handle_one,
+    ),
+    Route(
+        "GET",
+        f"{API}/series",
+        Endpoint("series", "metadata:read", ENVELOPE, "catalog"),
+        series.handle_list,
+    ),
+    Route(
+        "GET",
+        f"{API}/series/{{code}}",
+        Endpoint("series_one", "metadata:read", ENVELOPE, "catalog"),
+        series.handle_one,
+    ),
+    Route(
+        "GET",
+        f"{API}/videos",
+        Endpoint("videos", "videos:read", FLAT, "videos", app_bound=True),
+        videos.handle_list,
+    ),
+    Route(
+        "GET",
+        f"{API}/videos/{{id}}",
+        Endpoint("video", "videos:read", FLAT, "video", app_bound=True),
+        videos.handle_one,
+    ),
+)
+
+
+class Router:
+    """Exact paths by dict; paths with values by segment count."""
+
+    def __init__(self, routes: tuple[Route, ...]) -> None:
+        self.exact: dict[str, list[Route]] = {}
+        self.shaped: list[tuple[tuple[str, ...], Route]] = []
+        for route in routes:
+            if "{" in route.path:
+                self.shaped.append((tuple(route.path.split("/")), route))
+            else:
+                self.exact.setdefault(route.path, []).append(route)
+
+    def match(self, path: str) -> tuple[list[Route], dict[str, str]]:
+        found = self.exact.get(path)
+        if found is not None:
+            return found, {}
+        parts = path.split("/")
+        routes: list[Route] = []
+        values: dict[str, str] = {}
+        for shape, route in self.shaped:
+            if len(shape) != len(parts):
+                continue
+            got: dict[str, str] = {}
+            for want, part in zip(shape, parts, strict=True):
+                if want.startswith("{"):
+                    if not part:
+                        break
+                    got[want[1:-1]] = part
+                elif want != part:
+                    break
+            else:
+                routes.append(route)
+                values = got
+        return routes, values
+
+
+def _query(raw: bytes) -> dict[str, str]:
+    if not raw:
+        return {}
+    return dict(parse_qsl(raw.decode("latin-1"), keep_blank_values=True))
+
+
+async def _not_implemented(request: Request) -> Reply:
+    exchange: Exchange = request.scope["sandbox.exchange"]
+    sb: Sandbox = request.scope["sandbox"]
+    return errors.flat(exchange, sb.faults, 501, "playback is not available in this build")
+
+
+def _playback_handler() -> Callable[[Request], Awaitable[Any]]:
+    """`delivery_sandbox.playback.handle`, owned by the playback part; 501 until it exists."""
+    try:
+        module = importlib.import_module("delivery_sandbox.playback")
+    except ImportError:
+        return _not_implemented
+    found = getattr(module, "handle", None)
+    return found if callable(found) else _not_implemented
+
+
+class SandboxApp:
+    """The sandbox as an ASGI application."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+        self.router = Router(ROUTES)
+        self.playback = _playback_handler()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        sb = self.sandbox
+        host = authorization = version = None
+        for name, value in scope["headers"]:
+            if name == b"host":
+                host = value.decode("latin-1")
+            elif name == b"authorization":
+                authorization = value.decode("latin-1")
+            elif name == b"service-version":
+                version = value.decode("latin-1")
+        if host is None:
+            server = scope.get("server") or ("127.0.0.1", 80)
+            host = f"{server[0]}:{server[1]}"
+        exchange = Exchange(
+            sb.request_ids.next(), sb.versions.latest, f"{scope['scheme']}://{host}"
+        )
+        reply = await self.answer(scope, receive, exchange, host, authorization, version)
+        if isinstance(reply, Response):
+            await _send_starlette(send, exchange, reply, sb)
+        else:
+            await send_reply(send, exchange, reply, sb.faults)
+
+    async def answer(
+        self,
+        scope: dict[str, Any],
+        receive: Any,
+        exchange: Exchange,
+        host: str,
+        authorization: str | None,
+        version: str | None,
+    ) -> Reply | Response:
+        sb, path, method = self.sandbox, scope["path"], scope["method"]
+        hostname, _, port = host.partition(":")
+        if hostname.lower() == BARE_HOST:
+            port = port or str((scope.get("server") or ("", 80))[1])
+            target = f"http://{WWW_HOST}:{port}{path}"
+            if scope.get("query_string"):
+                target += "?" + scope["query_string"].decode("latin-1")
+            return Reply(308, b"", [(b"location", target.encode())], content_type=None)
+        if path.startswith("/_sandbox/") or path == "/_sandbox":
+            return await admin.handle(sb, scope, receive, exchange, authorization)
+        routes, values = self.router.match(path)
+        if not routes:
+            return errors.flat(exchange, sb.faults, 404, errors.MSG_NOT_FOUND, "not_found")
+        route = next((r for r in routes if r.method == method), None)
+        if route is None:
+            if sb.faults.enabled("wrong_method_404"):
+                return errors.flat(exchange, sb.faults, 404, errors.MSG_NOT_FOUND, "not_found")
+            allow = ", ".join(sorted({r.method for r in routes})).encode()
+            return Reply(405, b"", [(b"allow", allow)], content_type=None)
+        outcome = authenticate(sb, exchange, route.endpoint, version, authorization)
+        if isinstance(outcome, Reply):
+            return outcome
+        if route.handler is None:
+            scope["sandbox"], scope["sandbox.exchange"], scope["sandbox.caller"] = (
+                sb,
+                exchange,
+                outcome,
+            )
+            result: Reply | Response = await self.playback(Request(scope, receive))
+            return result
+        call = Call(_query(scope.get("query_string", b"")), values)
+        return await route.handler(sb, exchange, outcome, call)
+
+
+async def _send_starlette(send: Any, exchange: Exchange, response: Response, sb: Sandbox) -> None:
+    """A Starlette response from playback, with the common headers added where missing."""
+    body = getattr(response, "body", b"")
+    reply = Reply(response.status_code, bytes(body), [], content_type=None)
+    probe = common_headers(exchange, response.status_code, sb.faults)
+    present = {name.lower() for name, _ in response.raw_headers}
+    headers = [h for h in probe if h[0] not in present] + [
+        h for h in response.raw_headers if h[0].lower() != b"content-length"
+    ]
+    headers.append((b"content-length", str(len(reply.body)).encode()))
+    await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+    await send({"type": "http.response.body", "body": reply.body})
+
+
+async def _lifespan(receive: Any, send: Any) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def build_app(settings: Settings | None = None, sandbox: Sandbox | None = None) -> SandboxApp:
+    """The ASGI app for `settings` (or for an already built sandbox, in tests)."""
+    return SandboxApp(sandbox if sandbox is not None else build_sandbox(settings or Settings()))

@@ -1,0 +1,108 @@
+"""Authentication in the spec's order (spec: Authentication 4; Versioning 2).
+
+Order: `Service-Version` header, key present, key valid, pinned version, scope (and, for open
+videos, the app binding), organisation, rate limit. The body comes last and is the endpoint's
+business. `Endpoint` rows hold what the steps need: scope, error family, counter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from delivery_sandbox import errors
+from delivery_sandbox.accounts import Caller
+from delivery_sandbox.context import Sandbox
+from delivery_sandbox.errors import Family, Problem
+from delivery_sandbox.headers import Exchange, Reply
+
+__all__ = ["Endpoint", "authenticate", "bearer_key"]
+
+BEARER = "Bearer "
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One row of the endpoints table (spec: Endpoints; Authentication, scopes)."""
+
+    name: str
+    scope: str | None  # None: any valid key
+    family: Family
+    counter: str | None  # rate-limit counter; None: counted by the handler (playback)
+    app_bound: bool = False
+    checks_org: bool = True  # playback renders its own organisation refusal per ticket
+
+
+def bearer_key(header: str | None, lax: bool = False) -> str | None:
+    """The key of `Authorization: Bearer <key>`, exactly one space, nothing else; else None."""
+    if header is None:
+        return None
+    if lax:
+        return header.split(" ")[-1] or None
+    if not header.startswith(BEARER):
+        return None
+    key = header[len(BEARER) :]
+    if not key or " " in key:
+        return None
+    return key
+
+
+def authenticate(
+    sb: Sandbox,
+    exchange: Exchange,
+    endpoint: Endpoint,
+    version_header: str | None,
+    authorization: str | None,
+) -> Caller | Reply:
+    """Run the checks in order; the first failure is the answer."""
+    faults, now, family = sb.faults, sb.now(), endpoint.family
+    versions = sb.versions
+    # 1. Service-Version header: a bad value is answered before the key is looked at.
+    if version_header is not None and not faults.enabled("version_checked_after_key"):
+        found = versions.usable(version_header)
+        if found is None:
+            return errors.unsupported_version(exchange, faults, versions.supported, versions.latest)
+        exchange.version, exchange.version_info = found.version, found
+    # 2. Key present.
+    key = bearer_key(authorization, lax=faults.enabled("auth_scheme_lax"))
+    if key is None:
+        return errors.problem(exchange, faults, family, Problem.AUTH_MISSING, now)
+    # 3. Key valid.
+    record = sb.accounts.keys.get(key)
+    if record is None or (record.revoked and not faults.enabled("revoked_key_accepted")):
+        return errors.problem(exchange, faults, family, Problem.KEY_INVALID, now)
+    if record.unverifiable:
+        return errors.problem(exchange, faults, family, Problem.KEY_UNVERIFIABLE, now)
+    if version_header is not None and faults.enabled("version_checked_after_key"):
+        found = versions.usable(version_header)
+        if found is None:
+            return errors.unsupported_version(exchange, faults, versions.supported, versions.latest)
+        exchange.version, exchange.version_info = found.version, found
+    # 4. Pinned version, when no header chose one.
+    if version_header is None:
+        pinned = versions.usable(record.pin)
+        if pinned is None:
+            return errors.unsupported_version(
+                exchange, faults, versions.supported, versions.latest, upgrade_to=versions.latest
+            )
+        exchange.version, exchange.version_info = pinned.version, pinned
+    caller = sb.accounts.caller(record)
+    exchange.caller = caller
+    # 5. Scope; open videos also need the key bound to an app.
+    lax_scope = faults.enabled("scope_not_enforced") and endpoint.scope == "metadata:read"
+    if endpoint.scope is not None and endpoint.scope not in caller.scopes and not lax_scope:
+        return errors.problem(exchange, faults, family, Problem.SCOPE_MISSING, now)
+    if endpoint.app_bound and caller.app_id is None:
+        return errors.flat(exchange, faults, 403, errors.APP_NOT_REGISTERED)
+    # 6. Organisation.
+    if endpoint.checks_org and caller.suspended:
+        if faults.enabled("org_suspended_with_error_code") and family is Family.FLAT:
+            return errors.flat(exchange, faults, 403, errors.ORG_SUSPENDED, "org_suspended")
+        return errors.problem(exchange, faults, family, Problem.ORG_SUSPENDED, now)
+    # 7. Rate limit (always flat).
+    if endpoint.counter is not None:
+        refusal = sb.limits.take_request(caller.org_id, endpoint.counter, now)
+        if refusal is not None:
+            return errors.rate_limited(
+                exchange, faults, refusal.retry_after, refusal.limit, refusal.window
+            )
+    return caller

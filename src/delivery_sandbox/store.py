@@ -1,0 +1,339 @@
+"""The sandbox's data and the queries every endpoint uses (spec: Resources and their fields).
+
+Records are frozen; what the admin API changes (series take-downs, playlist and category
+withdrawals) lives in small dicts on `Store` that `reset` clears. Licence checks return the
+spec's `not_entitled` reasons so that playback and the catalog read the same rules.
+
+Data API for playback (stable): `film_by_ref`, `episode`, `episode_by_no`, `episodes_of`,
+`licence_refusal`, `subtitle_url`; `Episode.protection`, `stream_ready`, `failure`, `vid_for`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+__all__ = [
+    "DAY",
+    "WITHDRAWN_LISTED",
+    "Category",
+    "Clip",
+    "Collection",
+    "Creative",
+    "Episode",
+    "Film",
+    "Licence",
+    "LicenceState",
+    "Playlist",
+    "Store",
+    "Video",
+]
+
+DAY = 86_400
+WITHDRAWN_LISTED = 30 * DAY  # spec: Limits > Other constants, withdrawn items stay listed
+
+
+class LicenceState(StrEnum):
+    ACTIVE = "active"
+    SUSPENDED = "suspended"
+    DISABLED = "streaming_disabled"
+
+
+class Failure(StrEnum):
+    """Named failures of an episode at ticket time (spec: Errors > Playback, per ticket)."""
+
+    NO_PLAYABLE = "no_playable"  # 503 not_ready
+    PROVIDER_TIMEOUT = "provider_timeout"  # 503 service_unavailable, Retry-After 2
+    STREAM_ERROR = "stream_error"  # 502
+    INTERNAL_ERROR = "internal_error"  # 500
+
+
+@dataclass(frozen=True)
+class Film:
+    id: str
+    slug: str
+    title: str
+    synopsis_short: str | None
+    synopsis_full: str | None
+    genres: tuple[str, ...]
+    language: str | None
+    poster_url: str | None
+    display_order: int
+    planned_episodes: int | None
+    free_until_episode: int | None
+    audience: str | None
+    form: str | None
+    setting: str | None
+    code: str | None
+    title_i18n: dict[str, str]
+    synopsis_short_i18n: dict[str, str]
+    synopsis_i18n: dict[str, str]
+    content_rating: str | None
+    is_completed: bool | None
+    release_date: str | None
+    default_lang: str | None
+    tags: tuple[dict[str, Any], ...]
+    people: tuple[dict[str, Any], ...]
+    trailer_vid: str | None
+    images: tuple[dict[str, Any], ...]
+    materials: tuple[str, ...]  # artwork kinds copied into the caller's space
+    metadata_version: str | None
+    metadata_updated_at: int | None
+    published: bool
+    film_status: str | None
+    tier: str | None
+    updated_at: int
+
+
+@dataclass(frozen=True)
+class Episode:
+    id: str
+    film_id: str
+    episode_no: int
+    title: str | None
+    synopsis: str | None
+    duration_ms: int | None
+    poster_url: str | None
+    has_cover: bool
+    vid: str | None  # video id stem; None until copied
+    vid_ready: bool | None
+    protection: str  # private-encrypted | signed-url-only
+    stream_ready: bool
+    subtitles: tuple[str, ...]  # languages, in lang order
+    title_i18n: dict[str, str]
+    updated_at: int
+    failure: Failure | None = None
+
+    def vid_for(self, space: str | None) -> str | None:
+        """The video id in the caller's media space (own space, else the shared one)."""
+        if self.vid is None:
+            return None
+        return f"{space or 'shared'}:{self.vid}"
+
+
+@dataclass(frozen=True)
+class Licence:
+    state: LicenceState
+    starts_at: int
+    ends_at: int | None
+    changed_at: int
+
+
+@dataclass(frozen=True)
+class Category:
+    slug: str
+    name: str
+    withdrawn_at: int | None = None
+
+
+@dataclass(frozen=True)
+class Clip:
+    id: str
+    title: str
+    description: str | None
+    duration_ms: int | None
+    muscle_groups: tuple[str, ...]
+    equipment: tuple[str, ...]
+    difficulty: str | None
+    kcal_est: int | None
+    order_code: str | None
+    has_poster: bool
+
+
+@dataclass(frozen=True)
+class Playlist:
+    code: str
+    title: str
+    description: str | None
+    category: str
+    group: tuple[str, str] | None
+    clips: tuple[str, ...]
+    updated_at: int
+    withdrawn_at: int | None
+    metadata_version: str
+
+
+@dataclass(frozen=True)
+class Video:
+    id: str
+    slug: str
+    title: str
+    order_code: str | None
+    duration_ms: int | None
+    muscle_groups: tuple[str, ...]
+    equipment: tuple[str, ...]
+    difficulty: str | None
+    kcal_est: int | None
+    has_720: bool
+    ready: bool
+    archived: bool = False
+    broken: bool = False
+
+
+@dataclass(frozen=True)
+class Collection:
+    code: str
+    title: str
+    published: bool
+    videos: tuple[str, ...]
+    broken: bool = False
+
+
+@dataclass(frozen=True)
+class Creative:
+    id: str
+    code: str | None
+    org_id: str
+    name: str
+    status: str  # approved | pushed | draft | rejected
+    created_at: int
+    approved_at: int | None
+    updated_at: int
+    created_by: dict[str, Any] | None
+    film_id: str | None
+    episodes: tuple[int, ...]
+    placement: str | None
+    scenes: tuple[dict[str, Any], ...]
+    formula: str | None
+    rights_ends_at: int | None
+    parent_id: str | None
+    final_ready: bool
+    share_token: str | None
+    link_failure: bool = False
+
+    @property
+    def visible(self) -> bool:
+        return self.status in ("approved", "pushed")
+
+
+@dataclass
+class Store:
+    films: dict[str, Film]
+    episodes: dict[str, Episode]
+    licences: dict[tuple[str, str], Licence]
+    categories: dict[str, Category]
+    clips: dict[str, Clip]
+    playlists: dict[str, Playlist]
+    playlist_grants: dict[str, frozenset[str]]
+    videos: dict[str, Video]
+    collections: dict[str, Collection]
+    collection_grants: dict[str, tuple[str, ...]]
+    creatives: dict[str, Creative]
+    fixtures: dict[str, str | int]
+    anchor: int
+    series_takedowns: dict[str, int] = field(default_factory=dict)
+    playlist_withdrawals: dict[str, int] = field(default_factory=dict)
+    _by_film: dict[str, list[Episode]] = field(default_factory=dict)
+    _by_slug: dict[str, Film] = field(default_factory=dict)
+    _by_code: dict[str, Film] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for episode in sorted(self.episodes.values(), key=lambda e: e.episode_no):
+            self._by_film.setdefault(episode.film_id, []).append(episode)
+        self._by_slug = {f.slug: f for f in self.films.values()}
+        self._by_code = {f.code: f for f in self.films.values() if f.code}
+
+    def reset(self) -> None:
+        self.series_takedowns.clear()
+        self.playlist_withdrawals.clear()
+
+    # -- films and episodes --------------------------------------------------------------------
+
+    def film_by_ref(self, ref: str) -> Film | None:
+        """A film by id or slug (spec: POST /playback, `film_ref`)."""
+        return self.films.get(ref) or self._by_slug.get(ref)
+
+    def film_by_code(self, code: str) -> Film | None:
+        return self._by_code.get(code)
+
+    def episode(self, episode_id: str) -> Episode | None:
+        return self.episodes.get(episode_id)
+
+    def episodes_of(self, film_id: str) -> list[Episode]:
+        """Published episodes of a film, by `episode_no`."""
+        return self._by_film.get(film_id, [])
+
+    def episode_by_no(self, film_id: str, episode_no: int) -> Episode | None:
+        for episode in self.episodes_of(film_id):
+            if episode.episode_no == episode_no:
+                return episode
+        return None
+
+    def licence_refusal(self, org_id: str, film_id: str, now: float) -> str | None:
+        """None when the organisation may stream the film now, else the `not_entitled` reason.
+
+        `org_suspended` is the caller's state and is checked by the caller first.
+        """
+        licence = self.licences.get((org_id, film_id))
+        if licence is None:
+            return "entitlement_not_found"
+        if licence.state is LicenceState.SUSPENDED:
+            return "entitlement_suspended"
+        if licence.state is LicenceState.DISABLED:
+            return "streaming_disabled"
+        if now < licence.starts_at or (licence.ends_at is not None and now >= licence.ends_at):
+            return "outside_window"
+        return None
+
+    def licensed_films(self, org_id: str, now: float) -> list[Film]:
+        """Published films with a current licence, by `display_order` (spec: GET /catalog)."""
+        films = [
+            f
+            for f in self.films.values()
+            if f.published and self.licence_refusal(org_id, f.id, now) is None
+        ]
+        films.sort(key=lambda f: (f.display_order, f.id))
+        return films
+
+    def subtitle_url(self, episode: Episode, lang: str) -> str:
+        return f"https://subs.delivery.sandbox/{episode.id}/{lang}.vtt"
+
+    # -- series (spec: States and transitions, Series) -----------------------------------------
+
+    def series_state(
+        self, org_id: str, film: Film, now: float
+    ) -> tuple[str, int, int | None] | None:
+        """(status, updated_at, withdrawn_at) of a series for the organisation; None: unlisted."""
+        licence = self.licences.get((org_id, film.id))
+        if licence is None or film.code is None or not film.published:
+            return None
+        taken_down = self.series_takedowns.get(film.code)
+        withdrawn_at: int | None = taken_down
+        if withdrawn_at is None and licence.state is not LicenceState.ACTIVE:
+            withdrawn_at = licence.changed_at
+        if withdrawn_at is None and licence.ends_at is not None and now >= licence.ends_at:
+            withdrawn_at = licence.ends_at
+        if withdrawn_at is None:
+            if now < licence.starts_at:
+                return None
+            return ("active", max(film.updated_at, licence.changed_at), None)
+        if now - withdrawn_at >= WITHDRAWN_LISTED:
+            return None
+        return ("withdrawn", max(withdrawn_at, film.updated_at), withdrawn_at)
+
+    # -- playlists -----------------------------------------------------------------------------
+
+    def playlist_withdrawn_at(self, playlist: Playlist) -> int | None:
+        marks = [
+            playlist.withdrawn_at,
+            self.playlist_withdrawals.get(playlist.code),
+            self.categories[playlist.category].withdrawn_at,
+        ]
+        found = [m for m in marks if m is not None]
+        return min(found) if found else None
+
+    def category_usable(self, slug: str, now: float) -> bool:
+        category = self.categories.get(slug)
+        if category is None:
+            return False
+        return category.withdrawn_at is None or now - category.withdrawn_at < WITHDRAWN_LISTED
+
+    # -- open videos ---------------------------------------------------------------------------
+
+    def granted_collections(self, org_id: str) -> list[Collection]:
+        return [
+            self.collections[c]
+            for c in self.collection_grants.get(org_id, ())
+            if self.collections[c].published
+        ]

@@ -38,7 +38,6 @@ MSG_STREAM = "the stream could not be prepared; retry with backoff"
 MSG_INTERNAL = "unexpected error"
 MSG_LIMIT = "playback limit reached; retry after Retry-After"
 MSG_SHED = "prefetch paused near the playback limit"
-PARTIAL_ERROR = (503, MSG_PROVIDER, "service_unavailable")
 
 # Tests replace this to advance a fake clock instead of sleeping.
 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
@@ -84,7 +83,7 @@ def _find(sb: Sandbox, item: ItemRequest) -> Episode | None:
     else:
         film = store.film_by_ref(str(item.film_ref))
         no = item.episode_no
-        if film is None or no is None or no != int(no) or no < 1:
+        if film is None or no is None:
             return None
         number = int(no)
     if film is None or not film.published:
@@ -368,8 +367,7 @@ async def _issue(
 
 
 def _partial_failure(sb: Sandbox, caller: Caller, item: ItemRequest) -> Outcome:
-    """partial_batch: a later item fails as it would near the limit or on a provider timeout."""
+    """partial_batch: a later item is refused as under the limit (README: SIM-013)."""
     if item.intent_class is IntentClass.PREFETCH:
         return Outcome(429, MSG_SHED, "rate_limited", PREFETCH_SHED, 1, limited=True)
-    status, error, code = PARTIAL_ERROR
-    return Outcome(status, error, code, retry_after=2)
+    return Outcome(429, MSG_LIMIT, "rate_limited", None, 1, limited=True)

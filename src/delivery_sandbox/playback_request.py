@@ -4,9 +4,11 @@
 batch form B with an anchor and `next`) or a `BodyError` naming the whole-request 400:
 
 - 400 without `error_code`: the body is not a JSON object, or there is neither `episode_id` nor
-  `film_ref` with a numeric `episode_no`;
-- 400 `invalid_request`: one device value without the other; a malformed batch; a `viewer_ref`
-  that is not a string of at most 256 characters (README: PLAY viewer_ref);
+  `film_ref` with an `episode_no` that is a whole JSON number of 1 or more;
+
+A `viewer_ref` longer than 256 characters, or not a string, is ignored: the request is served
+without reuse (README: PLAY-024).
+- 400 `invalid_request`: one device value without the other; a malformed batch;
 - 400 `invalid_device_info` with `fields` naming the rejected device fields.
 """
 
@@ -44,7 +46,6 @@ MSG_BATCH_SIZE = "episodes must hold 1 to 3 items"
 MSG_BATCH_ITEM = "every item of episodes needs episode_id, or film_ref with episode_no"
 MSG_BATCH_MIXED = "episodes cannot be combined with top-level episode fields or next"
 MSG_NEXT = "next must be a whole number from 0 to 2, with an anchor episode"
-MSG_VIEWER_REF = "viewer_ref must be a string of at most 256 characters"
 
 
 @dataclass(frozen=True)
@@ -102,8 +103,13 @@ class PlaybackRequest:
 Anchor = tuple[str | None, str | None, int | float | None]
 
 
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+def _episode_no(value: object) -> int | None:
+    """A JSON number that is a whole number of 1 or more (README: PLAY-010, PLAY-030)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if value < 1 or value != int(value):
+        return None
+    return int(value)
 
 
 def _episode_of(obj: dict[str, Any]) -> Anchor | None:
@@ -111,8 +117,8 @@ def _episode_of(obj: dict[str, Any]) -> Anchor | None:
     episode_id = obj.get("episode_id")
     if isinstance(episode_id, str):
         return episode_id, None, None
-    film_ref, episode_no = obj.get("film_ref"), obj.get("episode_no")
-    if isinstance(film_ref, str) and _is_number(episode_no):
+    film_ref, episode_no = obj.get("film_ref"), _episode_no(obj.get("episode_no"))
+    if isinstance(film_ref, str) and episode_no is not None:
         return None, film_ref, episode_no
     return None
 
@@ -195,10 +201,8 @@ def parse(raw: bytes, rules: BodyRules | None = None) -> PlaybackRequest | BodyE
     if (union_info is None) != (drm_kek is None):
         return BodyError(MSG_DEVICE_PAIR, "invalid_request")
     viewer_ref = body.get("viewer_ref")
-    if viewer_ref is not None and (
-        not isinstance(viewer_ref, str) or len(viewer_ref) > VIEWER_REF_MAX
-    ):
-        return BodyError(MSG_VIEWER_REF, "invalid_request")
+    if not isinstance(viewer_ref, str) or len(viewer_ref) > VIEWER_REF_MAX:
+        viewer_ref = None  # README: PLAY-024 — longer or not a string: served without reuse
     rejected = tuple(
         name
         for name, value in (("union_info", union_info), ("drm_kek", drm_kek))

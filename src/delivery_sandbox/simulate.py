@@ -120,8 +120,8 @@ SCENARIOS: dict[str, Scenario] = {
         ),
         Scenario(
             PARTIAL_BATCH, ONLY_PLAYBACK, 200, "",
-            summary="batch: the first item is a real ticket, the others fail "
-            "(prefetch items 429 prefetch_shed, play items 503 service_unavailable)",
+            summary="batch of 2 or 3: the first item is a real ticket, the others 429 "
+            "rate_limited with retry_after (reason prefetch_shed on prefetch items)",
         ),
     )
 }

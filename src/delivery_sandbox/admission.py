@@ -3,7 +3,8 @@
 spec: Limits > Behaviour at the ceiling; POST /playback (batch rules).
 
 The playback counter is a token bucket of tickets. Before the body is read the whole request is
-refused when not even one ticket can come within the hold window (`gate_request`). Then the items
+refused when not even one ticket is there (`gate_request`), unless it is a play request whose
+ticket comes within the hold window (`holdable`). Then the items
 that passed their own checks are admitted one by one, play-class first and prefetch last
 (`admission_order`), each through `decide_ticket`, which answers one of three things:
 
@@ -33,6 +34,7 @@ __all__ = [
     "classify_intent",
     "decide_ticket",
     "gate_request",
+    "holdable",
     "recorded_intent",
 ]
 
@@ -93,17 +95,18 @@ ISSUE = Decision(issued=True)
 
 
 def gate_request(bucket: Bucket, now: float, policy: AdmissionPolicy) -> float | None:
-    """None to go on and read the body, else seconds until one ticket is available.
+    """Before the body: None when a ticket is there, else seconds until one is.
 
-    A request is let through when a token is there, or will be within the hold window (the body
-    may hold a play item; a prefetch-only body is then shed after reading it).
+    When the wait fits in the hold window (`holdable`) the handler looks at the body only to learn
+    whether it holds a play-class item to hold; a malformed or prefetch-only body is then refused
+    whole with this wait, like any request when the wait is longer.
     """
     wait = bucket.time_until(1, now)
-    if wait <= 0:
-        return None
-    if policy.hold_play and wait <= policy.max_hold_s:
-        return None
-    return wait
+    return None if wait <= 0 else wait
+
+
+def holdable(wait: float, policy: AdmissionPolicy) -> bool:
+    return policy.hold_play and wait <= policy.max_hold_s
 
 
 def admission_order(classes: Sequence[IntentClass], policy: AdmissionPolicy) -> list[int]:

@@ -24,6 +24,7 @@ from delivery_sandbox.admission import (
     IntentClass,
     decide_ticket,
     gate_request,
+    holdable,
 )
 
 __all__ = [
@@ -352,11 +353,18 @@ class Limits:
     # -- playback (spec: Behaviour at the ceiling 2 and 3; POST /playback batch rules) ----------
 
     def playback_gate(self, org_id: str, now: float) -> Refusal | None:
-        """Before the body: refuse the whole request when no ticket can come within the hold."""
+        """Before the body: None when a ticket is there, else the whole-request refusal.
+
+        The handler may still hold a play request when `playback_holdable(refusal)` is true.
+        """
         seconds = gate_request(self.bucket(org_id), now, self.policy)
         if seconds is None:
             return None
         return self.refusal(org_id, "playback", seconds)
+
+    def playback_holdable(self, org_id: str, now: float) -> bool:
+        """Whether the next ticket comes within the hold window (for a play request)."""
+        return holdable(self.bucket(org_id).time_until(1, now), self.policy)
 
     def playback_ticket(
         self, org_id: str, intent: IntentClass, now: float, hold_left: float

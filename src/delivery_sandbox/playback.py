@@ -270,6 +270,19 @@ def _render(
 # -- the handler -------------------------------------------------------------------------------
 
 
+def _holds_play(request: PlaybackRequest | BodyError) -> bool:
+    if isinstance(request, BodyError):
+        return False
+    return any(item.intent_class is IntentClass.PLAY for item in request.items)
+
+
+def _gate_outcome(sb: Sandbox, request: PlaybackRequest | BodyError, retry_after: int) -> Outcome:
+    """The whole-request 429 at an empty bucket; a prefetch-only body is a shed prefetch."""
+    if isinstance(request, PlaybackRequest) and sb.limits.policy.shed_prefetch:
+        return Outcome(429, MSG_SHED, "rate_limited", PREFETCH_SHED, retry_after, limited=True)
+    return Outcome(429, MSG_LIMIT, "rate_limited", None, retry_after, limited=True)
+
+
 def _suspended(sb: Sandbox, exchange: Exchange) -> Reply:
     """Suspended organisation: 403 not_entitled, reason org_suspended (spec: Errors > Playback)."""
     return errors.flat(
@@ -308,11 +321,14 @@ async def answer(
             exchange, sb.faults, sb.limits, caller.org_id, scenario, "playback", now
         )
     refusal = sb.limits.playback_gate(caller.org_id, now)
-    if refusal is not None:
+    if refusal is not None and not sb.limits.playback_holdable(caller.org_id, now):
         return errors.rate_limited(
             exchange, sb.faults, refusal.retry_after, refusal.limit, refusal.window
         )
     request = parse(await read_body(), tune.body)
+    if refusal is not None and not _holds_play(request):
+        # Not even one ticket: only a play item may wait for one (README: LIM-042, LIM-043).
+        return _flat_error(sb, exchange, caller, _gate_outcome(sb, request, refusal.retry_after))
     now = sb.now()
     if isinstance(request, BodyError):
         sb.limits.playback_charge(caller.org_id, 1, now)  # spec: Limits, malformed body = 1

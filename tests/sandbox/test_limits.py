@@ -14,6 +14,7 @@ from delivery_sandbox.admission import (
     classify_intent,
     decide_ticket,
     gate_request,
+    holdable,
     recorded_intent,
 )
 from delivery_sandbox.limits import (
@@ -259,13 +260,15 @@ def test_hold_uses_only_what_is_left_of_the_budget() -> None:
     assert decide_ticket(bucket, PLAY, T0 + 5.7, 0.2, POLICY).refused
 
 
-def test_gate_lets_a_request_in_when_a_ticket_comes_within_the_hold() -> None:
+def test_gate_answers_the_wait_for_one_ticket_and_whether_it_is_holdable() -> None:
     bucket = TokenBucket(10, 10 / 60)
     assert gate_request(bucket, T0, POLICY) is None
     bucket.take(10, T0)
     assert gate_request(bucket, T0 + 1, POLICY) == pytest.approx(5)
-    assert gate_request(bucket, T0 + 5.6, POLICY) is None
-    assert gate_request(bucket, T0 + 5.6, AdmissionPolicy(hold_play=False)) == pytest.approx(0.4)
+    assert not holdable(5, POLICY)
+    wait = gate_request(bucket, T0 + 5.6, POLICY)
+    assert wait == pytest.approx(0.4) and holdable(wait, POLICY)
+    assert not holdable(0.4, AdmissionPolicy(hold_play=False))
 
 
 def test_limits_playback_api_spends_tickets_and_refuses_with_retry_after() -> None:

@@ -60,6 +60,11 @@ class Sandboxed:
         sent = {"Authorization": f"Bearer {self.keys[role]}", **(headers or {})}
         return self.loop.run_until_complete(self.client.post(PLAYBACK, content=raw, headers=sent))
 
+    def client_post_with_key(self, key: str, headers: dict[str, str]) -> Any:
+        sent = {"Authorization": f"Bearer {key}", **headers}
+        body = orjson.dumps(self.encrypted())
+        return self.loop.run_until_complete(self.client.post(PLAYBACK, content=body, headers=sent))
+
     def get(self, path: str, role: str = "films", headers: dict[str, str] | None = None) -> Any:
         sent = {"Authorization": f"Bearer {self.keys[role]}", **(headers or {})}
         path = f"/api/delivery/v1/{path}"

@@ -92,7 +92,10 @@ def _env_error(
 
 async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
     query, now = call.query, sb.now()
-    limit = parse_limit(query.get("limit"), MAX_LIMIT, DEFAULT_LIMIT)
+    raw_limit = query.get("limit")
+    if raw_limit == "" and sb.faults.enabled("creatives_empty_limit_accepted"):
+        raw_limit = None
+    limit = parse_limit(raw_limit, MAX_LIMIT, DEFAULT_LIMIT)
     if limit is None:
         return _env_error(sb, exchange, 422, 4220, errors.MSG_LIMIT)
     since = parse_epoch(query.get("updated_since"))
@@ -167,8 +170,7 @@ async def handle_file(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     if creative is None:
         return _env_error(sb, exchange, 404, 4040, errors.MSG_NO_CREATIVE)
     ends = creative.rights_ends_at
-    last_moment = DAY if not sb.faults.enabled("rights_end_day_excluded") else 0
-    if ends is not None and now >= ends + last_moment:
+    if ends is not None and now >= ends + DAY:
         return _env_error(sb, exchange, 403, 4032, errors.MSG_RIGHTS_ENDED)
     if not creative.final_ready:
         return _env_error(sb, exchange, 409, 4090, errors.MSG_FINAL_NOT_READY)

@@ -149,11 +149,9 @@ def rate_limited(
 ) -> Reply:
     """429, always flat, with Retry-After and X-RateLimit-* (spec: Limits, behaviour 1)."""
     headers = [(b"retry-after", str(retry_after).encode())]
-    if not faults.enabled("ratelimit_headers_missing"):
-        headers += [
-            (b"x-ratelimit-limit", str(limit).encode()),
-            (b"x-ratelimit-window", str(window).encode()),
-        ]
+    if not faults.enabled("ratelimit_limit_missing"):
+        headers.append((b"x-ratelimit-limit", str(limit).encode()))
+    headers.append((b"x-ratelimit-window", str(window).encode()))
     return flat(exchange, faults, 429, MSG_RATE_LIMITED, "rate_limited", headers)
 
 

@@ -23,7 +23,114 @@ class UnknownFault(ValueError):
     """A fault name that is not in `FAULTS`."""
 
 
-_TABLE: tuple[Fault, ...] = ()
+_TABLE: tuple[Fault, ...] = (
+    # Headers and general rules
+    Fault("api_status_missing", ("HDR-001",), "Service-API-Status left out of every response"),
+    Fault("service_version_missing", ("HDR-003",), "Service-Version left out of every response"),
+    Fault(
+        "video_single_version_header",
+        ("HDR-004",),
+        "Service-Version sent on 200 of GET /videos/{id}",
+    ),
+    Fault("request_id_bad_format", ("HDR-012",), "Service-Request-Id without the req_ prefix"),
+    Fault("request_id_not_echoed", ("HDR-013",), "error bodies carry no request_id"),
+    Fault(
+        "cache_control_public",
+        ("HDR-015",),
+        "Cache-Control: public, max-age=60 instead of no-store",
+    ),
+    Fault(
+        "deprecation_headers_missing",
+        ("HDR-017",),
+        "no Deprecation/Sunset/Link on 200 of a deprecated version",
+    ),
+    Fault("ratelimit_limit_missing", ("HDR-027",), "429 without X-RateLimit-Limit"),
+    Fault("cors_header_sent", ("GEN-002",), "Access-Control-Allow-Origin: * on every response"),
+    Fault("cookie_set", ("GEN-003",), "a Set-Cookie header on every response"),
+    # Errors and every-path rules
+    Fault(
+        "envelope_code_mismatch",
+        ("ERR-009",),
+        "envelope error code whose first three digits are not the status",
+    ),
+    Fault(
+        "wrong_method_404",
+        ("ERR-015",),
+        "wrong method on a real path answers 404 not_found instead of 405",
+    ),
+    Fault(
+        "org_suspended_with_error_code", ("ERR-003",), "flat org_suspended 403 carries error_code"
+    ),
+    # Authentication and versions
+    Fault(
+        "version_checked_after_key",
+        ("AUTH-010",),
+        "bad Service-Version checked after the key (401 wins)",
+    ),
+    Fault("auth_scheme_lax", ("AUTH-002",), "a key is accepted without the Bearer scheme"),
+    Fault("revoked_key_accepted", ("AUTH-007",), "a revoked key is still accepted"),
+    Fault("scope_not_enforced", ("AUTH-026", "AUTH-028", "AUTH-032"), "metadata:read not enforced"),
+    # Config
+    Fault(
+        "config_lists_video_door", ("CFG-016",), "rate_limits.doors lists the single-video counter"
+    ),
+    Fault("config_test_org_string", ("CFG-012",), "key.test_organisation is the string 'true'"),
+    # Catalog
+    Fault("catalog_display_order_string", ("CAT-009",), "film display_order is a string"),
+    Fault("catalog_sort_broken", ("CAT-010",), "films sorted by title descending"),
+    Fault(
+        "catalog_episode_order_broken", ("CAT-034",), "episodes of a film in descending episode_no"
+    ),
+    Fault("catalog_placeholders_missing", ("CAT-052",), "no placeholder rows for planned episodes"),
+    Fault(
+        "catalog_bad_cursor_accepted",
+        ("CAT-068",),
+        "a forged catalog cursor answers the first page",
+    ),
+    Fault(
+        "catalog_cursor_missing",
+        ("CAT-062", "PAGE-001"),
+        "paged catalog never returns a next_cursor",
+    ),
+    # Creatives
+    Fault("creative_updated_at_iso", ("CRE-008",), "creative updated_at is a string"),
+    Fault("creatives_order_broken", ("CRE-027",), "creatives newest first"),
+    Fault(
+        "creatives_updated_since_inclusive",
+        ("CRE-028",),
+        "updated_since includes records of that second",
+    ),
+    Fault("creatives_empty_limit_accepted", ("CRE-055",), "an empty limit= is read as the default"),
+    # Series and playlists
+    Fault(
+        "series_withdrawn_unlisted",
+        ("STATE-001",),
+        "withdrawn series vanish from GET /series at once",
+    ),
+    Fault(
+        "series_withdrawn_detail_served",
+        ("STATE-004",),
+        "GET /series/{code} of a withdrawn series answers 200",
+    ),
+    Fault(
+        "playlists_open_to_film_orgs",
+        ("PLS-033", "PLS-034"),
+        "film organisations may read playlists",
+    ),
+    Fault(
+        "playlists_full_page_without_cursor",
+        ("PLS-022",),
+        "a full last page of playlists has no cursor",
+    ),
+    Fault(
+        "playlist_ungranted_media_shown",
+        ("PLS-016",),
+        "media object filled on a playlist not granted",
+    ),
+    # Open videos
+    Fault("videos_not_ready_listed", ("VID-012",), "videos not ready to play are listed"),
+    Fault("videos_order_broken", ("VID-007",), "rows of a page in reverse collection order"),
+)
 
 FAULTS: dict[str, Fault] = {fault.name: fault for fault in _TABLE}
 
@@ -75,3 +182,9 @@ class FaultSwitch:
             }
             for f in FAULTS.values()
         ]
+
+
+# Rows of the playback/limits/simulation part, appended to the same table (playback_fault_rows.py).
+from delivery_sandbox.playback_fault_rows import PLAYBACK_FAULT_ROWS  # noqa: E402
+
+register(*(Fault(name, requirements, summary) for name, requirements, summary in PLAYBACK_FAULT_ROWS))

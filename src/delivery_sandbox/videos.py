@@ -4,7 +4,8 @@ video row; Errors > Open videos).
 Flat family. Rows in collection order with signed MP4 links valid 1 hour (`refresh_before` at
 45 minutes); videos not ready are skipped, so a page can be short or empty while more follow.
 Without `collection`, the rows of every granted collection, one collection after the other, a
-collection that cannot be read left out (our reading). The 200 of the single read carries no `Service-Version`.
+collection that cannot be read left out (our reading). The 200 of the single read carries no
+`Service-Version`.
 """
 
 from __future__ import annotations

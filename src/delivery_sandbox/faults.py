@@ -187,4 +187,4 @@ class FaultSwitch:
 # Rows of the playback/limits/simulation part, appended to the same table (playback_fault_rows.py).
 from delivery_sandbox.playback_fault_rows import PLAYBACK_FAULT_ROWS  # noqa: E402
 
-register(*(Fault(name, requirements, summary) for name, requirements, summary in PLAYBACK_FAULT_ROWS))
+register(*(Fault(*row) for row in PLAYBACK_FAULT_ROWS))

@@ -391,3 +391,24 @@ def test_common_header_schemas_carry_the_spec_values(document: dict[str, Any]) -
     assert headers["CacheControl"]["schema"]["const"] == "no-store"
     assert headers["ServiceRequestId"]["schema"]["pattern"] == "^req_.{26}$"
     assert headers["ServiceVersion"]["schema"]["format"] == "date"
+
+
+# ---- the error table on its own (spec: Errors > Formats) ---------------------------------------
+
+
+def test_envelope_codes_start_with_their_status() -> None:
+    for row in ERROR_TABLE:
+        if row.format is ErrorFormat.ENVELOPE:
+            assert isinstance(row.code, int) and row.code // 10 == row.status, row
+        else:
+            assert row.code is None or isinstance(row.code, str), row
+
+
+@pytest.mark.parametrize("op_id", ALL_OPERATIONS)
+def test_every_operation_has_the_flat_answers_every_endpoint_shares(op_id: str) -> None:
+    """429 `rate_limited` and 400 `unsupported_version` are flat on every endpoint; 405 is empty."""
+    rows = {(r.status, r.code): r.format for r in ERROR_TABLE if r.operation_id == op_id}
+    assert rows[(429, "rate_limited")] is ErrorFormat.FLAT
+    assert rows[(400, "unsupported_version")] is ErrorFormat.FLAT
+    assert rows[(405, None)] is ErrorFormat.EMPTY
+    assert any(status == 401 for status, _ in rows)

@@ -1,0 +1,268 @@
+"""Common response headers on every kind of answer, and the general rules seen in headers.
+
+spec: What the service does (General rules items 1, 2, 3, 6) and Common response headers.
+README readings followed: HDR (Service-Version names the latest version when no pin or header
+applies; the 308, 404 and 405 carry the common headers), HDR-012 (26 printable characters).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from delivery_conformance.checks import CHECKS, assert_conforms, expect
+
+UNKNOWN_KEY = "svc_live_" + "Qx7" * 10 + "k2"
+DEVICE = {"union_info": "conformance-union-01", "drm_kek": "conformance-kek-0001"}
+HEADER_CHECKS = tuple(
+    CHECKS[name]
+    for name in (
+        "api_status", "service_version", "request_id", "cache_control", "no_cors", "no_cookies",
+        "json_content", "rate_limit_headers", "retry_after",
+    )
+)
+
+# One representative exchange per kind of answer: (case, method, path, role, fixture, body).
+EXCHANGES = [
+    ("catalog 200", "GET", "catalog", "films", None, None),
+    ("config 200", "GET", "config", "films", None, None),
+    ("creatives 200", "GET", "creatives", "films", None, None),
+    ("creative 200", "GET", "creatives/{}", "films", "creative_id", None),
+    ("creative file 302", "GET", "creatives/{}/file", "films", "creative_id", None),
+    ("series 200", "GET", "series", "films", None, None),
+    ("series detail 200", "GET", "series/{}", "films", "series_code", None),
+    ("playlists 200", "GET", "playlists", "videos", None, None),
+    ("playlist 200", "GET", "playlists/{}", "videos", "playlist_code", None),
+    ("videos 200", "GET", "videos", "videos", None, None),
+    ("video 200", "GET", "videos/{}", "videos", "video_id", None),
+    ("playback 200", "POST", "playback", "films", "episode_encrypted", "ticket"),
+    ("playback 400", "POST", "playback", "films", None, "not json"),
+    ("catalog 401", "GET", "catalog", None, None, None),
+    ("series 401", "GET", "series", None, None, None),
+    ("catalog 403", "GET", "catalog", "films_playback", None, None),
+    ("creatives 403", "GET", "creatives", "films_metadata", None, None),
+    ("series 404", "GET", "series/ZZ999999", "films", None, None),
+    ("video 400", "GET", "videos/not-a-uuid", "videos", None, None),
+    ("unknown path 404", "GET", "nope", None, None, None),
+    ("wrong method 405", "DELETE", "catalog", "films", None, None),
+    ("version 400", "GET", "catalog", "films", None, "bad version"),
+    ("suspended 403", "GET", "config", "suspended", None, None),
+    ("unverifiable 503", "GET", "catalog", "unverifiable", None, None),
+]
+
+
+def _send(client, key, fixture_id, method, path, role, fixture, body):
+    if role:
+        key(role)
+    value = fixture_id(fixture) if fixture else ""
+    version = "1999-01-01" if body == "bad version" else None
+    if body == "ticket":
+        return client.post(path, role=role, json={"episode_id": value, **DEVICE})
+    content = body if body == "not json" else None
+    return client.request(method, path.format(value), role=role, content=content,
+                          version=version)
+
+
+def _body(response) -> dict:
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+@pytest.mark.requirement(
+    "HDR-001", "HDR-002", "HDR-003", "HDR-006", "HDR-011", "HDR-012", "HDR-014", "HDR-015",
+    "HDR-028", "HDR-030", "GEN-002", "GEN-003", "GEN-005",
+)
+@pytest.mark.parametrize(("case", "method", "path", "role", "fixture", "body"), EXCHANGES,
+                         ids=[e[0] for e in EXCHANGES])
+def test_every_kind_of_answer_carries_the_common_headers(
+    client, key, fixture_id, case, method, path, role, fixture, body
+):
+    response = _send(client, key, fixture_id, method, path, role, fixture, body)
+    assert_conforms(response, *HEADER_CHECKS)
+
+
+@pytest.mark.requirement("HDR-001", "HDR-002", "HDR-003", "HDR-011", "HDR-014", "HDR-015")
+@pytest.mark.needs("bare_host")
+def test_bare_host_redirect_carries_the_common_headers(client, profile):
+    response = client.get("catalog", host=profile.bare_host)
+    expect("HDR-001", response.status_code == 308, expected="308", actual=response.status_code,
+           response=response)
+    assert_conforms(response, *HEADER_CHECKS)
+
+
+@pytest.mark.requirement("HDR-004")
+@pytest.mark.needs("role:videos")
+def test_single_video_200_has_no_service_version(client, fixture_id):
+    response = client.get(f"videos/{fixture_id('video_id')}", role="videos")
+    expect("HDR-004", response.status_code == 200, expected=200, actual=response.status_code,
+           response=response)
+    assert_conforms(response, CHECKS["service_version"])
+
+
+@pytest.mark.requirement("HDR-005")
+@pytest.mark.parametrize(
+    ("case", "role", "fixture", "status"),
+    [
+        ("not a uuid", "videos", None, 400),
+        ("no key", None, "video_id", 401),
+        ("no scope", "films", "video_id", 403),
+        ("not granted", "videos", "video_not_granted", 404),
+        ("broken", "videos", "video_broken", 500),
+        ("unverifiable", "unverifiable", "video_id", 503),
+    ],
+)
+def test_single_video_errors_carry_service_version(client, key, fixture_id, case, role, fixture,
+                                                   status):
+    if role:
+        key(role)
+    target = fixture_id(fixture) if fixture else "not-a-uuid"
+    response = client.get(f"videos/{target}", role=role)
+    expect("HDR-005", response.status_code == status, expected=status,
+           actual=response.status_code, response=response)
+    expect("HDR-005", "service-version" in response.headers, expected="Service-Version present",
+           actual="absent", response=response)
+
+
+@pytest.mark.requirement("HDR-007")
+@pytest.mark.parametrize("role", ["films", "deprecated_pin"])
+def test_service_version_names_the_key_pin(client, key, role):
+    key(role)
+    config = client.get("config", role=role)
+    pinned = _body(config).get("api", {}).get("pinned_version")
+    for response in (config, client.get("catalog", role=role, params={"limit": 1})):
+        expect("HDR-007", response.headers.get("service-version") == pinned,
+               expected=f"Service-Version {pinned}",
+               actual=response.headers.get("service-version"), response=response)
+
+
+@pytest.mark.requirement("HDR-008")
+@pytest.mark.needs("role:films")
+def test_service_version_names_the_requested_version(client):
+    listed = _body(client.get("config", role="films"))["api"]["supported_versions"]
+    for entry in listed:
+        response = client.get("catalog", role="films", version=entry["version"],
+                              params={"limit": 1})
+        expect("HDR-008", response.status_code == 200
+               and response.headers.get("service-version") == entry["version"],
+               expected=f"200 with Service-Version {entry['version']}",
+               actual=f"{response.status_code} {response.headers.get('service-version')}",
+               response=response)
+
+
+@pytest.mark.requirement("HDR-010")
+@pytest.mark.needs("role:films")
+@pytest.mark.parametrize("case", ["no key", "unknown key", "bad version header", "unknown path"])
+def test_service_version_falls_back_to_latest(client, case):
+    latest = _body(client.get("config", role="films"))["api"]["latest_version"]
+    if case == "no key":
+        response = client.get("catalog")
+    elif case == "unknown key":
+        response = client.get("catalog", key=UNKNOWN_KEY)
+    elif case == "bad version header":
+        response = client.get("catalog", role="films", version="1999-01-01")
+    else:
+        response = client.get("nope")
+    expect("HDR-010", response.headers.get("service-version") == latest,
+           expected=f"Service-Version {latest}", actual=response.headers.get("service-version"),
+           response=response)
+
+
+@pytest.mark.requirement("HDR-013")
+@pytest.mark.parametrize(
+    ("case", "path", "role", "version"),
+    [("401", "catalog", None, None), ("404", "nope", None, None),
+     ("400 version", "config", None, "1999-01-01"), ("envelope 4010", "series", None, None),
+     ("envelope 4030", "creatives", "films_metadata", None)],
+)
+def test_error_bodies_repeat_the_request_id(client, key, case, path, role, version):
+    if role:
+        key(role)
+    response = client.get(path, role=role, version=version)
+    header = response.headers.get("service-request-id")
+    expect("HDR-013", header is not None and _body(response).get("request_id") == header,
+           expected=f"request_id {header}", actual=_body(response).get("request_id"),
+           response=response)
+
+
+@pytest.mark.requirement("HDR-025", "HDR-026", "AUTH-021")
+@pytest.mark.needs("role:unverifiable")
+@pytest.mark.parametrize(
+    ("method", "path", "code"),
+    [("GET", "catalog", "service_unavailable"), ("GET", "config", "service_unavailable"),
+     ("POST", "playback", "service_unavailable"), ("GET", "series", 5031),
+     ("GET", "creatives", 5031)],
+)
+def test_unverifiable_key_answers_retryable_503(client, method, path, code):
+    body = {"episode_id": "00000000-0000-4000-8000-000000000000"} if method == "POST" else None
+    response = client.request(method, path, role="unverifiable", json=body)
+    data = _body(response)
+    got = data.get("code") if isinstance(code, int) else data.get("error_code")
+    expect("AUTH-021", response.status_code == 503 and got == code, expected=f"503 {code}",
+           actual=f"{response.status_code} {got!r}", response=response)
+    assert_conforms(response, CHECKS["retry_after"])
+    expect("HDR-025", "retry-after" in response.headers, expected="Retry-After",
+           actual="absent", response=response)
+
+
+@pytest.mark.requirement("HDR-025", "HDR-026")
+@pytest.mark.needs("role:films", "fixture:episode_provider_timeout")
+def test_provider_timeout_503_carries_retry_after(client, fixture_id):
+    response = client.post("playback", role="films",
+                           json={"episode_id": fixture_id("episode_provider_timeout"), **DEVICE})
+    expect("HDR-025", response.status_code == 503, expected=503, actual=response.status_code,
+           response=response)
+    expect("HDR-025", response.headers.get("retry-after") is not None,
+           expected="Retry-After", actual="absent", response=response)
+    assert_conforms(response, CHECKS["retry_after"])
+
+
+@pytest.mark.requirement("HDR-024", "HDR-026", "HDR-027", "HDR-029", "ERR-006")
+@pytest.mark.needs("role:limits", "admin")
+@pytest.mark.parametrize(("counter", "path"), [("config", "config"), ("catalog", "catalog"),
+                                               ("catalog", "series")])
+def test_429_carries_retry_after_and_rate_limit_headers(client, admin, counter, path):
+    admin.set_limit("limits", counter, 2)
+    answers = [client.get(path, role="limits", params={"limit": 1}) for _ in range(4)]
+    refused = [r for r in answers if r.status_code == 429]
+    expect("HDR-024", bool(refused), expected="a 429 past a limit of 2",
+           actual=[r.status_code for r in answers], response=answers[-1])
+    response = refused[0]
+    assert_conforms(response, CHECKS["retry_after"], CHECKS["rate_limit_headers"],
+                    CHECKS["flat_error"])
+    expect("HDR-024", "retry-after" in response.headers, expected="Retry-After",
+           actual="absent", response=response)
+    expect("HDR-027", response.headers.get("x-ratelimit-limit") == "2",
+           expected="X-RateLimit-Limit: 2", actual=response.headers.get("x-ratelimit-limit"),
+           response=response)
+    expect("ERR-006", "code" not in _body(response), expected="flat body, no envelope code",
+           actual=_body(response).get("code"), response=response)
+
+
+@pytest.mark.requirement("GEN-002")
+@pytest.mark.needs("role:films")
+@pytest.mark.parametrize("method", ["GET", "OPTIONS"])
+def test_no_cors_headers_even_for_a_browser_origin(client, method):
+    headers = {"Origin": "https://example.test", "Access-Control-Request-Method": "GET",
+               "Access-Control-Request-Headers": "authorization"}
+    response = client.request(method, "config", role="films", headers=headers)
+    assert_conforms(response, CHECKS["no_cors"])
+    if method == "OPTIONS":
+        expect("GEN-002", response.status_code == 405, expected="405 (OPTIONS is a wrong method)",
+               actual=response.status_code, response=response)
+
+
+@pytest.mark.requirement("GEN-004")
+@pytest.mark.needs("role:films", "role:films_metadata")
+def test_two_keys_of_one_organisation_see_the_same_catalog(client):
+    seen = []
+    for role in ("films", "films_metadata"):
+        response = client.get("catalog", role=role)
+        expect("GEN-004", response.status_code == 200, expected=200,
+               actual=response.status_code, response=response)
+        seen.append([film.get("id") for film in _body(response).get("films", [])])
+    expect("GEN-004", seen[0] == seen[1] and bool(seen[0]),
+           expected="the same non-empty film ids", actual=f"{len(seen[0])} vs {len(seen[1])}")

@@ -232,9 +232,10 @@ def test_admission_passes_play_first_and_fails_prefetch_first() -> None:
 
 
 def _hold_run(wait: float, issued: bool) -> list[Record]:
-    drain = [Record(i, "drain", "playback", T0, T0, T0 + LAT, 200) for i in range(10)]
-    held = [Record(i, "held", "playback", T0 + i, T0 + i, T0 + i + wait, 200 if issued else 429)
-            for i in range(4)]
+    drain = [Record(i, "drain", "playback", T0, T0, T0 + LAT, 200, intent="play")
+             for i in range(10)]
+    held = [Record(i, "held", "playback", T0 + i, T0 + i, T0 + i + wait, 200 if issued else 429,
+                   intent="play") for i in range(4)]
     pre = [Record(0, "prefetch", "playback", T0 + 9, T0 + 9, T0 + 9 + LAT, 429,
                   reason="prefetch_shed")]
     return drain + held + pre

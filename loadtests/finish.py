@@ -1,0 +1,146 @@
+"""Before and after a campaign: prepare the target, then judge the records and write the report.
+
+Report directory (per run): verdict.json, records.jsonl, admitted.png, refusals.png,
+latency.png, plus Locust's own HTML and CSV when asked for (`loadtests.run` asks).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+from locust.env import Environment
+
+from delivery_conformance.load.analysis import ANALYSES
+from delivery_conformance.load.plots import write_plots
+from delivery_conformance.load.records import Record, sort_records, write_records
+from delivery_conformance.load.schedule import Plan, assess_generator
+from delivery_conformance.load.verdict import Expectations, Verdict
+from loadtests.campaigns import Campaign
+from loadtests.target import CampaignError, Target
+
+__all__ = ["finish", "prepare", "report_dir", "write_failure"]
+
+IDLE_S = 60.0  # without an admin API a bucket is full again after a minute idle
+
+
+def report_dir(environment: Environment, campaign: str) -> Path:
+    options = environment.parsed_options
+    given = getattr(options, "report_dir", "") if options else ""
+    path = Path(given) if given else (
+        Path("reports") / "load" / f"{campaign}-{time.strftime('%Y%m%dT%H%M%S')}")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _minute_after(moment: float) -> float:
+    return math.ceil(moment / 60.0) * 60.0
+
+
+def prepare(campaign: Campaign, target: Target, start: float, declared_scale: float | None,
+            allow_production: bool) -> tuple[Plan, float, dict[str, Any]]:
+    """Admin steps, /config and the start time; returns the plan, its start and the context."""
+    config = target.config("limits")
+    fetched = time.time()
+    target.check_test_organisation(config, allow_production)
+    try:
+        exp = Expectations.from_config(config, declared_scale)
+    except ValueError as error:
+        raise CampaignError(str(error)) from None
+    if campaign.needs_admin and not target.has_admin:
+        raise CampaignError(f"not exercised: campaign {campaign.name} needs the admin API")
+    if campaign.name == "minute":
+        target.key("limits_videos")
+    episode = target.profile.fixtures.get("episode_encrypted")
+    if not episode:
+        raise CampaignError("the profile has no fixture episode_encrypted")
+    steps = campaign.setup(exp)
+    if target.has_admin:
+        for role, action, body in steps:
+            target.role_action(role, action, body)
+    elif steps:
+        start += IDLE_S  # counters full again from idle
+    plan = Plan(campaign.stages(exp))
+    context: dict[str, Any] = {"episode": episode, "scale": exp.scale,
+                               "advertised": dict(exp.advertised)}
+    if campaign.boundary_at is not None:
+        anchor = campaign.boundary_at(plan)
+        if target.has_admin:
+            boundary = start + anchor
+            server = boundary + target.clock_offset()
+            target.advance_clock((-server) % 60.0)
+            for role, action, body in steps:
+                target.role_action(role, action, body)
+        else:
+            # the requests of the campaign must not share a minute with the /config call
+            boundary = max(_minute_after(start + anchor), _minute_after(fetched) + 60.0 * (
+                anchor > 0))
+        context["boundary"] = boundary
+        start = boundary - anchor
+    context["start"] = start
+    return plan, start, context
+
+
+def _plot_bounds(campaign: Campaign, exp: Expectations) -> tuple[float | None, float | None]:
+    counter = campaign.counters[0]
+    if campaign.name in ("burst", "refill", "shedding", "catalog"):
+        return exp.limit(counter), exp.rate(counter)
+    return None, None
+
+
+def _target_failure(records: list[Record]) -> str | None:
+    broken = [r for r in records if r.status == 0 or r.status >= 500]
+    if broken:
+        return f"{len(broken)} requests got no answer or a 5xx (first: status {broken[0].status})"
+    return None
+
+
+def finish(environment: Environment, campaign: Campaign, target: Target, records: list[Record],
+           context: dict[str, Any], stopped_early: bool) -> Verdict:
+    """Undo admin changes, judge the records, write the report; set the process exit code."""
+    notes = []
+    if campaign.needs_admin and target.has_admin:
+        try:
+            limit = context["advertised"].get("playback")
+            if limit:
+                target.role_action("limits", "limits", {"counter": "playback", "limit": limit})
+            target.role_action("limits", "reset-limits")
+        except CampaignError as error:
+            notes.append(f"teardown: {error}")
+    records = sort_records(records)
+    exp = Expectations(context["scale"], context["advertised"])
+    validity = assess_generator([r.lateness for r in records], campaign.lateness)
+    failure = _target_failure(records)
+    if stopped_early:
+        failure = "campaign stopped before its plan was complete (time bound or interrupt)"
+    figures, details = ANALYSES[campaign.name](records, exp, context)
+    figures += exp.config_figures(campaign.counters)
+    details = {**details, "requests": len(records), "notes": notes,
+               "expectations": {"scale": exp.scale, "advertised": dict(exp.advertised)}}
+    if "boundary" in context:
+        details["minute_boundary_epoch"] = context["boundary"]
+    verdict = Verdict(campaign.name, tuple(figures), validity, failure, details)
+    directory = report_dir(environment, campaign.name)
+    write_records(directory / "records.jsonl", records)
+    verdict.write(directory / "verdict.json")
+    capacity, rate = _plot_bounds(campaign, exp)
+    write_plots(directory, records, capacity, rate)
+    print(verdict.summary(), flush=True)
+    print(f"report: {directory}", flush=True)
+    environment.process_exit_code = int(verdict.exit_code)
+    return verdict
+
+
+def write_failure(environment: Environment, campaign: Campaign | None, message: str,
+                  exit_code: int) -> None:
+    """The campaign could not run: a one-line reason, an invalid verdict, a distinct exit code."""
+    name = campaign.name if campaign else "unknown"
+    directory = report_dir(environment, name)
+    body = {"profile": name, "outcome": "invalid", "exit_code": exit_code,
+            "target_failure": message, "figures": []}
+    (directory / "verdict.json").write_text(json.dumps(body, indent=2) + "\n", "utf-8")
+    print(f"load {name}: {message}", flush=True)
+    environment.process_exit_code = exit_code

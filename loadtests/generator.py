@@ -1,0 +1,270 @@
+"""Locust 2 plumbing shared by every campaign file (FastHttpUser, open model, raw records).
+
+Flow: the master (or the single local runner) prepares the target on `test_start` (admin steps,
+/config, the UTC minute when needed), fixes the campaign start a few seconds ahead and sends the
+plan to every worker (`load_plan`). Each generator process takes its share of the requests
+(every N-th) and sends each at its due time; users of one process share one queue of slots, so
+a slow answer never delays the next request. When a process has sent and heard back its share,
+it ships its raw records to the master (`load_records`, `load_done`); the master merges them,
+judges the run and quits. Expected 429s count as successes in Locust's statistics; wrong bodies
+or headers are failures.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import asdict
+from typing import Any
+
+import gevent
+from gevent.event import Event
+from locust import FastHttpUser, events, task
+from locust.env import Environment
+from locust.exception import StopUser
+from locust.runners import MasterRunner, WorkerRunner
+
+from delivery_conformance.load.records import Record
+from delivery_conformance.load.schedule import Plan, Stage
+from loadtests.campaigns import CAMPAIGNS, ENDPOINTS, Campaign
+from loadtests.exchange import playback_body, read_answer
+from loadtests.finish import finish, prepare, write_failure
+from loadtests.target import CampaignError, Target
+
+__all__ = ["CampaignUser", "use_campaign"]
+
+LEAD_S = 3.0
+CHUNK = 2000
+PLAN_WAIT_S = 60.0
+
+
+class _Process:
+    """What one generator process knows and has measured."""
+
+    def __init__(self) -> None:
+        self.campaign: Campaign | None = None
+        self.plan: Plan | None = None
+        self.start = 0.0
+        self.episode = ""
+        self.worker = "local"
+        self.ready = Event()
+        self.queue: list[int] = []
+        self.inflight = 0
+        self.records: list[Record] = []
+        self.answered: dict[int, float] = {}
+        self.done_events: dict[int, Event] = {}
+        self.flushed = False
+        self.target: Target | None = None
+        # master side
+        self.received: list[Record] = []
+        self.done_workers: set[str] = set()
+        self.expected_workers = 1
+        self.context: dict[str, Any] = {}
+        self.finished = False
+
+
+STATE = _Process()
+
+
+def use_campaign(name: str) -> None:
+    """Called by each campaign file: which campaign this Locust process runs."""
+    STATE.campaign = CAMPAIGNS[name]
+
+
+def _stages_to_json(stages: tuple[Stage, ...]) -> list[dict[str, Any]]:
+    return [asdict(s) for s in stages]
+
+
+def _stages_from_json(data: list[dict[str, Any]]) -> list[Stage]:
+    return [Stage(**{**d, "batch": tuple(d["batch"]), "extra": tuple(map(tuple, d["extra"]))})
+            for d in data]
+
+
+def _accept_plan(message: dict[str, Any], environment: Environment) -> None:
+    STATE.plan = Plan(_stages_from_json(message["stages"]))
+    STATE.start = float(message["start"])
+    STATE.episode = message["episode"]
+    workers, index = int(message["workers"]), 0
+    runner = environment.runner
+    if isinstance(runner, WorkerRunner):
+        index = max(runner.worker_index, 0) % workers
+        STATE.worker = f"w{index}"
+    STATE.queue = list(STATE.plan.indexes(index, workers))[::-1]
+    STATE.done_events = {i: Event() for i in range(STATE.plan.total)}
+    STATE.ready.set()
+
+
+@events.init_command_line_parser.add_listener
+def _arguments(parser: Any) -> None:
+    parser.add_argument("--target-profile", default="", help="target profile TOML (required)")
+    parser.add_argument("--report-dir", default="", help="where verdict.json and records go")
+    parser.add_argument("--declared-scale", type=float, default=0.0,
+                        help="the target's declared limits scale (sandbox --limits-scale)")
+    parser.add_argument("--allow-production", action="store_true", default=False,
+                        help="allow a target whose /config says it is not a test organisation")
+
+
+@events.init.add_listener
+def _init(environment: Environment, **_: Any) -> None:
+    runner = environment.runner
+    options = environment.parsed_options
+    path = getattr(options, "target_profile", "") if options else ""
+    if path:
+        try:
+            STATE.target = Target.from_file(path)
+            if not environment.host:
+                environment.host = STATE.target.base_url
+        except CampaignError as error:
+            sys.stderr.write(f"load: {error}\n")
+    if isinstance(runner, WorkerRunner):
+        runner.register_message("load_plan", lambda msg, **kw: _accept_plan(msg.data, environment))
+    elif isinstance(runner, MasterRunner):
+        runner.register_message("load_records", lambda msg, **kw: STATE.received.extend(
+            Record.from_json(r) for r in msg.data["records"]))
+        runner.register_message("load_done", lambda msg, **kw: _worker_done(msg.data, environment))
+
+
+def _worker_done(data: dict[str, Any], environment: Environment) -> None:
+    STATE.done_workers.add(str(data["worker"]))
+    if len(STATE.done_workers) >= STATE.expected_workers:
+        _conclude(environment, STATE.received)
+
+
+@events.test_start.add_listener
+def _test_start(environment: Environment, **_: Any) -> None:
+    runner = environment.runner
+    if isinstance(runner, WorkerRunner) or STATE.campaign is None:
+        return
+    options = environment.parsed_options
+    workers = runner.worker_count if isinstance(runner, MasterRunner) else 1
+    STATE.expected_workers = workers
+    try:
+        if STATE.target is None:
+            raise CampaignError("no usable --target-profile was given", exit_code=2)
+        if STATE.campaign.single_worker and workers > 1:
+            raise CampaignError(f"campaign {STATE.campaign.name} runs on one worker only",
+                                exit_code=2)
+        plan, start, context = prepare(
+            STATE.campaign, STATE.target, time.time() + LEAD_S,
+            declared_scale=getattr(options, "declared_scale", 0.0) or None,
+            allow_production=bool(getattr(options, "allow_production", False)))
+    except CampaignError as error:
+        write_failure(environment, STATE.campaign, str(error), error.exit_code)
+        if runner is not None:
+            gevent.spawn_later(0.1, runner.quit)
+        return
+    STATE.context = context
+    message = {"stages": _stages_to_json(plan.stages), "start": start, "workers": workers,
+               "episode": context["episode"]}
+    if isinstance(runner, MasterRunner):
+        runner.send_message("load_plan", message)
+    else:
+        _accept_plan(message, environment)
+
+
+@events.test_stop.add_listener
+def _test_stop(environment: Environment, **_: Any) -> None:
+    # Stopped from outside (run time bound, Ctrl-C): ship or judge what was measured.
+    if isinstance(environment.runner, WorkerRunner):
+        _flush(environment)
+    elif not STATE.finished and STATE.campaign is not None and STATE.ready.is_set():
+        records = STATE.records if not isinstance(environment.runner, MasterRunner) \
+            else STATE.received
+        _conclude(environment, records, stopped_early=True)
+
+
+def _flush(environment: Environment) -> None:
+    if STATE.flushed:
+        return
+    STATE.flushed = True
+    runner = environment.runner
+    if isinstance(runner, WorkerRunner):
+        for i in range(0, len(STATE.records), CHUNK):
+            chunk = [r.to_json() for r in STATE.records[i:i + CHUNK]]
+            runner.send_message("load_records", {"records": chunk})
+        runner.send_message("load_done", {"worker": STATE.worker, "count": len(STATE.records)})
+    else:
+        _conclude(environment, STATE.records)
+
+
+def _conclude(environment: Environment, records: list[Record], stopped_early: bool = False
+              ) -> None:
+    if STATE.finished or STATE.campaign is None or STATE.target is None:
+        return
+    STATE.finished = True
+    finish(environment, STATE.campaign, STATE.target, records, STATE.context, stopped_early)
+    if environment.runner is not None and not stopped_early:
+        gevent.spawn_later(0.2, environment.runner.quit)
+
+
+class CampaignUser(FastHttpUser):
+    """Sends the slots of the plan at their due time and records every answer."""
+
+    network_timeout = 15.0
+    connection_timeout = 5.0
+
+    @task
+    def follow_plan(self) -> None:
+        if not STATE.ready.wait(PLAN_WAIT_S) or STATE.plan is None:
+            raise StopUser()
+        while STATE.queue:
+            index = STATE.queue.pop()
+            STATE.inflight += 1
+            try:
+                self._slot(index)
+            finally:
+                STATE.inflight -= 1
+                STATE.done_events[index].set()
+        if STATE.inflight == 0:
+            _flush(self.environment)
+        raise StopUser()
+
+    def _slot(self, index: int) -> None:
+        assert STATE.plan is not None
+        slot = STATE.plan.slot(index)
+        stage = slot.stage
+        due = STATE.start + slot.offset
+        if not stage.open and index > 0:
+            STATE.done_events[index - 1].wait(60)
+            due = max(due, STATE.answered.get(index - 1, due))
+        wait = due - time.time()
+        if wait > 0:
+            gevent.sleep(wait)
+        if stage.endpoint == "admin":
+            self._admin(stage)
+            STATE.answered[index] = time.time()
+            return
+        choices = stage.endpoint.split("|")
+        name = choices[index % len(choices)]
+        record = self._send(index, stage, name, due)
+        STATE.answered[index] = record.answered
+        STATE.records.append(record)
+
+    def _admin(self, stage: Stage) -> None:
+        assert STATE.target is not None
+        extra = dict(stage.extra)
+        STATE.target.role_action(extra.get("role", "limits"), extra["action"])
+
+    def _send(self, index: int, stage: Stage, name: str, due: float) -> Record:
+        assert STATE.target is not None
+        endpoint = ENDPOINTS[name]
+        headers = STATE.target.headers(endpoint.role)
+        kwargs: dict[str, Any] = {}
+        if endpoint.method == "POST":
+            kwargs["json"] = playback_body(stage, STATE.episode)
+        if stage.simulate:
+            headers["Service-Simulate"] = stage.simulate
+        sent = time.time()
+        with self.client.request(endpoint.method, endpoint.path, headers=headers,
+                                 catch_response=True, name=f"{stage.name} {name}",
+                                 **kwargs) as answer:
+            answered = time.time()
+            record = read_answer(
+                seq=index, worker=STATE.worker, stage=stage, endpoint=name, due=due, sent=sent,
+                answered=answered, status=answer.status_code or 0,
+                headers=answer.headers or {}, content=answer.content)
+            if record.problem:
+                answer.failure(record.problem)
+            else:
+                answer.success()
+        return record

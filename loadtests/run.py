@@ -1,0 +1,194 @@
+"""`python -m loadtests.run PROFILE`: run one load campaign and exit with its verdict.
+
+    python -m loadtests.run PROFILE [--target FILE] [--workers N] [--report-dir DIR]
+                            [--allow-production] [--scale-check] [--limits-scale X]
+                            [--scale X] [--fault NAME]
+
+Without --target the embedded sandbox is started as a subprocess (with --limits-scale, default
+1). --workers N runs Locust's master with N worker processes on this machine; their raw records
+are merged for the verdict. --scale-check only reads /config and shows the plan.
+
+Exit codes: 0 within the spec, 1 a limit deviates, 2 bad input or a refused target,
+3 the generator or the target failed (an invalid run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import NoReturn
+
+from delivery_conformance.load.schedule import Plan
+from delivery_conformance.load.verdict import ExitCode, Expectations
+from loadtests.campaigns import CAMPAIGNS, Campaign
+from loadtests.target import CampaignError, Target
+
+__all__ = ["main"]
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_USERS = 800
+MARGIN_S = 40.0
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(ExitCode.USAGE, f"load: {message}\n")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m loadtests.run", description=__doc__.split("\n")[0])
+    p.add_argument("profile", choices=sorted(CAMPAIGNS), metavar="PROFILE",
+                   help=", ".join(sorted(CAMPAIGNS)))
+    p.add_argument("--target", type=Path, default=None, help="target profile TOML")
+    p.add_argument("--workers", type=int, default=0, help="Locust worker processes (0: one)")
+    p.add_argument("--report-dir", type=Path, default=Path("reports"))
+    p.add_argument("--allow-production", action="store_true")
+    p.add_argument("--scale-check", action="store_true",
+                   help="only check /config against the spec's numbers and print the plan")
+    p.add_argument("--limits-scale", type=float, default=1.0,
+                   help="embedded sandbox: scale of every limit")
+    p.add_argument("--scale", type=float, default=None,
+                   help="declared scale of the target's limits (1; embedded: --limits-scale)")
+    p.add_argument("--fault", action="append", default=[], help="embedded sandbox fault")
+    return p
+
+
+class Sandbox:
+    """The embedded sandbox as a subprocess (never imported)."""
+
+    def __init__(self, scale: float, faults: list[str], directory: Path) -> None:
+        self.profile = directory / "sandbox.toml"
+        command = [sys.executable, "-m", "delivery_sandbox", "--host", "127.0.0.1", "--port",
+                   "0", "--profile-out", str(self.profile), "--limits-scale", str(scale)]
+        for fault in faults:
+            command += ["--fault", fault]
+        self.log = (directory / "sandbox.log").open("w")
+        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
+
+    def wait(self, timeout: float = 30.0) -> Path:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise CampaignError(f"the sandbox exited with {self.process.returncode}")
+            if self.profile.exists() and self.profile.stat().st_size > 0:
+                time.sleep(0.2)
+                return self.profile
+            time.sleep(0.1)
+        raise CampaignError("the sandbox did not write its profile in time")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+        self.log.close()
+
+
+def users_for(campaign: Campaign, plan: Plan) -> int:
+    """Enough users that a 0.5 s hold at the peak rate never starves the schedule."""
+    if campaign.single_worker and plan.peak_rate() == 0:
+        return 2
+    return min(MAX_USERS, math.ceil(plan.peak_rate() * 0.8) + 10)
+
+
+def run_time(campaign: Campaign, plan: Plan, has_admin: bool) -> int:
+    bound = plan.duration + MARGIN_S + (0 if has_admin else 60)
+    if campaign.boundary_at is not None and not has_admin:
+        bound += 120
+    return math.ceil(bound)
+
+
+def _locust(args: argparse.Namespace, campaign: Campaign, profile: Path, scale: float,
+            directory: Path, users: int, seconds: int) -> int:
+    locustfile = ROOT / "loadtests" / f"{campaign.name}.py"
+    command = [sys.executable, "-m", "locust", "-f", str(locustfile),
+               "--headless", "-u", str(users), "-r", str(users), "--run-time", f"{seconds}s",
+               "--stop-timeout", "5", "--loglevel", "WARNING", "--only-summary",
+               "--target-profile", str(profile), "--report-dir", str(directory),
+               "--declared-scale", str(scale), "--html", str(directory / "locust.html"),
+               "--csv", str(directory / "locust")]
+    if args.allow_production:
+        command.append("--allow-production")
+    if args.workers > 0:
+        command += ["--processes", str(args.workers)]
+    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path}
+    try:
+        done = subprocess.run(command, cwd=ROOT, env=env, timeout=seconds + 60, check=False)
+    except subprocess.TimeoutExpired:
+        return -1
+    return done.returncode
+
+
+def _verdict_code(directory: Path, locust_code: int) -> int:
+    path = directory / "verdict.json"
+    if not path.exists():
+        print(f"load: the generator wrote no verdict (locust exit {locust_code})", file=sys.stderr)
+        return ExitCode.INVALID
+    code = json.loads(path.read_text("utf-8")).get("exit_code", ExitCode.INVALID)
+    return int(code)
+
+
+def execute(args: argparse.Namespace, profile: Path, scale: float) -> int:
+    campaign = CAMPAIGNS[args.profile]
+    target = Target.from_file(profile)
+    config = target.config("limits")
+    target.check_test_organisation(config, args.allow_production)
+    exp = Expectations.from_config(config, scale)
+    plan = Plan(campaign.stages(exp))
+    if args.scale_check:
+        figures = exp.config_figures(list(campaign.counters))
+        for f in figures:
+            mark = "ok  " if f.passed else "FAIL"
+            print(f"{mark} {f.name}: {f.measured:g} (expected {f.expected:g})")
+        print(f"plan: {plan.total} requests over {plan.duration:.1f} s, "
+              f"peak {plan.peak_rate():.0f}/s, {users_for(campaign, plan)} users")
+        return ExitCode.WITHIN_SPEC if all(f.passed for f in figures) else ExitCode.DEVIATES
+    if args.workers > 1 and campaign.single_worker:
+        raise CampaignError(f"campaign {campaign.name} runs on one worker only", ExitCode.USAGE)
+    run_id = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
+    directory = args.report_dir / "load" / f"{campaign.name}-{run_id}"
+    directory.mkdir(parents=True, exist_ok=True)
+    code = _locust(args, campaign, profile, scale, directory, users_for(campaign, plan),
+                   run_time(campaign, plan, target.has_admin))
+    target.close()
+    return _verdict_code(directory, code)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.workers < 0 or args.workers > 64:
+        parser().error("--workers must be 0 to 64")
+    if not args.limits_scale > 0 or (args.scale is not None and not args.scale > 0):
+        parser().error("scales must be positive numbers")
+    sandbox = None
+    try:
+        if args.target is not None:
+            return execute(args, args.target, args.scale or 1.0)
+        scratch = Path(tempfile.mkdtemp(prefix="load-sandbox-"))
+        sandbox = Sandbox(args.limits_scale, args.fault, scratch)
+        profile = sandbox.wait()
+        return execute(args, profile, args.scale or args.limits_scale)
+    except CampaignError as error:
+        print(f"load: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("load: interrupted", file=sys.stderr)
+        return ExitCode.INVALID
+    finally:
+        if sandbox is not None:
+            sandbox.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

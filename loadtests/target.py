@@ -1,0 +1,145 @@
+"""The target of a campaign: its profile, /config, the admin API and its clock.
+
+Only the target's own base URL and admin URL are ever called. Keys and the admin token are
+sent as headers and never written anywhere.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from delivery_conformance.exceptions import ProfileError
+from delivery_conformance.profile import TargetProfile, load_profile
+
+__all__ = ["CampaignError", "Target"]
+
+
+class CampaignError(Exception):
+    """A campaign cannot run against this target; the message is one line, with no secret."""
+
+    def __init__(self, message: str, exit_code: int = 3) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class Target:
+    def __init__(self, profile: TargetProfile, timeout: float = 10.0) -> None:
+        self.profile = profile
+        self._http = httpx.Client(timeout=timeout)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Target:
+        try:
+            return cls(load_profile(path))
+        except ProfileError as error:
+            if "quote numbers" not in str(error):
+                raise CampaignError(str(error), exit_code=2) from None
+        return cls(_numbers_as_strings(Path(path)))
+
+    @property
+    def base_url(self) -> str:
+        return self.profile.base_url
+
+    def key(self, role: str) -> str:
+        if role not in self.profile.keys:
+            raise CampaignError(f"the profile has no key for role {role!r}")
+        return self.profile.keys[role]
+
+    def headers(self, role: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key(role)}"}
+
+    def config(self, role: str) -> dict[str, Any]:
+        url = f"{self.base_url}/api/delivery/v1/config"
+        try:
+            answer = self._http.get(url, headers=self.headers(role))
+        except httpx.HTTPError as error:
+            raise CampaignError(f"GET /config failed: {type(error).__name__}") from None
+        if answer.status_code != 200:
+            raise CampaignError(f"GET /config answered {answer.status_code} for role {role}")
+        try:
+            body = answer.json()
+        except ValueError:
+            raise CampaignError("GET /config did not answer JSON") from None
+        if not isinstance(body, dict):
+            raise CampaignError("GET /config did not answer a JSON object")
+        return body
+
+    def check_test_organisation(self, config: dict[str, Any], allow_production: bool) -> None:
+        """spec: GET /config key.test_organisation. Production needs an explicit opt-in."""
+        key = config.get("key")
+        is_test = isinstance(key, dict) and key.get("test_organisation") is True
+        if not is_test and not allow_production:
+            raise CampaignError(
+                "refused: /config says this key is not a test organisation "
+                "(pass --allow-production to load a production organisation)", exit_code=2)
+
+    @property
+    def has_admin(self) -> bool:
+        return self.profile.admin is not None
+
+    def admin(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        admin = self.profile.admin
+        if admin is None:
+            raise CampaignError("this campaign needs the admin API ([admin] in the profile)")
+        headers = {"Authorization": f"Bearer {admin.token}"}
+        try:
+            answer = self._http.request(method, f"{admin.url}/{path}", headers=headers,
+                                        json=body if method == "POST" else None)
+        except httpx.HTTPError as error:
+            raise CampaignError(f"admin {path} failed: {type(error).__name__}") from None
+        if answer.status_code != 200:
+            raise CampaignError(f"admin {path} answered {answer.status_code}")
+        return answer.json()
+
+    def role_action(self, role: str, action: str, body: dict[str, Any] | None = None) -> Any:
+        return self.admin("POST", f"roles/{role}/{action}", body or {})
+
+    def clock_offset(self) -> float:
+        """Target clock minus generator clock (0 without an admin API: clocks assumed in sync)."""
+        if not self.has_admin:
+            return 0.0
+        before = time.time()
+        state = self.admin("GET", "state")
+        after = time.time()
+        try:
+            now = float(state["clock"]["now"])
+        except (KeyError, TypeError, ValueError):
+            return 0.0
+        return now - (before + after) / 2
+
+    def advance_clock(self, seconds: float) -> None:
+        self.admin("POST", "clock", {"advance": seconds})
+
+    def close(self) -> None:
+        self._http.close()
+
+
+def _numbers_as_strings(path: Path) -> TargetProfile:
+    """Accept whole-number fixtures written unquoted (the sandbox writes `episode_no = 2`):
+    the same profile with those numbers quoted, validated by `load_profile` like any other."""
+    text = path.read_text("utf-8")
+    data = tomllib.loads(text)
+    fixtures = data.get("fixtures", {})
+    lines = []
+    section = ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("["):
+            section = stripped
+        name = stripped.split("=", 1)[0].strip()
+        if section == "[fixtures]" and isinstance(fixtures.get(name), int):
+            line = f'{name} = "{fixtures[name]}"'
+        lines.append(line)
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = Path(scratch) / path.name
+        copy.write_text("\n".join(lines) + "\n", "utf-8")
+        try:
+            return load_profile(copy)
+        except ProfileError as error:
+            raise CampaignError(str(error).replace(str(copy), str(path)), exit_code=2) from None

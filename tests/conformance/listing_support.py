@@ -1,0 +1,207 @@
+"""Helpers shared by the resource scenarios: bounded page walks, error rows, response times.
+
+spec: Endpoints > Paging and envelopes (opaque cursors, stop on a null cursor); Errors > Formats.
+A walk forwards `next_cursor` verbatim and stops only on a null cursor; it is bounded by
+`max_pages` so a target that never ends a walk fails instead of hanging.
+"""
+
+from __future__ import annotations
+
+import email.utils
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+from delivery_conformance.checks import CHECKS, ConformanceFailure, Violation, expect
+from delivery_conformance.client import DeliveryClient, Response
+from delivery_conformance.exceptions import TargetGarbage
+
+MAX_PAGES = 300
+TIME_SLACK = 5.0  # README > Reading of the spec (times): 5 s around the response time
+
+
+class Family(Enum):
+    """Where a list keeps its items and its cursor."""
+
+    CATALOG = "catalog"  # flat: films[], next_cursor
+    ENVELOPE = "envelope"  # creatives, series, playlists: data.items[], data.next_cursor
+    VIDEOS = "videos"  # flat: rows[], next_cursor
+
+
+@dataclass(frozen=True)
+class Page:
+    response: Response
+    body: dict[str, Any]
+    items: list[Any]
+    next_cursor: Any
+
+    @property
+    def links(self) -> dict[str, Any]:
+        links = self.body.get("links")
+        return links if isinstance(links, dict) else {}
+
+
+def page_of(family: Family, response: Response) -> Page:
+    body = response.json_body()
+    if not isinstance(body, dict):
+        body = {}
+    if family is Family.ENVELOPE:
+        data = body.get("data") if isinstance(body.get("data"), dict) else {}
+        items, cursor = data.get("items"), data.get("next_cursor")
+    else:
+        items = body.get("films" if family is Family.CATALOG else "rows")
+        cursor = body.get("next_cursor")
+    return Page(response, body, items if isinstance(items, list) else [], cursor)
+
+
+def walk(
+    client: DeliveryClient,
+    family: Family,
+    path: str,
+    *,
+    role: str,
+    params: Mapping[str, str | int] | None = None,
+    requirement_id: str = "PAGE-002",
+    max_pages: int = MAX_PAGES,
+) -> list[Page]:
+    """Every page of a list, following `next_cursor` unchanged until it is null."""
+    pages: list[Page] = []
+    query: dict[str, str | int] = dict(params or {})
+    for _ in range(max_pages):
+        response = client.get(path, role=role, params=query)
+        expect(
+            requirement_id,
+            response.status_code == 200,
+            expected=f"200 on every page of {path}",
+            actual=response.status_code,
+            response=response,
+        )
+        page = page_of(family, response)
+        pages.append(page)
+        if page.next_cursor is None:
+            return pages
+        expect(
+            requirement_id,
+            isinstance(page.next_cursor, str),
+            expected="next_cursor a string or null",
+            actual=type(page.next_cursor).__name__,
+            response=response,
+        )
+        query["cursor"] = page.next_cursor
+    raise ConformanceFailure(
+        [
+            Violation(
+                requirement_id,
+                "walk did not end",
+                f"a null cursor within {max_pages} pages",
+                "a cursor on every page",
+                pages[-1].response.exchange,
+            )
+        ]
+    )
+
+
+def items_of(pages: list[Page]) -> list[Any]:
+    return [item for page in pages for item in page.items]
+
+
+# -- error rows --------------------------------------------------------------------------------
+
+
+class Code(Enum):
+    """Where the code of an error answer sits (spec: Errors > Formats)."""
+
+    ERROR_CODE = "error_code"  # flat, `error_code`
+    ERROR = "error"  # flat, no `error_code`, the whole `error` is the code
+    NONE = "none"  # flat, no `error_code` at all
+    ENVELOPE = "envelope"  # envelope `code`
+
+
+def error_problems(response: Response, status: int, where: Code, code: object) -> list[str]:
+    """What is wrong with this answer for the error row (status, code place, code)."""
+    problems = []
+    if response.status_code != status:
+        problems.append(f"status {response.status_code}, not {status}")
+    try:
+        body = response.json_body()
+    except TargetGarbage:
+        return [*problems, "body is not JSON"]
+    if not isinstance(body, dict):
+        return [*problems, "body is not a JSON object"]
+    if where is Code.ENVELOPE:
+        if body.get("code") != code:
+            problems.append(f"envelope code {body.get('code')!r}, not {code}")
+    elif where is Code.ERROR_CODE:
+        if body.get("error_code") != code:
+            problems.append(f"error_code {body.get('error_code')!r}, not {code!r}")
+    else:
+        if "error_code" in body:
+            problems.append(f"has error_code {body['error_code']!r}; the row has none")
+        if where is Code.ERROR and body.get("error") != code:
+            problems.append(f"error {body.get('error')!r}, not {code!r}")
+    return problems
+
+
+def expect_error(
+    requirement_id: str, response: Response, status: int, where: Code, code: object = None
+) -> None:
+    problems = error_problems(response, status, where, code)
+    expect(
+        requirement_id,
+        not problems,
+        expected=f"{status} with {where.value} {code!r}",
+        actual="; ".join(problems),
+        response=response,
+        title="error row not answered as the spec says",
+    )
+
+
+def error_shape_violations(requirement_id: str, response: Response) -> list[Violation]:
+    """The harness's envelope/flat error shape and request_id checks, named for this area."""
+    found = []
+    for name in ("envelope_error", "flat_error", "error_request_id"):
+        for seen in CHECKS[name](response):
+            found.append(
+                Violation(requirement_id, seen.title, seen.expected, seen.actual, seen.exchange)
+            )
+    return found
+
+
+# -- times -------------------------------------------------------------------------------------
+
+
+def response_time(response: Response) -> tuple[float, float]:
+    """The window in which the target produced the answer (its `Date`, else the exchange)."""
+    date = response.headers.get("date")
+    if date:
+        try:
+            moment = email.utils.parsedate_to_datetime(date).timestamp()
+            return moment, moment + 1.0
+        except (TypeError, ValueError):
+            pass
+    start = response.exchange.started_at
+    return start, start + response.exchange.elapsed
+
+
+def iso_epoch(value: object) -> float | None:
+    """Epoch seconds of an ISO 8601 UTC string (None: not one)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    offset = moment.utcoffset()
+    if offset is None or offset.total_seconds() != 0:
+        return None
+    return moment.timestamp()
+
+
+def within(value: float | None, low: float, high: float) -> bool:
+    return value is not None and low - TIME_SLACK <= value <= high + TIME_SLACK
+
+
+def is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from delivery_sandbox.admission import IntentClass
@@ -48,7 +49,12 @@ class TicketPolicy:
 
 def iso_utc(epoch: float) -> str:
     """ISO 8601 UTC with a `Z`, to the second."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(epoch)))
+    return _iso(int(epoch))
+
+
+@lru_cache(maxsize=8)
+def _iso(second: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ The format is a shared contract (ARCHITECTURE.md > Target profile); the sandbox 
     test_organisation = true             # optional, default false
     bare_host = "delivery.sandbox"       # optional
     [keys]      role = "svc_live_" + 32 characters
-    [fixtures]  name = "string"          # numbers are written as strings ("3")
+    [fixtures]  name = "string" or 3     # integers are kept as their text ("3")
     [admin]     url = "http://...", token = "..."   # optional
 
 `load_profile(path)` returns a frozen `TargetProfile` or raises `ProfileError` with a one-line
@@ -95,12 +95,16 @@ def _check_keys(path: Path, table: object) -> dict[str, str]:
 
 def _check_fixtures(path: Path, table: object) -> dict[str, str]:
     if not isinstance(table, dict):
-        raise _fail(path, "[fixtures] must be a table of name = string")
+        raise _fail(path, "[fixtures] must be a table of name = string or integer")
+    fixtures: dict[str, str] = {}
     for name, value in table.items():
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)  # episode numbers: kept as their decimal text
         if not isinstance(value, str):
             kind = type(value).__name__
-            raise _fail(path, f"fixture {name!r} must be a string (quote numbers), got {kind}")
-    return dict(table)
+            raise _fail(path, f"fixture {name!r} must be a string or an integer, got {kind}")
+        fixtures[name] = value
+    return fixtures
 
 
 def _check_admin(path: Path, table: object) -> AdminEndpoint:

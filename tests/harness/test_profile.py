@@ -39,7 +39,8 @@ def test_profile_trailing_slash_is_accepted(tmp_path: Path) -> None:
         ('base_url = "http://x.example:99999"\n', "invalid port"),
         ('base_url = "http://x"\ntest_organisation = "yes"\n', "true or false"),
         ('base_url = "http://x"\n[keys]\nfilms = "svc_live_short"\n', "role 'films'"),
-        ('base_url = "http://x"\n[fixtures]\nepisode_no = 3\n', "fixture 'episode_no'"),
+        ('base_url = "http://x"\n[fixtures]\nepisode_no = 3.5\n', "fixture 'episode_no'"),
+        ('base_url = "http://x"\n[fixtures]\nflag = true\n', "fixture 'flag'"),
         ('base_url = "http://x"\n[admin]\nurl = "http://x/_sandbox"\n', "needs both"),
         ('base_url = "http://x"\n[admin]\nurl = "x"\ntoken = "t"\n', "http(s) URL"),
         ('base_url = "http://x"\n[admin]\nurl="http://x"\ntoken="t"\nuser="u"\n', "unknown"),
@@ -84,5 +85,6 @@ def test_profile_undecodable_file_is_a_profile_error(tmp_path: Path) -> None:
         load_profile(path)
 
 
-def test_profile_text_fixture_is_valid_toml() -> None:
-    assert "[keys]" in PROFILE_TEXT
+def test_profile_integer_fixture_is_kept_as_text(tmp_path: Path) -> None:
+    text = PROFILE_TEXT.replace('episode_encrypted_no = "3"', "episode_encrypted_no = 3")
+    assert load_profile(write_profile(tmp_path, text)).fixtures["episode_encrypted_no"] == "3"

@@ -1,0 +1,408 @@
+"""The pytest plugin of the product suite (loaded by tests/conformance and tests/properties).
+
+Options: `--target FILE` (a target profile; default: start the embedded sandbox), `--requirement
+ID` (repeatable: run only tests marked with these IDs), `--no-pacing`, `--report-dir DIR` (write
+results.json and report.html there), `--conformance-seed N` (recorded in the report).
+
+Markers:
+  @pytest.mark.requirement("PLAY-012", ...)   mandatory on every test; IDs must exist in
+                                              spec/requirements.yaml (else a usage error)
+  @pytest.mark.needs("role:videos", "fixture:video_id", "admin", "bare_host",
+                     "test_organisation")     missing in the profile => not exercised
+
+Fixtures: `profile`, `client` (a paced `DeliveryClient`), `key(role)`, `fixture_id(name)`,
+`admin` (an `AdminClient`; resets the target after the test). Asking `key`, `fixture_id` or
+`admin` for something the profile lacks skips the test with a reason starting `not exercised: `,
+which the reports count as not exercised, never as passed.
+
+Every test ends as one `TestFinished` event: its requirement IDs, its outcome, the typed
+violations (a `ConformanceFailure`; a bare assertion or a garbage body becomes a violation of the
+test's own requirements) and the redacted exchanges it made. Consumers implement
+`pytest_conformance_event(event)`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Generator, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from delivery_conformance.admin import AdminClient
+from delivery_conformance.checks.violation import ConformanceFailure, Violation
+from delivery_conformance.client import DeliveryClient
+from delivery_conformance.events import (
+    NOT_EXERCISED_PREFIX,
+    Event,
+    Outcome,
+    RunFinished,
+    RunStarted,
+    TestDeselected,
+    TestFinished,
+)
+from delivery_conformance.exceptions import HarnessError, TargetGarbage
+from delivery_conformance.exchange import Exchange
+from delivery_conformance.pacing import Pacer
+from delivery_conformance.profile import TargetProfile, load_profile
+from delivery_conformance.redact import redact_text
+
+__all__ = ["NEEDS_KINDS", "known_requirement_ids"]
+
+NEEDS_KINDS = ("role:", "fixture:", "admin", "bare_host", "test_organisation")
+_STATE = pytest.StashKey["_RunState"]()
+
+
+class _HookSpecs:
+    @pytest.hookspec
+    def pytest_conformance_event(self, event: Event) -> None:
+        """One event of the run (see `delivery_conformance.events`)."""
+
+
+def known_requirement_ids() -> set[str]:
+    """The IDs of spec/requirements.yaml (a seam: self-tests replace it)."""
+    from delivery_conformance.requirements import RequirementsError, load_requirements
+
+    try:
+        return set(load_requirements())
+    except RequirementsError as error:
+        raise pytest.UsageError(str(error)) from None
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(_HookSpecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("delivery-conformance")
+    group.addoption("--target", default=None, help="target profile (default: embedded sandbox)")
+    group.addoption(
+        "--requirement",
+        action="append",
+        default=[],
+        dest="conformance_ids",
+        metavar="ID",
+        help="run only tests marked with this requirement ID",
+    )
+    group.addoption(
+        "--no-pacing",
+        action="store_true",
+        default=False,
+        help="do not pace requests under the rate limits",
+    )
+    group.addoption("--report-dir", default=None, help="write results.json and report.html here")
+    group.addoption("--conformance-seed", type=int, default=None, help="seed to record")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "requirement(*ids): requirement IDs this test proves")
+    config.addinivalue_line("markers", "needs(*what): roles, fixtures or admin API needed")
+    state = _RunState(config)
+    config.stash[_STATE] = state
+    config.pluginmanager.register(state, "delivery-conformance-run")
+    if config.getoption("report_dir"):
+        from delivery_conformance.report import ReportWriter
+
+        config.pluginmanager.register(ReportWriter(Path(config.getoption("report_dir"))))
+
+
+def _state(config: pytest.Config) -> _RunState:
+    return config.stash[_STATE]
+
+
+def _ids(item: pytest.Item) -> tuple[str, ...]:
+    return tuple(i for mark in item.iter_markers("requirement") for i in mark.args)
+
+
+def _needs(item: pytest.Item) -> tuple[str, ...]:
+    return tuple(n for mark in item.iter_markers("needs") for n in mark.args)
+
+
+def _marker_problems(items: list[pytest.Item], known: set[str]) -> list[str]:
+    problems = []
+    for item in items:
+        ids = _ids(item)
+        if not ids:
+            problems.append(f"{item.nodeid} has no @pytest.mark.requirement")
+        problems += [f"{item.nodeid} names unknown requirement {i}" for i in ids if i not in known]
+        problems += [
+            f"{item.nodeid} has an unknown need {n!r}"
+            for n in _needs(item)
+            if not isinstance(n, str) or not n.startswith(NEEDS_KINDS)
+        ]
+    return problems
+
+
+class _RunState:
+    """Per-run plumbing: profile, shared client, the current test's exchanges and outcome."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.t0 = time.time()
+        self.seed: int | None = config.getoption("conformance_seed")
+        self._profile: TargetProfile | None = None
+        self._embedded: Any = None
+        self._client: DeliveryClient | None = None
+        self._admin: AdminClient | None = None
+        self.exchanges: list[Exchange] = []
+        self._outcome: dict[str, tuple[Outcome, str, tuple[Violation, ...]]] = {}
+        self._start: dict[str, float] = {}
+        self.pacing = not config.getoption("no_pacing")
+
+    # -- pytest hooks (this object is registered as a plugin) --------------------------------
+
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        known = known_requirement_ids()
+        problems = _marker_problems(items, known)
+        if problems:
+            more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+            raise pytest.UsageError("; ".join(problems[:3]) + more)
+        wanted = set(config.getoption("conformance_ids"))
+        if not wanted:
+            return
+        unknown = sorted(wanted - known)
+        if unknown:
+            raise pytest.UsageError(f"--requirement names unknown IDs: {', '.join(unknown)}")
+        dropped = [item for item in items if not wanted & set(_ids(item))]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = [item for item in items if wanted & set(_ids(item))]
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            self.emit(TestDeselected(item.nodeid, _ids(item)))
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            lines = str(report.longrepr).strip().splitlines() or ["?"]
+            reason = f"collection failed: {redact_text(lines[-1][:300])}"
+            self.emit(TestFinished(report.nodeid, (), Outcome.ERROR, reason))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        if not session.items or session.config.option.collectonly:
+            return
+        try:
+            profile = self.profile()
+        except HarnessError as error:
+            pytest.exit(str(error), returncode=3)
+        self.emit(RunStarted(profile.base_url, time.time(), self.seed, self.pacing))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        self.begin(item.nodeid)
+        item.user_properties.append(("requirements", ",".join(_ids(item))))
+        missing = [need for need in _needs(item) if not self.has(need)]
+        if missing:
+            pytest.skip(NOT_EXERCISED_PREFIX + "the profile lacks " + ", ".join(missing))
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        self.note(item, call, report)
+        return report
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.emit(RunFinished(time.time(), time.time() - self.t0, int(exitstatus)))
+        self.close()
+
+    # -- plumbing ------------------------------------------------------------------------------
+
+    def emit(self, event: Event) -> None:
+        self.config.hook.pytest_conformance_event(event=event)
+
+    def profile(self) -> TargetProfile:
+        if self._profile is None:
+            target = self.config.getoption("target")
+            if target:
+                self._profile = load_profile(target)
+            else:
+                from delivery_conformance.embedded import EmbeddedSandbox
+
+                self._embedded = EmbeddedSandbox()
+                self._profile = load_profile(self._embedded.start())
+                self.pacing = False
+        return self._profile
+
+    def client(self) -> DeliveryClient:
+        if self._client is None:
+            profile = self.profile()
+            pacer = Pacer() if self.pacing else None
+            self._client = DeliveryClient(profile, pacer=pacer, on_exchange=self.exchanges.append)
+            if "films" in profile.keys:
+                self._client.learn_config("films")
+        return self._client
+
+    def admin(self) -> AdminClient:
+        profile = self.profile()
+        if profile.admin is None:
+            pytest.skip(NOT_EXERCISED_PREFIX + "the profile has no [admin] table")
+        if self._admin is None:
+            origin = urlsplit(profile.admin.url)
+            admin_profile = dataclasses.replace(
+                profile, base_url=f"{origin.scheme}://{origin.netloc}"
+            )
+            transport = DeliveryClient(admin_profile, on_exchange=self.exchanges.append)
+            self._admin = AdminClient(profile.admin, transport)
+        return self._admin
+
+    def has(self, need: str) -> bool:
+        profile = self.profile()
+        kind, _, name = need.partition(":")
+        checks: dict[str, Callable[[], bool]] = {
+            "role": lambda: name in profile.keys,
+            "fixture": lambda: name in profile.fixtures,
+            "admin": lambda: profile.admin is not None,
+            "bare_host": lambda: profile.bare_host is not None,
+            "test_organisation": lambda: profile.test_organisation,
+        }
+        return checks[kind]()
+
+    def begin(self, nodeid: str) -> None:
+        self.exchanges.clear()
+        self._start[nodeid] = time.time()
+
+    def note(
+        self, item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport
+    ) -> None:
+        nodeid = item.nodeid
+        current = self._outcome.get(nodeid)
+        if report.when == "setup":
+            if report.skipped:
+                self._outcome[nodeid] = (Outcome.NOT_EXERCISED, _skip_reason(report), ())
+            elif report.failed:
+                self._outcome[nodeid] = (Outcome.ERROR, _error_reason(call), ())
+        elif report.when == "call":
+            if report.passed:
+                self._outcome[nodeid] = (Outcome.PASSED, "", ())
+            elif report.skipped:
+                self._outcome[nodeid] = (Outcome.NOT_EXERCISED, _skip_reason(report), ())
+            else:
+                self._outcome[nodeid] = _classify(call, _ids(item), self.exchanges)
+        elif report.when == "teardown":
+            if report.failed and (current is None or current[0] is Outcome.PASSED):
+                current = (Outcome.ERROR, "teardown failed: " + _error_reason(call), ())
+                self._outcome[nodeid] = current
+            outcome, reason, violations = self._outcome.pop(nodeid, (Outcome.ERROR, "", ()))
+            duration = time.time() - self._start.pop(nodeid, time.time())
+            self.emit(
+                TestFinished(
+                    nodeid, _ids(item), outcome, reason, violations, tuple(self.exchanges), duration
+                )
+            )
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+        if self._admin is not None:
+            self._admin.close()
+        if self._embedded is not None:
+            self._embedded.stop()
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    message = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    message = message.removeprefix("Skipped: ")
+    if message.startswith(NOT_EXERCISED_PREFIX):
+        return message.removeprefix(NOT_EXERCISED_PREFIX)
+    return f"skipped: {message}"
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return redact_text(text[:500])
+
+
+def _error_reason(call: pytest.CallInfo[None]) -> str:
+    if call.excinfo is None:
+        return "unknown error"
+    error = call.excinfo.value
+    if isinstance(error, HarnessError):
+        return _one_line(error)
+    return f"{type(error).__name__}: {_one_line(error)}"
+
+
+def _leaves(error: BaseException) -> Iterator[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            yield from _leaves(inner)
+    else:
+        yield error
+
+
+def _classify(
+    call: pytest.CallInfo[None], ids: tuple[str, ...], exchanges: list[Exchange]
+) -> tuple[Outcome, str, tuple[Violation, ...]]:
+    """A failed call: typed violations when the target is at fault, an error otherwise."""
+    if call.excinfo is None:
+        return Outcome.ERROR, "unknown failure", ()
+    last = exchanges[-1] if exchanges else None
+    found: list[Violation] = []
+    for leaf in _leaves(call.excinfo.value):
+        if isinstance(leaf, ConformanceFailure):
+            found.extend(leaf.violations)
+        elif isinstance(leaf, TargetGarbage):
+            found += [
+                Violation(i, "response is not JSON", "a JSON body", _one_line(leaf), last)
+                for i in ids
+            ]
+        elif isinstance(leaf, AssertionError | pytest.fail.Exception):
+            found += [
+                Violation(
+                    i,
+                    "scenario assertion failed",
+                    "the scenario's assertion to hold",
+                    _one_line(leaf),
+                    last,
+                )
+                for i in ids
+            ]
+        else:
+            return Outcome.ERROR, _error_reason(call), ()
+    return Outcome.FAILED, "", tuple(found)
+
+
+@pytest.fixture(scope="session")
+def profile(request: pytest.FixtureRequest) -> TargetProfile:
+    return _state(request.config).profile()
+
+
+@pytest.fixture(scope="session")
+def client(request: pytest.FixtureRequest) -> DeliveryClient:
+    return _state(request.config).client()
+
+
+@pytest.fixture
+def key(profile: TargetProfile) -> Callable[[str], str]:
+    def lookup(role: str) -> str:
+        if role not in profile.keys:
+            pytest.skip(f"{NOT_EXERCISED_PREFIX}the profile has no key for role {role!r}")
+        return profile.keys[role]
+
+    return lookup
+
+
+@pytest.fixture
+def fixture_id(profile: TargetProfile) -> Callable[[str], str]:
+    def lookup(name: str) -> str:
+        if name not in profile.fixtures:
+            pytest.skip(f"{NOT_EXERCISED_PREFIX}the profile has no fixture {name!r}")
+        return profile.fixtures[name]
+
+    return lookup
+
+
+@pytest.fixture
+def admin(request: pytest.FixtureRequest) -> Iterator[AdminClient]:
+    """The admin API; the target is reset after the test (tests using it change state)."""
+    api = _state(request.config).admin()
+    yield api
+    api.reset()

@@ -1,0 +1,89 @@
+"""Run the product suite programmatically and return its summary.
+
+    summary = run_suite(RunOptions(target=Path("target.toml"), run_dir=Path("reports/x")))
+    summary.exit_code(), summary.line()
+
+It calls `pytest.main` on tests/conformance (and tests/properties unless disabled) with the
+plugin, `--target`, JUnit (`--junitxml <run_dir>/junit.xml`) and a `ReportWriter` that writes
+results.json and report.html into the same directory. The verdict is computed from the events,
+never from pytest's text output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from delivery_conformance.exceptions import HarnessFailure, UsageError
+from delivery_conformance.report import ReportWriter
+from delivery_conformance.results import RunSummary
+
+__all__ = ["REPO_ROOT", "RunOptions", "has_tests", "run_suite", "suite_paths"]
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PYTEST_USAGE_ERROR = 4
+PYTEST_NO_TESTS = 5
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    target: Path
+    run_dir: Path
+    keyword: str | None = None
+    requirements: tuple[str, ...] = ()
+    properties: bool = True
+    pacing: bool = True
+    seed: int | None = None
+    tests_root: Path = REPO_ROOT / "tests"
+    extra_args: Sequence[str] = field(default_factory=tuple)
+
+
+def has_tests(directory: Path) -> bool:
+    return directory.is_dir() and any(directory.rglob("test_*.py"))
+
+
+def suite_paths(options: RunOptions) -> list[Path]:
+    paths = [options.tests_root / "conformance"]
+    if options.properties:
+        paths.append(options.tests_root / "properties")
+    return [p for p in paths if has_tests(p)]
+
+
+def pytest_args(options: RunOptions, paths: Sequence[Path]) -> list[str]:
+    args = [str(p) for p in paths]
+    args += ["-q", "-p", "delivery_conformance.plugin", "--rootdir", str(REPO_ROOT)]
+    # httpx has imported anyio, whose pytest plugin can then no longer be rewritten: harmless.
+    args += ["-W", "ignore::pytest.PytestAssertRewriteWarning"]
+    args += ["--target", str(options.target), "--junitxml", str(options.run_dir / "junit.xml")]
+    if options.keyword:
+        args += ["-k", options.keyword]
+    for requirement_id in options.requirements:
+        args += ["--requirement", requirement_id]
+    if not options.pacing:
+        args.append("--no-pacing")
+    if options.seed is not None:
+        args += ["--conformance-seed", str(options.seed), "--hypothesis-seed", str(options.seed)]
+    return args + list(options.extra_args)
+
+
+def run_suite(options: RunOptions) -> RunSummary | None:
+    """Run the suite; None when there is no test yet. Raises on a run that could not happen."""
+    paths = suite_paths(options)
+    if not paths:
+        return None
+    options.run_dir.mkdir(parents=True, exist_ok=True)
+    writer = ReportWriter(options.run_dir, announce=False)
+    status = int(pytest.main(pytest_args(options, paths), plugins=[writer]))
+    if writer.summary is None:
+        if status == PYTEST_USAGE_ERROR:
+            raise HarnessFailure("the suite could not start (pytest usage error, see above)")
+        raise HarnessFailure(f"the suite stopped before it finished (pytest exit {status})")
+    if not writer.summary.tests:
+        if status == PYTEST_NO_TESTS and (options.keyword or options.requirements):
+            raise UsageError("no test matches the selection (-k / --requirement)")
+        if status != PYTEST_NO_TESTS:
+            raise HarnessFailure(f"no test ran (pytest exit {status})")
+    return writer.summary

@@ -1,0 +1,263 @@
+"""Dated versions: the key's pin, the request header, unknown and retired versions, deprecation.
+
+spec: Versioning (items 2 and 5); Common response headers (Service-Version, Deprecation, Sunset,
+Link); Errors > Formats (`unsupported_version` with `supported_versions`, `latest_version`,
+`upgrade_to`); GET /config (`api`, `deprecations`).
+README readings followed: VER-005/VER-009/VER-010 (a non-date header is unknown; `upgrade_to`
+only for a retired pin; a supported header replaces a retired pin), HDR-018/HDR-023 (Deprecation
+is 00:00 UTC of `deprecated_at`; `rel="sunset"` whenever Sunset is sent).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.utils
+import json
+import re
+
+import pytest
+
+from delivery_conformance.checks import expect
+
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+DEPRECATION = re.compile(r"@(\d+)")
+
+
+def _body(response) -> dict:
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def _api(client, role: str, **kwargs) -> dict:
+    response = client.get("config", role=role, **kwargs)
+    expect("CFG-001", response.status_code == 200, expected=200, actual=response.status_code,
+           response=response)
+    return _body(response)["api"]
+
+
+def _version_entry(client, version: str) -> dict:
+    for entry in _api(client, "films")["supported_versions"]:
+        if entry.get("version") == version:
+            return entry
+    raise AssertionError(f"{version} is not listed in api.supported_versions")
+
+
+def _rels(response) -> set[str]:
+    link = response.headers.get("link", "")
+    return {m.lower() for m in re.findall(r'rel="?([A-Za-z-]+)"?', link)}
+
+
+def _expect_unsupported(rid: str, response) -> dict:
+    data = _body(response)
+    expect(rid, response.status_code == 400 and data.get("error_code") == "unsupported_version",
+           expected="400 unsupported_version",
+           actual=f"{response.status_code} {data.get('error_code')!r}", response=response)
+    return data
+
+
+@pytest.mark.requirement("VER-001")
+@pytest.mark.needs("role:films")
+def test_config_lists_the_2026_10_02_version(client):
+    listed = [entry.get("version") for entry in _api(client, "films")["supported_versions"]]
+    expect("VER-001", "2026-10-02" in listed, expected="2026-10-02 listed", actual=listed)
+
+
+@pytest.mark.requirement("VER-002")
+@pytest.mark.parametrize("role", ["films", "films_metadata", "deprecated_pin"])
+def test_responses_name_the_pinned_version(client, key, role):
+    key(role)
+    pinned = _api(client, role)["pinned_version"]
+    response = client.get("catalog", role=role, params={"limit": 1})
+    expect("VER-002", response.headers.get("service-version") == pinned,
+           expected=f"Service-Version {pinned}", actual=response.headers.get("service-version"),
+           response=response)
+
+
+@pytest.mark.requirement("VER-003")
+@pytest.mark.needs("role:films")
+def test_version_header_serves_one_request_without_moving_the_pin(client):
+    before = _api(client, "films")
+    others = [e["version"] for e in before["supported_versions"]
+              if e.get("version") != before["pinned_version"]]
+    if not others:
+        pytest.skip("not exercised: the target lists no second supported version")
+    during = _api(client, "films", version=others[0])
+    expect("VER-003", during["version"] == others[0] and
+           during["pinned_version"] == before["pinned_version"],
+           expected=f"version {others[0]}, pin {before['pinned_version']}",
+           actual=f"version {during['version']}, pin {during['pinned_version']}")
+    after = client.get("config", role="films")
+    expect("VER-003", after.headers.get("service-version") == before["pinned_version"],
+           expected=f"back to {before['pinned_version']}",
+           actual=after.headers.get("service-version"), response=after)
+
+
+@pytest.mark.requirement("VER-004", "VER-009")
+@pytest.mark.needs("role:films")
+@pytest.mark.parametrize("path", ["catalog", "config", "series"])
+def test_unknown_date_is_unsupported_without_upgrade_to(client, path):
+    data = _expect_unsupported("VER-004", client.get(path, role="films", version="1999-01-01"))
+    expect("VER-009", "upgrade_to" not in data, expected="no upgrade_to for a current pin",
+           actual=data.get("upgrade_to"))
+
+
+@pytest.mark.requirement("VER-005")
+@pytest.mark.needs("role:films")
+@pytest.mark.parametrize("value", ["latest", "2026-13-45", "2026-10-2", "v1", "20261002"])
+def test_malformed_version_header_is_unsupported(client, value):
+    _expect_unsupported("VER-005", client.get("catalog", role="films", version=value))
+
+
+@pytest.mark.requirement("VER-006")
+@pytest.mark.needs("role:films", "fixture:retired_version")
+@pytest.mark.parametrize("path", ["catalog", "config", "creatives"])
+def test_retired_version_header_is_unsupported(client, fixture_id, path):
+    response = client.get(path, role="films", version=fixture_id("retired_version"))
+    _expect_unsupported("VER-006", response)
+
+
+@pytest.mark.requirement("VER-007")
+@pytest.mark.needs("role:films")
+def test_unsupported_version_lists_the_supported_ones(client):
+    data = _expect_unsupported("VER-007", client.get("catalog", role="films", version="1999-01-01"))
+    listed, latest = data.get("supported_versions"), data.get("latest_version")
+    expect("VER-007", isinstance(listed, list) and bool(listed) and all(
+        isinstance(v, str) and DATE.fullmatch(v) for v in listed),
+        expected="supported_versions: YYYY-MM-DD strings", actual=listed)
+    expect("VER-007", isinstance(latest, str) and latest in listed,
+           expected="latest_version among supported_versions", actual=latest)
+    configured = [e["version"] for e in _api(client, "films")["supported_versions"]]
+    expect("VER-007", sorted(listed) == sorted(configured),
+           expected=f"the versions /config lists: {configured}", actual=listed)
+
+
+@pytest.mark.requirement("VER-008")
+@pytest.mark.needs("role:retired_pin")
+@pytest.mark.parametrize("path", ["catalog", "config", "series"])
+def test_retired_pin_is_unsupported_with_upgrade_to(client, path):
+    data = _expect_unsupported("VER-008", client.get(path, role="retired_pin"))
+    expect("VER-008", data.get("upgrade_to") in (data.get("supported_versions") or []),
+           expected="upgrade_to naming a supported version", actual=data.get("upgrade_to"))
+
+
+@pytest.mark.requirement("VER-010")
+@pytest.mark.needs("role:retired_pin", "role:films")
+def test_supported_header_serves_a_retired_pin(client):
+    latest = _api(client, "films")["latest_version"]
+    response = client.get("config", role="retired_pin", version=latest)
+    expect("VER-010", response.status_code == 200
+           and response.headers.get("service-version") == latest,
+           expected=f"200 served by {latest}",
+           actual=f"{response.status_code} {response.headers.get('service-version')}",
+           response=response)
+
+
+@pytest.mark.requirement("VER-011")
+@pytest.mark.needs("role:deprecated_pin", "admin")
+def test_rotation_keeps_the_version_pin(client, admin):
+    pinned = _api(client, "deprecated_pin")["pinned_version"]
+    new_key = admin.rotate("deprecated_pin")
+    response = client.get("config", key=new_key)
+    expect("VER-011", response.status_code == 200 and
+           _body(response)["api"]["pinned_version"] == pinned and
+           response.headers.get("service-version") == pinned,
+           expected=f"the new key pinned to {pinned}",
+           actual=f"{response.status_code} {response.headers.get('service-version')}",
+           response=response)
+
+
+@pytest.mark.requirement("VER-014")
+@pytest.mark.needs("role:deprecated_pin")
+def test_config_announces_deprecations_when_a_version_is_deprecated(client):
+    response = client.get("config", role="deprecated_pin")
+    deprecations = _body(response).get("deprecations")
+    expect("VER-014", isinstance(deprecations, list) and len(deprecations) > 0,
+           expected="a non-empty deprecations array", actual=deprecations, response=response)
+
+
+@pytest.mark.requirement("HDR-016")
+@pytest.mark.needs("role:films")
+@pytest.mark.parametrize("path", ["catalog", "config", "series", "creatives"])
+def test_current_version_has_no_deprecation_headers(client, path):
+    response = client.get(path, role="films", params={"limit": 1})
+    found = [h for h in ("deprecation", "sunset") if h in response.headers]
+    found += sorted(_rels(response) & {"deprecation", "sunset"})
+    expect("HDR-016", response.status_code == 200 and not found,
+           expected="200 without Deprecation, Sunset or a deprecation Link",
+           actual=f"{response.status_code} {found}", response=response)
+
+
+def _deprecated_answers(client, key, profile):
+    """200s served by a deprecated version: by the pin and by the request header."""
+    key("films")
+    answers = []
+    if "deprecated_pin" in profile.keys:
+        answers.append(client.get("config", role="deprecated_pin"))
+        answers.append(client.get("catalog", role="deprecated_pin", params={"limit": 1}))
+    if "deprecated_version" in profile.fixtures:
+        version = profile.fixtures["deprecated_version"]
+        answers.append(client.get("config", role="films", version=version))
+    if not answers:
+        pytest.skip("not exercised: the profile has no deprecated_pin or deprecated_version")
+    return answers
+
+
+@pytest.mark.requirement("HDR-017", "HDR-018", "HDR-022")
+def test_deprecated_version_sends_deprecation_and_link(client, key, profile):
+    for response in _deprecated_answers(client, key, profile):
+        served = response.headers.get("service-version", "")
+        value = response.headers.get("deprecation", "")
+        match = DEPRECATION.fullmatch(value)
+        expect("HDR-017", response.status_code == 200 and match is not None,
+               expected="200 with Deprecation: @<seconds>", actual=value or "absent",
+               response=response)
+        deprecated_at = _version_entry(client, served).get("deprecated_at")
+        seconds = int(match.group(1)) if match else -1
+        day = dt.datetime.fromtimestamp(seconds, dt.UTC)
+        midnight = day.time() == dt.time(0)
+        expect("HDR-018", midnight and day.date().isoformat() == deprecated_at,
+               expected=f"00:00 UTC of {deprecated_at}", actual=day.isoformat(),
+               response=response)
+        expect("HDR-022", "deprecation" in _rels(response),
+               expected='Link with rel="deprecation"', actual=response.headers.get("link"),
+               response=response)
+
+
+@pytest.mark.requirement("HDR-020", "HDR-021", "HDR-023")
+def test_sunset_follows_the_version_stop_date(client, key, profile):
+    for response in _deprecated_answers(client, key, profile):
+        entry = _version_entry(client, response.headers.get("service-version", ""))
+        sunset = response.headers.get("sunset")
+        expect("HDR-020", (sunset is not None) == (entry.get("sunset_at") is not None),
+               expected=f"Sunset present exactly when sunset_at ({entry.get('sunset_at')}) is set",
+               actual=sunset or "absent", response=response)
+        if sunset is None:
+            continue
+        expect("HDR-020", "deprecation" in response.headers, expected="Sunset with Deprecation",
+               actual="no Deprecation", response=response)
+        try:
+            when = email.utils.parsedate_to_datetime(sunset)
+        except (TypeError, ValueError):
+            when = None
+        expect("HDR-021", when is not None and sunset.endswith(" GMT"),
+               expected="an IMF-fixdate", actual=sunset, response=response)
+        expect("HDR-021", when is not None and when.date().isoformat() == entry.get("sunset_at"),
+               expected=f"the date {entry.get('sunset_at')}", actual=sunset, response=response)
+        expect("HDR-023", "sunset" in _rels(response), expected='Link with rel="sunset"',
+               actual=response.headers.get("link"), response=response)
+
+
+@pytest.mark.requirement("HDR-019", "HDR-020")
+@pytest.mark.needs("role:deprecated_pin")
+@pytest.mark.parametrize(("method", "path"), [("GET", "playback"), ("GET", "videos"),
+                                              ("GET", "creatives/not-a-uuid"), ("GET", "nope")])
+def test_deprecation_headers_never_on_errors(client, method, path):
+    response = client.request(method, path, role="deprecated_pin")
+    found = [h for h in ("deprecation", "sunset") if h in response.headers]
+    found += sorted(_rels(response) & {"deprecation", "sunset"})
+    expect("HDR-019", response.status_code >= 400 and not found,
+           expected="an error without Deprecation, Sunset or deprecation Link",
+           actual=f"{response.status_code} {found}", response=response)

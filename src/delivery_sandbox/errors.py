@@ -125,7 +125,7 @@ def envelope(
 ) -> Reply:
     """An envelope error body (spec: Errors > Formats, envelope)."""
     if faults.enabled("envelope_code_mismatch"):
-        code = 4000 + code % 100 if code // 10 != 400 else 5000 + code % 100
+        code = code + 1000 if code < 5000 else code - 1000
     body: dict[str, Any] = {"code": code, "message": message, "server_time": int(now)}
     if not faults.enabled("request_id_not_echoed"):
         body["request_id"] = exchange.request_id

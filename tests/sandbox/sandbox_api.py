@@ -1,0 +1,65 @@
+"""The sandbox in-process for self-tests: its ASGI app behind httpx.ASGITransport, no sockets."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+import httpx
+
+from delivery_sandbox.app import SandboxApp
+from delivery_sandbox.context import Sandbox, Settings, build_sandbox
+
+API = "/api/delivery/v1"
+START = 1_795_000_000.0  # a fixed wall clock: 2026-11-18
+
+
+class Api:
+    """A synchronous face over an async httpx client bound to one sandbox."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sb = sandbox
+        self.loop = asyncio.new_event_loop()
+        self.client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=SandboxApp(sandbox)), base_url="http://127.0.0.1:8123"
+        )
+
+    def key(self, role: str) -> str:
+        return self.sb.accounts.key_of(role)
+
+    @property
+    def fx(self) -> dict[str, Any]:
+        return self.sb.fixtures()
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        role: str | None = None,
+        headers: dict[str, str] | None = None,
+        **kwargs: Any,
+    ) -> httpx.Response:
+        sent = dict(headers or {})
+        if role is not None:
+            sent["Authorization"] = f"Bearer {self.key(role)}"
+        url = path if path.startswith(("/", "http")) else f"{API}/{path}"
+        return self.loop.run_until_complete(
+            self.client.request(method, url, headers=sent, **kwargs)
+        )
+
+    def get(self, path: str, role: str | None = None, **kwargs: Any) -> httpx.Response:
+        return self.request("GET", path, role, **kwargs)
+
+    def admin(self, method: str, path: str, body: Any = None) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {self.sb.admin_token}"}
+        return self.request(method, f"/_sandbox/{path}", headers=headers, json=body)
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.client.aclose())
+        self.loop.close()
+
+
+def make_api(**settings: Any) -> Api:
+    sandbox = build_sandbox(Settings(**settings), time_source=lambda: START, rng=random.Random(7))
+    return Api(sandbox)

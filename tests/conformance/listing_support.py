@@ -205,3 +205,46 @@ def within(value: float | None, low: float, high: float) -> bool:
 
 def is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+# -- envelopes ---------------------------------------------------------------------------------
+
+
+def envelope_problems(page: Page, *, listing: bool) -> list[str]:
+    """spec: Endpoints > Paging and envelopes: code 0, message ok, data, server_time, links."""
+    body, problems = page.body, []
+    missing = [m for m in ("code", "message", "data", "server_time", "links") if m not in body]
+    if missing:
+        problems.append(f"missing {missing}")
+    if body.get("code") != 0 or not is_int(body.get("code")):
+        problems.append(f"code {body.get('code')!r}")
+    if body.get("message") != "ok":
+        problems.append(f"message {body.get('message')!r}")
+    if not is_int(body.get("server_time")):
+        problems.append(f"server_time {body.get('server_time')!r}")
+    if listing:
+        data = body.get("data") if isinstance(body.get("data"), dict) else {}
+        if not isinstance(data.get("items"), list):
+            problems.append("data.items not an array")
+        if "next_cursor" not in data or not (
+            data["next_cursor"] is None or isinstance(data["next_cursor"], str)
+        ):
+            problems.append("data.next_cursor not a string or null")
+        if "self" not in page.links or "next" not in page.links:
+            problems.append(f"links {sorted(page.links)}")
+    return problems
+
+
+def server_time_close(page: Page, tolerance: float = 300.0) -> bool:
+    """README (PAGE-008): server_time within 5 minutes of the response time."""
+    low, high = response_time(page.response)
+    value = page.body.get("server_time")
+    return is_int(value) and low - tolerance <= value <= high + tolerance
+
+
+def link_path(url: object) -> str:
+    """A service link rebased on the target's base_url (path and query kept)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(str(url))
+    return parts.path + (f"?{parts.query}" if parts.query else "")

@@ -1,0 +1,600 @@
+"""GET /series and GET /series/{code}: list and detail fields, order, paging, errors.
+
+spec: Resources and their fields > Series, Series list item; Endpoints > GET /series,
+GET /series/{code}, Paging and envelopes; Errors > Series and playlists.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import pytest
+from listing_support import (
+    Code,
+    Family,
+    Page,
+    envelope_problems,
+    error_shape_violations,
+    expect_error,
+    is_int,
+    items_of,
+    link_path,
+    page_of,
+    server_time_close,
+    walk,
+)
+
+from delivery_conformance.checks import ConformanceFailure, expect
+from delivery_conformance.checks.schema import expect_schema
+from delivery_conformance.client import DeliveryClient, Response
+
+ROLE = "films_metadata"
+META = pytest.mark.needs(f"role:{ROLE}", "fixture:series_code")
+UNKNOWN_KEY = "svc_live_" + "Qq7" * 10 + "Qq"
+
+# Requirement -> Series detail fields whose schema it proves (spec: Resources > Series).
+DETAIL_FIELDS: dict[str, tuple[str, ...]] = {
+    "SER-003": ("film_status",),
+    "SER-004": ("tier",),
+    "SER-005": ("updated_at",),
+    "SER-006": ("content_version",),
+    "SER-007": ("language", "default_lang"),
+    "SER-008": ("title_i18n", "synopsis_short_i18n", "synopsis_i18n"),
+    "SER-009": ("genres",),
+    "SER-010": ("poster",),
+    "SER-011": ("content_rating", "is_completed", "release_date", "planned_episodes"),
+    "SER-012": ("tags",),
+    "SER-013": ("people",),
+    "SER-014": ("images",),
+    "SER-016": ("trailer",),
+    "SER-017": ("metadata_version",),
+    "SER-018": ("metadata_updated_at",),
+    "SER-019": ("media",),
+    "SER-022": ("episodes",),
+}
+
+
+def detail(client: DeliveryClient, code: str, role: str = ROLE) -> tuple[Response, dict[str, Any]]:
+    response = client.get(f"series/{code}", role=role)
+    expect(
+        "SER-032",
+        response.status_code == 200,
+        expected=f"200 for series {code}",
+        actual=response.status_code,
+        response=response,
+    )
+    body = response.json_body()
+    data = body.get("data") if isinstance(body, dict) else None
+    expect(
+        "SER-032",
+        isinstance(data, dict),
+        expected="data object",
+        actual=type(data).__name__,
+        response=response,
+    )
+    return response, data
+
+
+@pytest.fixture(scope="module")
+def series_walk(client: DeliveryClient) -> list[Page]:
+    return walk(
+        client, Family.ENVELOPE, "series", role=ROLE, params={"limit": 5}, requirement_id="SER-031"
+    )
+
+
+# -- detail ------------------------------------------------------------------------------------
+
+
+@META
+@pytest.mark.parametrize(
+    "requirement_id", [pytest.param(r, marks=pytest.mark.requirement(r)) for r in DETAIL_FIELDS]
+)
+def test_detail_fields_follow_the_series_table(
+    client: DeliveryClient, fixture_id: Any, requirement_id: str
+) -> None:
+    response, data = detail(client, fixture_id("series_code"))
+    expect_schema(
+        requirement_id,
+        data,
+        "Series",
+        fields=DETAIL_FIELDS[requirement_id],
+        where="data",
+        response=response,
+    )
+
+
+@META
+@pytest.mark.requirement("SER-001", "SER-002", "SER-032")
+def test_detail_names_its_code_is_active_and_links_itself(
+    client: DeliveryClient, fixture_id: Any, profile: Any
+) -> None:
+    code = fixture_id("series_code")
+    response, data = detail(client, code)
+    expect(
+        "SER-001",
+        data.get("code") == code,
+        expected=code,
+        actual=data.get("code"),
+        response=response,
+    )
+    expect(
+        "SER-002",
+        data.get("status") == "active",
+        expected="active",
+        actual=data.get("status"),
+        response=response,
+    )
+    body = response.json_body()
+    links = body.get("links") if isinstance(body.get("links"), dict) else {}
+    due = f"{profile.base_url}/api/delivery/v1/series/{code}"
+    expect(
+        "SER-032",
+        links.get("self") == due and is_int(body.get("server_time")),
+        expected=f"links.self {due} and server_time",
+        actual=links.get("self"),
+        response=response,
+    )
+
+
+@META
+@pytest.mark.requirement("SER-006")
+def test_content_version_holds_between_reads(client: DeliveryClient, fixture_id: Any) -> None:
+    code = fixture_id("series_code")
+    _, first = detail(client, code)
+    response, second = detail(client, code)
+    expect(
+        "SER-006",
+        first.get("content_version") == second.get("content_version"),
+        expected=first.get("content_version"),
+        actual=second.get("content_version"),
+        response=response,
+    )
+
+
+@META
+@pytest.mark.requirement("SER-012")
+def test_at_most_one_main_tag(client: DeliveryClient, fixture_id: Any) -> None:
+    response, data = detail(client, fixture_id("series_code"))
+    mains = [t for t in data.get("tags") or [] if isinstance(t, dict) and t.get("is_main") is True]
+    expect(
+        "SER-012",
+        len(mains) <= 1,
+        expected="at most one main tag",
+        actual=len(mains),
+        response=response,
+    )
+
+
+@META
+@pytest.mark.requirement("SER-015")
+def test_cover_image_is_the_poster(client: DeliveryClient, fixture_id: Any) -> None:
+    response, data = detail(client, fixture_id("series_code"))
+    poster = data.get("poster")
+    covers = [
+        i.get("url")
+        for i in data.get("images") or []
+        if isinstance(i, dict) and i.get("kind") == "cover_9_16"
+    ]
+    if not isinstance(poster, dict) or not covers:
+        pytest.skip("not exercised: the series has no poster or no cover_9_16 image")
+    expect(
+        "SER-015",
+        all(url == poster.get("url") for url in covers),
+        expected="cover_9_16 url equal to poster.url",
+        actual="different",
+        response=response,
+    )
+
+
+@META
+@pytest.mark.requirement("SER-019")
+def test_media_playlist_name_is_the_code(client: DeliveryClient, fixture_id: Any) -> None:
+    code = fixture_id("series_code")
+    response, data = detail(client, code)
+    media = data.get("media") if isinstance(data.get("media"), dict) else {}
+    expect(
+        "SER-019",
+        media.get("playlist_name") == code,
+        expected=code,
+        actual=media.get("playlist_name"),
+        response=response,
+    )
+
+
+@pytest.mark.needs(f"role:{ROLE}", "fixture:series_code_long")
+@pytest.mark.requirement("SER-020", "SER-002")
+def test_long_series_spreads_over_numbered_playlists(
+    client: DeliveryClient, fixture_id: Any
+) -> None:
+    code = fixture_id("series_code_long")
+    response, data = detail(client, code)
+    expect(
+        "SER-002",
+        data.get("status") == "active",
+        expected="active",
+        actual=data.get("status"),
+        response=response,
+    )
+    playlists = (data.get("media") or {}).get("playlists") or []
+    if not playlists:
+        pytest.skip("not exercised: no media playlist exists yet")
+    names = [p.get("name") for p in playlists if isinstance(p, dict)]
+    due = [code] + [f"{code}-{n}" for n in range(2, len(names) + 1)]
+    expect("SER-020", names == due, expected=due, actual=names, response=response)
+    episodes = len(data.get("episodes") or [])
+    expect(
+        "SER-020",
+        len(names) <= math.ceil(episodes / 100),
+        expected=f"at most {math.ceil(episodes / 100)} playlists for {episodes} episodes",
+        actual=len(names),
+        response=response,
+    )
+
+
+@pytest.mark.needs("role:films", "fixture:series_code")
+@pytest.mark.requirement("SER-017", "SER-021")
+def test_detail_agrees_with_the_catalog(client: DeliveryClient, fixture_id: Any) -> None:
+    code = fixture_id("series_code")
+    response, data = detail(client, code, role="films")
+    catalog = client.get("catalog", role="films").json_body()
+    films = [f for f in catalog.get("films", []) if f.get("code") == code]
+    expect(
+        "SER-017",
+        len(films) == 1,
+        expected=f"one catalog film with code {code}",
+        actual=len(films),
+        response=response,
+    )
+    film = films[0]
+    expect(
+        "SER-017",
+        data.get("metadata_version") == film.get("metadata_version"),
+        expected=film.get("metadata_version"),
+        actual=data.get("metadata_version"),
+        response=response,
+    )
+    published = [
+        r.get("episode_no")
+        for r in catalog.get("episodes", [])
+        if r.get("film_id") == film.get("id") and r.get("status") == "published"
+    ]
+    numbers = [e.get("ep_number") for e in data.get("episodes") or [] if isinstance(e, dict)]
+    expect(
+        "SER-021",
+        numbers == sorted(published),
+        expected=sorted(published)[:20],
+        actual=numbers[:20],
+        response=response,
+    )
+
+
+# -- list --------------------------------------------------------------------------------------
+
+
+@META
+@pytest.mark.requirement("SER-023", "SER-030", "PAGE-005", "PAGE-006", "PAGE-007", "PAGE-009")
+def test_list_pages_are_envelopes_of_series_items(series_walk: list[Page]) -> None:
+    for page in series_walk:
+        problems = envelope_problems(page, listing=True)
+        expect(
+            "SER-030",
+            not problems,
+            expected="list envelope",
+            actual=problems,
+            response=page.response,
+        )
+        for index, item in enumerate(page.items):
+            expect_schema(
+                "SER-023",
+                item,
+                "SeriesListItem",
+                where=f"data.items[{index}]",
+                response=page.response,
+            )
+
+
+@META
+@pytest.mark.requirement("PAGE-008")
+def test_server_time_is_close_to_the_response_time(series_walk: list[Page]) -> None:
+    page = series_walk[0]
+    expect(
+        "PAGE-008",
+        server_time_close(page),
+        expected="within 5 minutes of the response",
+        actual=page.body.get("server_time"),
+        response=page.response,
+    )
+
+
+@META
+@pytest.mark.requirement("SER-027", "SER-031", "PAGE-010")
+def test_walk_is_oldest_first_without_repeats(series_walk: list[Page]) -> None:
+    items = items_of(series_walk)
+    times = [i.get("updated_at") for i in items]
+    bad = [
+        f"{a} then {b}" for a, b in itertools.pairwise(times) if is_int(a) and is_int(b) and b < a
+    ]
+    expect(
+        "SER-027",
+        not bad,
+        expected="updated_at never decreasing",
+        actual=bad[:3],
+        response=series_walk[-1].response,
+    )
+    codes = [i.get("code") for i in items]
+    expect(
+        "SER-031",
+        len(codes) == len(set(codes)),
+        expected="no item repeated",
+        actual=f"{len(codes) - len(set(codes))} repeats",
+        response=series_walk[-1].response,
+    )
+    for page in series_walk:
+        link = page.links.get("next")
+        expect(
+            "PAGE-010",
+            (link is None) == (page.next_cursor is None),
+            expected="links.next null exactly on the last page",
+            actual=link,
+            response=page.response,
+        )
+
+
+@META
+@pytest.mark.requirement("PAGE-011")
+def test_following_links_next_equals_passing_the_cursor(client: DeliveryClient) -> None:
+    first = page_of(Family.ENVELOPE, client.get("series", role=ROLE, params={"limit": 1}))
+    by_link = page_of(Family.ENVELOPE, client.get(link_path(first.links.get("next")), role=ROLE))
+    by_cursor = page_of(
+        Family.ENVELOPE,
+        client.get("series", role=ROLE, params={"limit": 1, "cursor": str(first.next_cursor)}),
+    )
+    codes = [[i.get("code") for i in p.items] for p in (by_link, by_cursor)]
+    expect(
+        "PAGE-011",
+        codes[0] == codes[1] and bool(codes[1]),
+        expected=codes[1],
+        actual=codes[0],
+        response=by_link.response,
+    )
+
+
+@META
+@pytest.mark.requirement("SER-024", "SER-025")
+def test_list_item_matches_its_detail(
+    client: DeliveryClient, fixture_id: Any, series_walk: list[Page]
+) -> None:
+    code = fixture_id("series_code")
+    items = [i for i in items_of(series_walk) if i.get("code") == code]
+    expect(
+        "SER-024",
+        len(items) == 1,
+        expected=f"{code} listed once",
+        actual=len(items),
+        response=series_walk[-1].response,
+    )
+    response, data = detail(client, code)
+    expect(
+        "SER-024",
+        items[0].get("content_version") == data.get("content_version"),
+        expected=data.get("content_version"),
+        actual=items[0].get("content_version"),
+        response=response,
+    )
+    expect(
+        "SER-025",
+        items[0].get("episode_count") == len(data.get("episodes") or []),
+        expected=len(data.get("episodes") or []),
+        actual=items[0].get("episode_count"),
+        response=response,
+    )
+
+
+@pytest.mark.needs(f"role:{ROLE}", "fixture:series_code_unlicensed")
+@pytest.mark.requirement("SER-026")
+def test_unlicensed_series_is_never_active(series_walk: list[Page], fixture_id: Any) -> None:
+    code = fixture_id("series_code_unlicensed")
+    active = [
+        i for i in items_of(series_walk) if i.get("code") == code and i.get("status") == "active"
+    ]
+    expect(
+        "SER-026",
+        not active,
+        expected=f"{code} not active in the list",
+        actual="active",
+        response=series_walk[-1].response,
+    )
+
+
+@META
+@pytest.mark.requirement("SER-034", "SER-002")
+def test_every_active_series_opens(client: DeliveryClient, series_walk: list[Page]) -> None:
+    active = [i.get("code") for i in items_of(series_walk) if i.get("status") == "active"]
+    for code in active[:: max(1, len(active) // 15)]:
+        response = client.get(f"series/{code}", role=ROLE)
+        expect(
+            "SER-034",
+            response.status_code == 200,
+            expected=f"200 for {code}",
+            actual=response.status_code,
+            response=response,
+        )
+        status = response.json_body().get("data", {}).get("status")
+        expect("SER-002", status == "active", expected="active", actual=status, response=response)
+
+
+@META
+@pytest.mark.requirement("SER-028")
+def test_updated_since_leaves_out_older_items(
+    client: DeliveryClient, series_walk: list[Page]
+) -> None:
+    items = items_of(series_walk)
+    pivot = items[len(items) // 2].get("updated_at")
+    pages = walk(
+        client,
+        Family.ENVELOPE,
+        "series",
+        role=ROLE,
+        params={"updated_since": pivot, "limit": 100},
+        requirement_id="SER-028",
+    )
+    older = [
+        i.get("code")
+        for i in items_of(pages)
+        if is_int(i.get("updated_at")) and i["updated_at"] < pivot
+    ]
+    expect(
+        "SER-028",
+        not older and bool(items_of(pages)) is True,
+        expected=f"no item older than {pivot}",
+        actual=older[:5],
+        response=pages[0].response,
+    )
+
+
+@META
+@pytest.mark.requirement("SER-029")
+@pytest.mark.parametrize("limit", [1, 100, None])
+def test_limit_caps_the_page(client: DeliveryClient, limit: int | None) -> None:
+    params = {} if limit is None else {"limit": limit}
+    page = page_of(Family.ENVELOPE, client.get("series", role=ROLE, params=params))
+    cap = limit or 50
+    expect(
+        "SER-029",
+        page.response.status_code == 200 and 1 <= len(page.items) <= cap,
+        expected=f"1 to {cap} items",
+        actual=len(page.items),
+        response=page.response,
+    )
+
+
+# -- errors (spec: Errors > Series and playlists) ----------------------------------------------
+
+LIST, DETAIL = "series", "series/{code}"
+# (requirement, path template, role or key, query, status, code place, code)
+ERROR_ROWS: list[tuple[str, str, str | None, dict[str, str], int, Code, object]] = [
+    ("SER-036", LIST, ROLE, {}, 400, Code.ERROR_CODE, "unsupported_version"),
+    ("SER-036", DETAIL, ROLE, {}, 400, Code.ERROR_CODE, "unsupported_version"),
+    ("SER-037", LIST, None, {}, 401, Code.ENVELOPE, 4010),
+    ("SER-037", DETAIL, None, {}, 401, Code.ENVELOPE, 4010),
+    ("SER-038", LIST, "revoked", {}, 401, Code.ENVELOPE, 4011),
+    ("SER-038", DETAIL, "unknown", {}, 401, Code.ENVELOPE, 4011),
+    ("SER-039", LIST, "films_playback", {}, 403, Code.ENVELOPE, 4030),
+    ("SER-039", DETAIL, "webhooks", {}, 403, Code.ENVELOPE, 4030),
+    ("SER-040", LIST, "suspended", {}, 403, Code.ENVELOPE, 4031),
+    ("SER-040", DETAIL, "suspended", {}, 403, Code.ENVELOPE, 4031),
+    *[
+        ("SER-041", LIST, ROLE, {"limit": v}, 422, Code.ENVELOPE, 4220)
+        for v in ("0", "101", "abc", "")
+    ],
+    *[
+        ("SER-042", LIST, ROLE, {"updated_since": v}, 422, Code.ENVELOPE, 4220)
+        for v in ("abc", "-1", "1.5", "123456789012")
+    ],
+    ("SER-043", LIST, ROLE, {"cursor": "forged"}, 422, Code.ENVELOPE, 4220),
+    ("SER-046", LIST, "unverifiable", {}, 503, Code.ENVELOPE, 5031),
+    ("SER-046", DETAIL, "unverifiable", {}, 503, Code.ENVELOPE, 5031),
+]
+
+
+def _send(
+    client: DeliveryClient,
+    fixture_id: Any,
+    key: Any,
+    template: str,
+    who: str | None,
+    query: dict[str, str],
+    version: str | None = None,
+) -> Response:
+    path = template.replace("{code}", fixture_id("series_code"))
+    if who == "unknown":
+        return client.get(path, key=UNKNOWN_KEY, params=query, version=version)
+    if who is not None:
+        key(who)
+    return client.get(path, role=who, params=query, version=version)
+
+
+@pytest.mark.needs(f"role:{ROLE}", "fixture:series_code")
+@pytest.mark.parametrize(
+    ("requirement_id", "template", "who", "query", "status", "where", "code"),
+    [
+        pytest.param(
+            *row,
+            marks=pytest.mark.requirement(row[0], "SER-047"),
+            id=f"{row[0]}-{row[1]}-{row[2]}-{'-'.join(row[3].values())}",
+        )
+        for row in ERROR_ROWS
+    ],
+)
+def test_error_rows(
+    client: DeliveryClient,
+    fixture_id: Any,
+    key: Any,
+    requirement_id: str,
+    template: str,
+    who: str | None,
+    query: dict[str, str],
+    status: int,
+    where: Code,
+    code: object,
+) -> None:
+    version = "1999-01-01" if code == "unsupported_version" else None
+    response = _send(client, fixture_id, key, template, who, query, version)
+    expect_error(requirement_id, response, status, where, code)
+    found = error_shape_violations("SER-047", response)
+    if found:
+        raise ConformanceFailure(found)
+    if status == 503:
+        expect(
+            requirement_id,
+            "retry-after" in response.headers,
+            expected="Retry-After",
+            actual="absent",
+            response=response,
+        )
+
+
+@META
+@pytest.mark.requirement("SER-043", "SER-047")
+def test_cursor_of_another_list_is_refused(client: DeliveryClient, key: Any) -> None:
+    key("films")
+    other = page_of(Family.ENVELOPE, client.get("creatives", role="films", params={"limit": 1}))
+    if not isinstance(other.next_cursor, str):
+        pytest.skip("not exercised: the creatives list gave no cursor")
+    response = client.get("series", role=ROLE, params={"cursor": other.next_cursor})
+    expect_error("SER-043", response, 422, Code.ENVELOPE, 4220)
+
+
+@pytest.mark.needs(f"role:{ROLE}", "fixture:series_code_unlicensed")
+@pytest.mark.requirement("SER-033", "SER-047")
+def test_unlicensed_and_unknown_series_get_the_same_404(
+    client: DeliveryClient, fixture_id: Any
+) -> None:
+    for code in (fixture_id("series_code_unlicensed"), "ZZ999999"):
+        response = client.get(f"series/{code}", role=ROLE)
+        expect_error("SER-033", response, 404, Code.ENVELOPE, 4040)
+
+
+@pytest.mark.needs("role:limits", "admin")
+@pytest.mark.requirement("SER-044")
+def test_catalog_counter_reached_is_a_flat_429(client: DeliveryClient, admin: Any) -> None:
+    admin.set_limit("limits", "catalog", 2)
+    answers = [client.get("series", role="limits", params={"limit": 1}) for _ in range(4)]
+    refused = [r for r in answers if r.status_code == 429]
+    expect(
+        "SER-044",
+        bool(refused),
+        expected="a 429 past a limit of 2",
+        actual=[r.status_code for r in answers],
+        response=answers[-1],
+    )
+    expect_error("SER-044", refused[0], 429, Code.ERROR_CODE, "rate_limited")
+    expect(
+        "SER-044",
+        "code" not in refused[0].json_body(),
+        expected="no envelope code",
+        actual=refused[0].json_body().get("code"),
+        response=refused[0],
+    )

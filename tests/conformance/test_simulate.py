@@ -1,0 +1,254 @@
+"""Simulated responses (`Service-Simulate`) for test organisations.
+
+spec: POST /playback (header `Service-Simulate`); GET /catalog and GET /config (the header);
+Limits (behaviour at the ceiling, item 4: a separate limit for simulated answers).
+README readings followed: SIM (endpoints: catalog, config, playback only), SIM (own limit: a UTC
+clock-minute counter of 300; past it a real 429 with `X-RateLimit-Limit: 300`), SIM-002 (header
+repeats the scenario), SIM-010 (a simulated 429 carries the real limit), SIM-013 (other items of
+`partial_batch` are non-200), SIM-015 (simulation applies at the rate-limit step).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from delivery_conformance.checks import CHECKS, assert_conforms, expect
+
+DEVICE = {"union_info": "conformance-union-01", "drm_kek": "conformance-kek-0001"}
+UNKNOWN_KEY = "svc_live_" + "Sm5" * 10 + "q3"
+TICKET_FIELDS = {"vid", "play_auth_token", "manifest_url"}
+SIMULATED_ENDPOINTS = ("catalog", "config", "playback")
+# The simulation is not judged by the counters of the endpoint: these are the doors of /config.
+DOOR = {"catalog": "catalog", "config": "config", "playback": "playback"}
+
+
+def _body(response) -> dict:
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def _call(client, fixture_id, path, role, simulate=None, **extra):
+    if path == "playback":
+        body = {"episode_id": fixture_id("episode_signed"), **extra}
+        return client.post("playback", role=role, json=body, simulate=simulate)
+    params = {"limit": 1} if path == "catalog" else None
+    return client.get(path, role=role, params=params, simulate=simulate)
+
+
+def _expect_simulated(rid: str, response, scenario: str) -> None:
+    expect(rid, response.headers.get("service-simulated") == scenario,
+           expected=f"Service-Simulated: {scenario}",
+           actual=response.headers.get("service-simulated") or "absent", response=response)
+
+
+def _expect_normal(rid: str, response) -> None:
+    expect(rid, "service-simulated" not in response.headers and response.status_code in (200, 302),
+           expected="the normal answer, no Service-Simulated",
+           actual=f"{response.status_code} {response.headers.get('service-simulated')}",
+           response=response)
+
+
+@pytest.fixture
+def films(key, profile):
+    key("films")
+    if not profile.test_organisation:
+        pytest.skip("not exercised: the profile is not a test organisation")
+    return "films"
+
+
+@pytest.mark.requirement("SIM-010", "SIM-002", "SIM-003")
+@pytest.mark.parametrize("path", SIMULATED_ENDPOINTS)
+def test_simulated_rate_limited_is_a_full_429(client, fixture_id, films, path):
+    doors = _body(client.get("config", role=films)).get("rate_limits", {}).get("doors", {})
+    response = _call(client, fixture_id, path, films, simulate="rate_limited")
+    _expect_simulated("SIM-002", response, "rate_limited")
+    expect("SIM-010", response.status_code == 429
+           and _body(response).get("error_code") == "rate_limited",
+           expected="429 rate_limited", actual=response.status_code, response=response)
+    assert_conforms(response, CHECKS["rate_limit_headers"], CHECKS["retry_after"],
+                    CHECKS["flat_error"])
+    real = str(doors.get(DOOR[path], {}).get("limit"))
+    expect("SIM-010", response.headers.get("x-ratelimit-limit") == real,
+           expected=f"X-RateLimit-Limit {real} (the real limit)",
+           actual=response.headers.get("x-ratelimit-limit"), response=response)
+    expect("SIM-003", not TICKET_FIELDS & set(_body(response)), expected="no ticket",
+           actual=sorted(TICKET_FIELDS & set(_body(response))), response=response)
+
+
+@pytest.mark.requirement("SIM-011", "SIM-002", "SIM-003")
+@pytest.mark.parametrize("path", SIMULATED_ENDPOINTS)
+def test_simulated_service_unavailable_is_a_full_503(client, fixture_id, films, path):
+    response = _call(client, fixture_id, path, films, simulate="service_unavailable")
+    _expect_simulated("SIM-002", response, "service_unavailable")
+    expect("SIM-011", response.status_code == 503
+           and _body(response).get("error_code") == "service_unavailable"
+           and response.headers.get("retry-after", "").isdigit(),
+           expected="503 service_unavailable with Retry-After",
+           actual=f"{response.status_code} {response.headers.get('retry-after')}",
+           response=response)
+    expect("SIM-003", not TICKET_FIELDS & set(_body(response)), expected="no ticket",
+           actual="ticket fields present", response=response)
+
+
+@pytest.mark.requirement("SIM-012", "SIM-002", "SIM-003")
+@pytest.mark.needs("fixture:episode_encrypted")
+def test_simulated_not_entitled_outside_window(client, fixture_id, films):
+    scenario = "not_entitled:outside_window"
+    response = client.post("playback", role=films, simulate=scenario,
+                           json={"episode_id": fixture_id("episode_encrypted"), **DEVICE})
+    data = _body(response)
+    _expect_simulated("SIM-002", response, scenario)
+    expect("SIM-012", response.status_code == 403 and data.get("error_code") == "not_entitled"
+           and data.get("reason") == "outside_window" and data.get("error") == "outside_window",
+           expected="403 not_entitled, reason and error outside_window",
+           actual=f"{response.status_code} {data}", response=response)
+    expect("SIM-003", not TICKET_FIELDS & set(data), expected="no ticket",
+           actual="ticket fields present", response=response)
+
+
+@pytest.mark.requirement("SIM-013", "SIM-002")
+@pytest.mark.needs("fixture:episode_encrypted")
+def test_simulated_partial_batch_issues_only_the_first_item(client, fixture_id, films):
+    body = {"episode_id": fixture_id("episode_encrypted"), "next": 2, **DEVICE}
+    response = client.post("playback", role=films, simulate="partial_batch", json=body)
+    _expect_simulated("SIM-002", response, "partial_batch")
+    items = _body(response).get("items")
+    expect("SIM-013", response.status_code == 200 and isinstance(items, list)
+           and len(items) == 3, expected="200 with three items",
+           actual=f"{response.status_code} {type(items).__name__}", response=response)
+    first, rest = items[0], items[1:]
+    expect("SIM-013", first.get("status") == 200 and "play_auth_token" in first,
+           expected="first item a real ticket", actual=first.get("status"), response=response)
+    statuses = [(i.get("status"), i.get("error_code")) for i in rest]
+    expect("SIM-013", all(s != 200 and isinstance(c, str) for s, c in statuses),
+           expected="other items errors with error_code", actual=statuses, response=response)
+
+
+@pytest.mark.requirement("SIM-001")
+@pytest.mark.needs("role:limits", "admin", "test_organisation", "fixture:episode_signed")
+def test_simulated_429_matches_a_real_429(client, admin, fixture_id):
+    simulated = _call(client, fixture_id, "playback", "limits", simulate="rate_limited")
+    admin.set_limit("limits", "playback", 1)
+    answers = [_call(client, fixture_id, "playback", "limits") for _ in range(2)]
+    real = answers[-1]
+    expect("SIM-001", real.status_code == 429, expected="a real 429 to compare with",
+           actual=[r.status_code for r in answers], response=real)
+    expect("SIM-001", simulated.status_code == real.status_code, expected=real.status_code,
+           actual=simulated.status_code, response=simulated)
+    for name in ("retry-after", "x-ratelimit-limit", "x-ratelimit-window", "content-type"):
+        expect("SIM-001", (name in simulated.headers) == (name in real.headers),
+               expected=f"{name} as on the real 429", actual=simulated.headers.get(name),
+               response=simulated)
+    same = set(_body(simulated)) == set(_body(real))
+    expect("SIM-001", same, expected=sorted(_body(real)), actual=sorted(_body(simulated)),
+           response=simulated)
+
+
+@pytest.mark.requirement("SIM-004")
+@pytest.mark.needs("role:limits", "admin", "test_organisation", "fixture:episode_signed")
+@pytest.mark.parametrize("path", SIMULATED_ENDPOINTS)
+def test_simulated_answers_spend_no_endpoint_limit(client, admin, fixture_id, path):
+    admin.set_limit("limits", DOOR[path], 3)
+    for _ in range(5):
+        _expect_simulated("SIM-004", _call(client, fixture_id, path, "limits",
+                                           simulate="rate_limited"), "rate_limited")
+    real = [_call(client, fixture_id, path, "limits") for _ in range(3)]
+    expect("SIM-004", all(r.status_code == 200 for r in real),
+           expected="3 real answers within a limit of 3 after 5 simulations",
+           actual=[r.status_code for r in real], response=real[-1])
+
+
+@pytest.mark.requirement("SIM-014")
+@pytest.mark.needs("role:limits", "admin", "test_organisation", "fixture:episode_encrypted")
+def test_partial_batch_spends_exactly_one_ticket(client, admin, fixture_id):
+    admin.set_limit("limits", "playback", 3)
+    body = {"episode_id": fixture_id("episode_encrypted"), "next": 2, **DEVICE}
+    batch = client.post("playback", role="limits", simulate="partial_batch", json=body)
+    _expect_simulated("SIM-014", batch, "partial_batch")
+    single = {"episode_id": fixture_id("episode_encrypted"), **DEVICE}
+    answers = [client.post("playback", role="limits", json=single) for _ in range(3)]
+    statuses = [r.status_code for r in answers]
+    expect("SIM-014", statuses[:2] == [200, 200] and statuses[2] == 429,
+           expected="two tickets left after partial_batch, then 429", actual=statuses,
+           response=answers[-1])
+
+
+@pytest.mark.requirement("SIM-005", "SIM-006")
+@pytest.mark.needs("role:limits", "admin", "test_organisation")
+def test_simulated_answers_have_their_own_limit_of_300(client, admin, fixture_id):
+    now = admin.state()["clock"]["now"]
+    admin.clock(set_to=(int(now) // 60 + 1) * 60 + 1)  # one second into a fresh UTC minute
+    answers = [client.get("config", role="limits", simulate="service_unavailable")
+               for _ in range(301)]
+    simulated = sum(1 for r in answers[:300] if r.headers.get("service-simulated"))
+    expect("SIM-005", simulated == 300, expected="300 simulated answers in one minute",
+           actual=simulated, response=answers[299])
+    last = answers[300]
+    expect("SIM-006", last.status_code == 429 and "service-simulated" not in last.headers
+           and last.headers.get("x-ratelimit-limit") == "300"
+           and _body(last).get("error_code") == "rate_limited",
+           expected="a real 429 rate_limited, X-RateLimit-Limit 300, no Service-Simulated",
+           actual=f"{last.status_code} {last.headers.get('x-ratelimit-limit')} "
+           f"{last.headers.get('service-simulated')}", response=last)
+
+
+@pytest.mark.requirement("SIM-007")
+@pytest.mark.needs("role:production")
+@pytest.mark.parametrize("path", ["config", "catalog", "playback"])
+def test_production_organisation_ignores_simulation(client, fixture_id, path):
+    response = _call(client, fixture_id, path, "production", simulate="rate_limited")
+    expect("SIM-007", "service-simulated" not in response.headers
+           and response.status_code != 429, expected="the normal answer, no Service-Simulated",
+           actual=f"{response.status_code} {response.headers.get('service-simulated')}",
+           response=response)
+
+
+@pytest.mark.requirement("SIM-008")
+@pytest.mark.parametrize(("path", "scenario"), [
+    ("playback", "no_such_scenario"), ("config", "no_such_scenario"),
+    ("catalog", "partial_batch"), ("config", "not_entitled:outside_window"),
+    ("playback", "partial_batch"), ("catalog", ""),
+])
+def test_unknown_or_unsupported_scenario_is_ignored(client, fixture_id, films, path, scenario):
+    _expect_normal("SIM-008", _call(client, fixture_id, path, films, simulate=scenario))
+
+
+@pytest.mark.requirement("SIM-009")
+@pytest.mark.parametrize(("path", "fixture"), [
+    ("series", None), ("series/{}", "series_code"), ("creatives", None),
+    ("creatives/{}", "creative_id"),
+])
+def test_simulation_is_ignored_outside_the_three_endpoints(client, fixture_id, films, path,
+                                                         fixture):
+    target = path.format(fixture_id(fixture)) if fixture else path
+    _expect_normal("SIM-009", client.get(target, role=films, simulate="rate_limited"))
+
+
+@pytest.mark.requirement("SIM-009")
+@pytest.mark.needs("role:videos")
+@pytest.mark.parametrize("path", ["videos", "playlists"])
+def test_simulation_is_ignored_on_video_partner_endpoints(client, profile, path):
+    if not profile.test_organisation:
+        pytest.skip("not exercised: the profile is not a test organisation")
+    _expect_normal("SIM-009", client.get(path, role="videos", simulate="service_unavailable"))
+
+
+@pytest.mark.requirement("SIM-015")
+@pytest.mark.parametrize("credential", ["none", "unknown", "revoked"])
+@pytest.mark.parametrize("path", ["config", "playback"])
+def test_simulation_never_bypasses_authentication(client, key, fixture_id, credential, path):
+    secret = None if credential == "none" else UNKNOWN_KEY
+    if credential == "revoked":
+        secret = key("revoked")
+    body = {"episode_id": fixture_id("episode_signed")} if path == "playback" else None
+    response = client.request("POST" if body else "GET", path, key=secret, json=body,
+                              simulate="rate_limited")
+    expect("SIM-015", response.status_code == 401 and "service-simulated" not in response.headers,
+           expected="the real 401 without Service-Simulated",
+           actual=f"{response.status_code} {response.headers.get('service-simulated')}",
+           response=response)

@@ -98,6 +98,8 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     limit = parse_limit(raw_limit, MAX_LIMIT, DEFAULT_LIMIT)
     if limit is None:
         return _env_error(sb, exchange, 422, 4220, errors.MSG_LIMIT)
+    if limit == MAX_LIMIT and sb.faults.enabled("creatives_limit_max_500"):  # fault (properties)
+        return errors.flat(exchange, sb.faults, 500, "internal error")
     since = parse_epoch(query.get("updated_since"))
     if since is False:
         return _env_error(sb, exchange, 422, 4221, errors.MSG_UPDATED_SINCE)

@@ -130,6 +130,12 @@ _TABLE: tuple[Fault, ...] = (
     # Open videos
     Fault("videos_not_ready_listed", ("VID-012",), "videos not ready to play are listed"),
     Fault("videos_order_broken", ("VID-007",), "rows of a page in reverse collection order"),
+    # Property tests (tests/properties): faults a hand-written scenario is unlikely to meet
+    Fault("creatives_limit_max_500", ("CRE-030",), "GET /creatives?limit=100 answers 500"),
+    Fault("series_since_zero_refused", ("SER-042",), "GET /series?updated_since=0 is 422 4220"),
+    Fault("videos_bad_limit_coded", ("VID-019",), "a bad limit on GET /videos carries error_code"),
+    Fault("playlists_bad_category_404", ("PLS-039",), "a malformed category is 404, not 4220"),
+    Fault("cache_control_missing_on_422", ("HDR-014",), "no Cache-Control on 422 answers only"),
 )
 
 FAULTS: dict[str, Fault] = {fault.name: fault for fault in _TABLE}

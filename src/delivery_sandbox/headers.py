@@ -110,6 +110,8 @@ def common_headers(
     headers.append((H_REQUEST_ID, request_id.encode()))
     if faults.enabled("cache_control_public"):
         headers.append((H_CACHE, b"public, max-age=60"))
+    elif status == 422 and faults.enabled("cache_control_missing_on_422"):  # fault (properties)
+        pass
     else:
         headers.append((H_CACHE, NO_STORE))
     if faults.enabled("cors_header_sent"):

@@ -168,7 +168,10 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     limit = parse_limit(query.get("limit"), MAX_LIMIT, DEFAULT_LIMIT)
     since = parse_epoch(query.get("updated_since"))
     category = query.get("category")
-    if limit is None or since is False or (category is not None and not SLUG.match(category)):
+    bad_category = category is not None and not SLUG.match(category)
+    if bad_category and sb.faults.enabled("playlists_bad_category_404"):  # fault (properties)
+        return _error(sb, exchange, 404, 4040, errors.MSG_NO_CATEGORY)
+    if limit is None or since is False or bad_category:
         return _error(sb, exchange, 422, 4220, errors.MSG_INVALID_REQUEST)
     if category is not None and not sb.store.category_usable(category, now):
         return _error(sb, exchange, 404, 4040, errors.MSG_NO_CATEGORY)

@@ -125,6 +125,8 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     query, now = call.query, sb.now()
     limit = parse_limit(query.get("limit"), MAX_LIMIT, DEFAULT_LIMIT)
     since = parse_epoch(query.get("updated_since"))
+    if since is not False and since == 0 and sb.faults.enabled("series_since_zero_refused"):
+        since = False  # fault (properties): a valid updated_since=0 refused
     if limit is None or since is False:
         return _error(sb, exchange, 422, 4220, errors.MSG_INVALID_REQUEST)
     binding = f"u={since}"

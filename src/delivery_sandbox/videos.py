@@ -78,6 +78,8 @@ def _read_failed(sb: Sandbox, exchange: Exchange) -> Reply:
 async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
     query, now = call.query, int(sb.now())
     limit = parse_limit(query.get("limit"), MAX_LIMIT, DEFAULT_LIMIT)
+    if limit is None and sb.faults.enabled("videos_bad_limit_coded"):  # fault (properties)
+        return errors.flat(exchange, sb.faults, 400, MSG_BAD_QUERY, "invalid_request")
     if limit is None:
         return _bad(sb, exchange, MSG_BAD_QUERY)
     wanted = query.get("collection")

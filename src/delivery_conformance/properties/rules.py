@@ -119,12 +119,12 @@ PARAMS: Mapping[str, tuple[ParamRule, ...]] = {
     ),
     "listSeries": (
         _limit(100, (422, 4220), "SER-041", "SER-029"),
-        ParamRule("updated_since", "updated_since", (422, 4220), "SER-042", "SER-030"),
+        ParamRule("updated_since", "updated_since", (422, 4220), "SER-042", "SER-042"),
         ParamRule("cursor", "cursor", (422, 4220), "SER-043", "SER-031"),
     ),
     "listPlaylists": (
         _limit(100, (422, 4220), "PLS-036", "PLS-021"),
-        ParamRule("updated_since", "updated_since", (422, 4220), "PLS-037", "PLS-023"),
+        ParamRule("updated_since", "updated_since", (422, 4220), "PLS-037", "PLS-037"),
         ParamRule("cursor", "cursor", (422, 4220), "PLS-038", "PLS-023"),
         ParamRule("category", "slug", (422, 4220), "PLS-039", "PLS-019"),
     ),

@@ -179,11 +179,11 @@ def test_partial_batch_spends_exactly_one_ticket(client, admin, fixture_id):
 
 
 @pytest.mark.requirement("SIM-005", "SIM-006")
-@pytest.mark.needs("role:limits", "admin", "test_organisation")
+@pytest.mark.needs("role:limits", "admin", "test_organisation", "fixture:episode_signed")
 def test_simulated_answers_have_their_own_limit_of_300(client, admin, fixture_id):
     now = admin.state()["clock"]["now"]
     admin.clock(set_to=(int(now) // 60 + 1) * 60 + 1)  # one second into a fresh UTC minute
-    answers = [client.get("config", role="limits", simulate="service_unavailable")
+    answers = [_call(client, fixture_id, "playback", "limits", simulate="service_unavailable")
                for _ in range(301)]
     simulated = sum(1 for r in answers[:300] if r.headers.get("service-simulated"))
     expect("SIM-005", simulated == 300, expected="300 simulated answers in one minute",

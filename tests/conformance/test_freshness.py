@@ -1,0 +1,212 @@
+"""Freshness: changes made by an administrator are seen within their bound.
+
+spec: Limits > Freshness (upper bounds: suspension, revocation and rotation about 1 s and always
+within 30 s; something just created within 5 s; a raised limit within about a minute; catalog
+snapshot without `limit`; creatives feed walks); Authentication (key management: rotation keeps
+label, scopes and pin; revocation and rotation take effect within seconds).
+Every admin-driven test needs the profile's [admin] table (else not exercised) and the `admin`
+fixture resets the target afterwards. Polls are bounded in count and time.
+README readings followed: FRESH-006 (any 403 on playback), LIM-003 (a raised limit within 65 s).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+
+import pytest
+
+from delivery_conformance.checks import ConformanceFailure, Severity, expect, violation
+
+DEVICE = {"union_info": "conformance-union-01", "drm_kek": "conformance-kek-0001"}
+SUSPENSION_BOUND = REVOCATION_BOUND = 30.0
+USUAL = 2.0  # "about 1 s": the should-level bound, with a second of slack
+CREATED_BOUND = 5.0
+LIMIT_BOUND = 65.0
+POLL_EVERY = 0.25
+MAX_PAGES = 500
+
+
+def _body(response) -> dict:
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def poll(send: Callable[[], object], done: Callable[[object], bool], bound: float):
+    """Call `send` every POLL_EVERY s until `done`; return (last response, seconds, seen)."""
+    start = time.monotonic()
+    response = send()
+    for _ in range(int(bound / POLL_EVERY) + 1):
+        elapsed = time.monotonic() - start
+        if done(response):
+            return response, elapsed, True
+        if elapsed >= bound:
+            break
+        time.sleep(POLL_EVERY)
+        response = send()
+    return response, time.monotonic() - start, done(response)
+
+
+def _must(rid: str, seen: bool, elapsed: float, bound: float, what: str, response) -> None:
+    expect(rid, seen, expected=f"{what} within {bound:g} s",
+           actual=f"not seen after {elapsed:.1f} s ({response.status_code})", response=response)
+
+
+def _should(rid: str, elapsed: float, what: str, response) -> None:
+    if elapsed > USUAL:
+        raise ConformanceFailure([violation(
+            rid, "slower than usual", expected=f"{what} within about 1 s",
+            actual=f"{elapsed:.1f} s", response=response, severity=Severity.WARNING)])
+
+
+def _catalog(client, **kwargs):
+    return lambda: client.get("catalog", params={"limit": 1}, **kwargs)
+
+
+def _ticket(client, fixture_id, **kwargs):
+    body = {"episode_id": fixture_id("episode_signed")}
+    return lambda: client.post("playback", json=body, **kwargs)
+
+
+@pytest.mark.requirement("FRESH-005", "FRESH-006", "FRESH-007")
+@pytest.mark.needs("role:films", "fixture:episode_signed", "admin")
+def test_suspension_is_seen_in_catalog_and_tickets(client, admin, fixture_id):
+    admin.suspend("films")
+    catalog, took, seen = poll(_catalog(client, role="films"),
+                               lambda r: r.status_code == 403, SUSPENSION_BOUND)
+    _must("FRESH-005", seen and _body(catalog).get("error") == "org_suspended", took,
+          SUSPENSION_BOUND, "403 org_suspended on the catalog", catalog)
+    ticket, took_ticket, seen = poll(_ticket(client, fixture_id, role="films"),
+                                     lambda r: r.status_code == 403, SUSPENSION_BOUND)
+    _must("FRESH-006", seen, took_ticket, SUSPENSION_BOUND, "403 on ticket requests", ticket)
+    _should("FRESH-007", took, "the catalog refusal", catalog)
+    _should("FRESH-007", took_ticket, "the ticket refusal", ticket)
+
+
+@pytest.mark.requirement("FRESH-008", "FRESH-011")
+@pytest.mark.needs("role:films_metadata", "admin")
+def test_revoked_key_is_refused_on_the_catalog(client, admin):
+    admin.revoke("films_metadata")
+    response, took, seen = poll(_catalog(client, role="films_metadata"),
+                                lambda r: r.status_code == 401, REVOCATION_BOUND)
+    _must("FRESH-008", seen, took, REVOCATION_BOUND, "401 for the revoked key", response)
+    _should("FRESH-011", took, "the revocation", response)
+
+
+@pytest.mark.requirement("FRESH-009", "FRESH-011")
+@pytest.mark.needs("role:films_playback", "fixture:episode_signed", "admin")
+def test_revoked_key_is_refused_on_tickets(client, admin, fixture_id):
+    admin.revoke("films_playback")
+    response, took, seen = poll(_ticket(client, fixture_id, role="films_playback"),
+                                lambda r: r.status_code == 401, REVOCATION_BOUND)
+    _must("FRESH-009", seen, took, REVOCATION_BOUND, "401 for the revoked key", response)
+    _should("FRESH-011", took, "the revocation", response)
+
+
+@pytest.mark.requirement("FRESH-010", "FRESH-011")
+@pytest.mark.needs("role:films", "fixture:episode_signed", "admin")
+def test_rotated_secret_is_refused_in_catalog_and_tickets(client, admin, key, fixture_id):
+    old = key("films")
+    admin.rotate("films")
+    for rid_send in (_catalog(client, key=old), _ticket(client, fixture_id, key=old)):
+        response, took, seen = poll(rid_send, lambda r: r.status_code == 401, REVOCATION_BOUND)
+        _must("FRESH-010", seen, took, REVOCATION_BOUND, "401 for the old secret", response)
+        _should("FRESH-011", took, "the rotation", response)
+
+
+@pytest.mark.requirement("FRESH-012")
+@pytest.mark.needs("role:films", "fixture:episode_signed", "admin")
+def test_rotated_key_is_usable_within_5_s(client, admin, fixture_id):
+    new = admin.rotate("films")
+    for send in (_catalog(client, key=new), _ticket(client, fixture_id, key=new)):
+        response, took, seen = poll(send, lambda r: r.status_code == 200, CREATED_BOUND)
+        _must("FRESH-012", seen, took, CREATED_BOUND, "200 with the new key", response)
+
+
+@pytest.mark.requirement("AUTH-033")
+@pytest.mark.needs("role:limits", "admin")
+def test_rotation_refuses_the_old_secret_and_accepts_the_new(client, admin, key):
+    old = key("limits")
+    new = admin.rotate("limits")
+    refused, took, seen = poll(lambda: client.get("config", key=old),
+                               lambda r: r.status_code == 401, REVOCATION_BOUND)
+    _must("AUTH-033", seen, took, REVOCATION_BOUND, "401 for the old secret", refused)
+    accepted = client.get("config", key=new)
+    expect("AUTH-033", accepted.status_code == 200, expected="200 for the new key",
+           actual=accepted.status_code, response=accepted)
+
+
+@pytest.mark.requirement("AUTH-034")
+@pytest.mark.needs("role:films_metadata", "admin")
+def test_rotation_keeps_the_scopes(client, admin):
+    before = _body(client.get("config", role="films_metadata")).get("key", {}).get("scopes")
+    new = admin.rotate("films_metadata")
+    config, _, _ = poll(lambda: client.get("config", key=new),
+                        lambda r: r.status_code == 200, CREATED_BOUND)
+    after = _body(config).get("key", {}).get("scopes")
+    expect("AUTH-034", isinstance(before, list) and sorted(after or []) == sorted(before),
+           expected=before, actual=after, response=config)
+    refused = client.post("playback", key=new, json={"episode_id": "x"})
+    expect("AUTH-034", refused.status_code == 403, expected="403: still no playback scope",
+           actual=refused.status_code, response=refused)
+
+
+@pytest.mark.requirement("FRESH-014")
+@pytest.mark.needs("role:limits", "fixture:episode_signed", "admin")
+@pytest.mark.parametrize("counter", ["catalog", "playback"])
+def test_raised_limit_applies_within_a_minute(client, admin, fixture_id, counter):
+    send = (_catalog(client, role="limits") if counter == "catalog"
+            else _ticket(client, fixture_id, role="limits"))
+    admin.set_limit("limits", counter, 1)
+    answers = [send() for _ in range(3)]
+    expect("FRESH-014", answers[-1].status_code == 429, expected="429 at a limit of 1",
+           actual=[r.status_code for r in answers], response=answers[-1])
+    admin.set_limit("limits", counter, 600)
+    response, took, seen = poll(send, lambda r: r.status_code == 200, LIMIT_BOUND)
+    _must("FRESH-014", seen, took, LIMIT_BOUND, "200 after the raise", response)
+
+
+@pytest.mark.requirement("FRESH-019")
+@pytest.mark.needs("role:films")
+def test_unpaged_catalog_is_one_consistent_snapshot(client):
+    response = client.get("catalog", role="films")
+    data = _body(response)
+    ids = [film.get("id") for film in data.get("films", [])]
+    expect("FRESH-019", len(ids) == len(set(ids)), expected="each film once",
+           actual=f"{len(ids) - len(set(ids))} repeated", response=response)
+    orphans = {e.get("film_id") for e in data.get("episodes", [])} - set(ids)
+    expect("FRESH-019", not orphans, expected="every episode's film in the response",
+           actual=sorted(orphans)[:5], response=response)
+
+
+def _walk_creatives(client, limit: int) -> list[str]:
+    ids: list[str] = []
+    cursor = None
+    for _ in range(MAX_PAGES):
+        params: dict[str, str | int] = {"limit": limit}
+        if cursor:
+            params["cursor"] = cursor
+        response = client.get("creatives", role="films_creatives", params=params)
+        expect("FRESH-021", response.status_code == 200, expected=200,
+               actual=response.status_code, response=response)
+        data = _body(response).get("data", {})
+        ids += [item.get("creative_id") for item in data.get("items", [])]
+        cursor = data.get("next_cursor")
+        if cursor is None:
+            return ids
+    raise AssertionError(f"creatives walk with limit={limit} did not end in {MAX_PAGES} pages")
+
+
+@pytest.mark.requirement("FRESH-021")
+@pytest.mark.needs("role:films_creatives")
+def test_creatives_walk_returns_every_record_once(client):
+    small, large = _walk_creatives(client, 1), _walk_creatives(client, 100)
+    expect("FRESH-021", len(small) == len(set(small)), expected="no duplicates",
+           actual=f"{len(small) - len(set(small))} repeated")
+    expect("FRESH-021", sorted(small) == sorted(large) and bool(large),
+           expected=f"the same {len(large)} records whatever the page size",
+           actual=f"{len(small)} records with limit=1")

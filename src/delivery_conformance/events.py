@@ -37,6 +37,7 @@ class RunStarted:
 
 @dataclass(frozen=True)
 class TestFinished:
+    __test__ = False  # not a pytest test class
     nodeid: str
     requirement_ids: tuple[str, ...]
     outcome: Outcome
@@ -59,6 +60,7 @@ class TestFinished:
 
 @dataclass(frozen=True)
 class TestDeselected:
+    __test__ = False
     nodeid: str
     requirement_ids: tuple[str, ...]
 

@@ -1,0 +1,121 @@
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from harness_support import PROFILE_TEXT, write_profile
+
+from delivery_conformance import cli
+from delivery_conformance.embedded import EmbeddedSandbox
+
+FAKE = str(Path(__file__).with_name("fake_sandbox.py"))
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def fake_target(mode: str) -> EmbeddedSandbox:
+    return EmbeddedSandbox(
+        command=[sys.executable, FAKE, "--profile-out", "{profile}", "--mode", mode]
+    )
+
+
+@pytest.fixture
+def html_target() -> Iterator[Path]:
+    with fake_target("html") as profile_path:
+        yield profile_path
+
+
+def one_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    assert len(lines) == 1, text
+    assert "Traceback" not in text
+    return lines[0]
+
+
+def test_check_profile_accepts_a_good_profile(tmp_path: Path, capsys) -> None:
+    assert cli.main(["check-profile", str(write_profile(tmp_path))]) == 0
+    out = capsys.readouterr().out
+    assert "profile OK" in out and "films, videos" in out and "svc_live_" not in out
+
+
+def test_check_profile_refuses_a_broken_profile_with_exit_2(tmp_path: Path, capsys) -> None:
+    path = write_profile(tmp_path, 'base_url = "http://x/api"\n')
+    assert cli.main(["check-profile", str(path)]) == 2
+    assert "no path or query" in one_line(capsys.readouterr().err)
+
+
+def test_run_with_a_broken_profile_exits_2(tmp_path: Path, capsys) -> None:
+    path = write_profile(tmp_path, "[keys\n")
+    assert cli.main(["run", "--target", str(path), "--report-dir", str(tmp_path)]) == 2
+    assert "not valid TOML" in one_line(capsys.readouterr().err)
+
+
+def test_run_against_a_closed_port_exits_3_and_reports_nothing(tmp_path: Path, capsys) -> None:
+    text = PROFILE_TEXT.replace("127.0.0.1:9", f"127.0.0.1:{closed_port()}")
+    path = write_profile(tmp_path, text)
+    assert cli.main(["run", "--target", str(path), "--report-dir", str(tmp_path / "r")]) == 3
+    assert "cannot reach" in one_line(capsys.readouterr().err)
+    assert not (tmp_path / "r").exists()
+
+
+def test_run_against_an_html_server_exits_3(html_target: Path, tmp_path: Path, capsys) -> None:
+    assert cli.main(["run", "--target", str(html_target), "--report-dir", str(tmp_path)]) == 3
+    assert "not JSON" in one_line(capsys.readouterr().err)
+
+
+def test_bad_arguments_exit_2_in_one_line(capsys) -> None:
+    with pytest.raises(SystemExit) as caught:
+        cli.main(["run", "--seed", "abc"])
+    assert caught.value.code == 2
+    assert "not a whole number" in one_line(capsys.readouterr().err)
+
+
+def test_run_with_no_test_yet_says_so_and_exits_0(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr(cli, "suite_paths", lambda options: [])
+    path = write_profile(tmp_path)
+    assert cli.main(["run", "--target", str(path)]) == 0
+    assert "nothing to run yet" in capsys.readouterr().out
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "delivery_conformance.cli", *args],
+        capture_output=True, text=True, timeout=240, cwd=ROOT, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_run_against_a_server_without_the_common_headers_exits_1(tmp_path: Path) -> None:
+    with fake_target("good") as profile_path:
+        done = run_cli("run", "--target", str(profile_path), "--report-dir", str(tmp_path),
+                       "--requirement", "AUTH-031", "--no-properties", "--no-pacing")  # fmt: skip
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "VIOLATIONS FOUND" in done.stdout
+    (results,) = tmp_path.glob("*/results.json")
+    by_id = {r["id"]: r for r in json.loads(results.read_text())["requirements"]}
+    failed = by_id["HDR-003"]  # no Service-Version from the fake server
+    assert failed["status"] == "failed"
+    assert failed["violations"][0]["exchange"]["request_headers"]["authorization"].endswith(
+        "…[redacted]"
+    )
+    assert (results.parent / "junit.xml").exists() and (results.parent / "report.html").exists()
+
+
+@pytest.mark.slow
+def test_run_against_the_embedded_sandbox_ends_with_a_verdict(tmp_path: Path) -> None:
+    done = run_cli("run", "--report-dir", str(tmp_path), "--requirement", "AUTH-031",
+                   "--no-properties")  # fmt: skip
+    assert done.returncode in (0, 1), done.stdout[-2000:] + done.stderr[-2000:]
+    assert "report:" in done.stdout
+    (results,) = tmp_path.glob("*/results.json")
+    data = json.loads(results.read_text())
+    assert data["run"]["tests"]["passed"] + data["run"]["tests"]["failed"] >= 1
+    assert data["run"]["pacing"] is False

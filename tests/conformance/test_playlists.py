@@ -1,0 +1,620 @@
+"""GET /playlists and GET /playlists/{code}: fields, grants, clips, paging, filters, errors.
+
+spec: Resources and their fields > Playlist list item, Playlist detail; Endpoints >
+GET /playlists, GET /playlists/{code}; Errors > Series and playlists.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+from listing_support import (
+    Code,
+    Family,
+    Page,
+    envelope_problems,
+    error_shape_violations,
+    expect_error,
+    is_int,
+    items_of,
+    link_path,
+    page_of,
+    walk,
+)
+
+from delivery_conformance.checks import ConformanceFailure, expect
+from delivery_conformance.checks.schema import expect_schema
+from delivery_conformance.client import DeliveryClient, Response
+
+ROLE = "videos"
+VIDEOS = pytest.mark.needs(f"role:{ROLE}", "fixture:playlist_code")
+UNKNOWN_KEY = "svc_live_" + "Pp5" * 10 + "Pp"
+
+DETAIL_FIELDS: dict[str, tuple[str, ...]] = {
+    "PLS-005": (
+        "code",
+        "title",
+        "status",
+        "description",
+        "category",
+        "group",
+        "updated_at",
+        "content_version",
+        "metadata_version",
+        "granted",
+    ),
+    "PLS-009": ("images",),
+    "PLS-013": ("clips",),
+}
+
+
+def detail(client: DeliveryClient, code: str) -> tuple[Response, dict[str, Any]]:
+    response = client.get(f"playlists/{code}", role=ROLE)
+    body = response.json_body()
+    data = body.get("data") if isinstance(body, dict) else None
+    expect(
+        "PLS-026",
+        response.status_code == 200 and isinstance(data, dict),
+        expected=f"200 with data for {code}",
+        actual=response.status_code,
+        response=response,
+    )
+    return response, data
+
+
+@pytest.fixture(scope="module")
+def library(client: DeliveryClient) -> list[Page]:
+    return walk(
+        client,
+        Family.ENVELOPE,
+        "playlists",
+        role=ROLE,
+        params={"limit": 7},
+        requirement_id="PLS-023",
+    )
+
+
+@VIDEOS
+@pytest.mark.parametrize("fixture", ["playlist_code", "playlist_code_not_granted"])
+@pytest.mark.parametrize(
+    "requirement_id", [pytest.param(r, marks=pytest.mark.requirement(r)) for r in DETAIL_FIELDS]
+)
+def test_detail_fields_follow_the_playlist_table(
+    client: DeliveryClient, fixture_id: Any, requirement_id: str, fixture: str
+) -> None:
+    response, data = detail(client, fixture_id(fixture))
+    expect_schema(
+        requirement_id,
+        data,
+        "Playlist",
+        fields=DETAIL_FIELDS[requirement_id],
+        where="data",
+        response=response,
+    )
+    if requirement_id == "PLS-005":
+        expect(
+            "PLS-005",
+            data.get("status") == "active",
+            expected="active",
+            actual=data.get("status"),
+            response=response,
+        )
+
+
+@VIDEOS
+@pytest.mark.requirement("PLS-007", "PLS-003")
+def test_granted_playlist_has_media(client: DeliveryClient, fixture_id: Any) -> None:
+    response, data = detail(client, fixture_id("playlist_code"))
+    expect(
+        "PLS-003",
+        data.get("granted") is True,
+        expected="granted true",
+        actual=data.get("granted"),
+        response=response,
+    )
+    expect_schema("PLS-007", data, "Playlist", fields=("media",), where="data", response=response)
+    expect(
+        "PLS-007",
+        isinstance(data.get("media"), dict),
+        expected="media object",
+        actual=data.get("media"),
+        response=response,
+    )
+
+
+@pytest.mark.needs(f"role:{ROLE}", "fixture:playlist_code_not_granted")
+@pytest.mark.requirement("PLS-016", "PLS-025", "PLS-003")
+def test_ungranted_playlist_reads_without_media_or_videos(
+    client: DeliveryClient, fixture_id: Any
+) -> None:
+    response, data = detail(client, fixture_id("playlist_code_not_granted"))
+    expect(
+        "PLS-003",
+        data.get("granted") is False,
+        expected="granted false",
+        actual=data.get("granted"),
+        response=response,
+    )
+    expect(
+        "PLS-016",
+        data.get("media") is None,
+        expected="media null",
+        actual=type(data.get("media")).__name__,
+        response=response,
+    )
+    bad = [
+        c.get("position")
+        for c in data.get("clips") or []
+        if c.get("ready") is not False or c.get("vid") is not None
+    ]
+    expect(
+        "PLS-016",
+        not bad,
+        expected="every clip not ready and without vid",
+        actual=f"clips at {bad[:5]}",
+        response=response,
+    )
+
+
+@VIDEOS
+@pytest.mark.parametrize("fixture", ["playlist_code", "playlist_code_not_granted"])
+@pytest.mark.requirement("PLS-010", "PLS-011")
+def test_only_cdn_images_carry_a_link_valid_one_hour(
+    client: DeliveryClient, fixture_id: Any, fixture: str
+) -> None:
+    response, data = detail(client, fixture_id(fixture))
+    now = response.json_body().get("server_time")
+    images = list(data.get("images") or [])
+    images += [c["poster"] for c in data.get("clips") or [] if isinstance(c.get("poster"), dict)]
+    for image in images:
+        url, source = image.get("url"), image.get("source")
+        expect(
+            "PLS-010",
+            url is None or source == "wandura_cdn",
+            expected="url only with source wandura_cdn",
+            actual=source,
+            response=response,
+        )
+        if url is not None and is_int(now):
+            expires = image.get("expires_at")
+            expect(
+                "PLS-011",
+                is_int(expires) and abs(expires - (now + 3600)) <= 5,
+                expected=f"expires_at {now + 3600} (+-5)",
+                actual=expires,
+                response=response,
+            )
+
+
+@VIDEOS
+@pytest.mark.requirement("PLS-012", "PLS-015")
+def test_clips_are_in_order_and_formats_follow_duration(
+    client: DeliveryClient, fixture_id: Any
+) -> None:
+    response, data = detail(client, fixture_id("playlist_code"))
+    clips = [c for c in data.get("clips") or [] if isinstance(c, dict)]
+    positions = [c.get("position") for c in clips]
+    expect(
+        "PLS-012",
+        all(is_int(p) for p in positions) and all(a < b for a, b in itertools.pairwise(positions)),
+        expected="positions increasing",
+        actual=positions[:10],
+        response=response,
+    )
+    for clip in clips:
+        duration, fmt = clip.get("duration_ms"), clip.get("format")
+        if clip.get("ready") is False:
+            due: object = None
+        elif is_int(duration):
+            due = "hls" if duration >= 30000 else "mp4"
+        else:
+            continue
+        expect(
+            "PLS-015",
+            fmt == due,
+            expected=f"format {due!r}",
+            actual=f"{fmt!r} (ready {clip.get('ready')}, {duration} ms)",
+            response=response,
+        )
+
+
+@VIDEOS
+@pytest.mark.requirement("PLS-014", "PLS-002")
+def test_codes_and_clip_ids_are_stable(
+    client: DeliveryClient, fixture_id: Any, library: list[Page]
+) -> None:
+    code = fixture_id("playlist_code")
+    _, first = detail(client, code)
+    response, second = detail(client, code)
+    ids = [[c.get("id") for c in d.get("clips") or []] for d in (first, second)]
+    expect(
+        "PLS-014", ids[0] == ids[1], expected="same clip ids", actual="changed", response=response
+    )
+    codes = {i.get("code") for i in items_of(library)}
+    again = {
+        i.get("code")
+        for i in items_of(
+            walk(client, Family.ENVELOPE, "playlists", role=ROLE, params={"limit": 100})
+        )
+    }
+    expect(
+        "PLS-002",
+        code in codes and code in again,
+        expected=f"{code} in both walks",
+        actual="missing",
+        response=response,
+    )
+
+
+@VIDEOS
+@pytest.mark.requirement("PLS-004")
+def test_list_item_matches_its_detail(
+    client: DeliveryClient, fixture_id: Any, library: list[Page]
+) -> None:
+    code = fixture_id("playlist_code")
+    items = [i for i in items_of(library) if i.get("code") == code]
+    expect(
+        "PLS-004",
+        len(items) == 1,
+        expected=f"{code} listed once",
+        actual=len(items),
+        response=library[-1].response,
+    )
+    response, data = detail(client, code)
+    expect(
+        "PLS-004",
+        items[0].get("content_version") == data.get("content_version")
+        and items[0].get("clip_count") == len(data.get("clips") or []),
+        expected=f"{data.get('content_version')} / {len(data.get('clips') or [])} clips",
+        actual=f"{items[0].get('content_version')} / {items[0].get('clip_count')}",
+        response=response,
+    )
+
+
+# -- list --------------------------------------------------------------------------------------
+
+
+@VIDEOS
+@pytest.mark.requirement("PLS-001", "PLS-023", "PAGE-005", "PAGE-006", "PAGE-007", "PAGE-009")
+def test_list_pages_are_envelopes_of_playlist_items(library: list[Page]) -> None:
+    for page in library:
+        problems = envelope_problems(page, listing=True)
+        expect(
+            "PLS-023",
+            not problems,
+            expected="list envelope",
+            actual=problems,
+            response=page.response,
+        )
+        for index, item in enumerate(page.items):
+            expect_schema(
+                "PLS-001",
+                item,
+                "PlaylistListItem",
+                where=f"data.items[{index}]",
+                response=page.response,
+            )
+
+
+@pytest.mark.needs(f"role:{ROLE}", "fixture:playlist_code", "fixture:playlist_code_not_granted")
+@pytest.mark.requirement("PLS-017", "PLS-003")
+def test_list_holds_the_whole_library(library: list[Page], fixture_id: Any) -> None:
+    by_code = {i.get("code"): i for i in items_of(library)}
+    for fixture, granted in (("playlist_code", True), ("playlist_code_not_granted", False)):
+        code = fixture_id(fixture)
+        expect(
+            "PLS-017",
+            code in by_code,
+            expected=f"{code} listed",
+            actual="absent",
+            response=library[-1].response,
+        )
+        expect(
+            "PLS-003",
+            by_code[code].get("granted") is granted,
+            expected=f"granted {granted}",
+            actual=by_code[code].get("granted"),
+            response=library[-1].response,
+        )
+
+
+@VIDEOS
+@pytest.mark.requirement("PLS-018", "PAGE-010")
+def test_walk_is_oldest_change_first(library: list[Page]) -> None:
+    times = [i.get("updated_at") for i in items_of(library)]
+    bad = [
+        f"{a} then {b}" for a, b in itertools.pairwise(times) if is_int(a) and is_int(b) and b < a
+    ]
+    expect(
+        "PLS-018",
+        not bad,
+        expected="updated_at never decreasing",
+        actual=bad[:3],
+        response=library[-1].response,
+    )
+    for page in library:
+        expect(
+            "PAGE-010",
+            (page.links.get("next") is None) == (page.next_cursor is None),
+            expected="links.next null exactly on the last page",
+            actual=page.links.get("next"),
+            response=page.response,
+        )
+
+
+@VIDEOS
+@pytest.mark.requirement("PLS-022")
+def test_full_page_always_carries_a_cursor(client: DeliveryClient, library: list[Page]) -> None:
+    total = len(items_of(library))
+    for limit in sorted({1, total} | {d for d in (2, 3, 4, 5, 6) if total % d == 0}):
+        pages = walk(
+            client,
+            Family.ENVELOPE,
+            "playlists",
+            role=ROLE,
+            params={"limit": limit},
+            requirement_id="PLS-022",
+        )
+        for page in pages:
+            if len(page.items) == limit:
+                expect(
+                    "PLS-022",
+                    isinstance(page.next_cursor, str),
+                    expected=f"a cursor after a full page of {limit}",
+                    actual=page.next_cursor,
+                    response=page.response,
+                )
+        expect(
+            "PLS-022",
+            pages[-1].items == [],
+            expected="an empty last page",
+            actual=f"{len(pages[-1].items)} items",
+            response=pages[-1].response,
+        )
+        if limit not in (1, total):
+            return
+
+
+@pytest.mark.needs(f"role:{ROLE}", "fixture:category_slug")
+@pytest.mark.requirement("PLS-019")
+def test_category_filter_keeps_only_that_category(
+    client: DeliveryClient, fixture_id: Any, library: list[Page]
+) -> None:
+    slug = fixture_id("category_slug")
+    pages = walk(
+        client,
+        Family.ENVELOPE,
+        "playlists",
+        role=ROLE,
+        params={"category": slug, "limit": 100},
+        requirement_id="PLS-019",
+    )
+    items = items_of(pages)
+    other = [i.get("code") for i in items if (i.get("category") or {}).get("slug") != slug]
+    expect(
+        "PLS-019",
+        bool(items) and not other,
+        expected=f"only category {slug}",
+        actual=other[:5] or "no items",
+        response=pages[0].response,
+    )
+    every = {(i.get("category") or {}).get("slug") for i in items_of(library)}
+    expect(
+        "PLS-019",
+        len(every) > 1,
+        expected="every category without the filter",
+        actual=sorted(map(str, every)),
+        response=library[0].response,
+    )
+
+
+@VIDEOS
+@pytest.mark.requirement("PLS-020")
+def test_updated_since_leaves_out_older_items(client: DeliveryClient, library: list[Page]) -> None:
+    items = items_of(library)
+    pivot = items[len(items) // 2].get("updated_at")
+    pages = walk(
+        client,
+        Family.ENVELOPE,
+        "playlists",
+        role=ROLE,
+        params={"updated_since": pivot, "limit": 100},
+        requirement_id="PLS-020",
+    )
+    older = [
+        i.get("code")
+        for i in items_of(pages)
+        if is_int(i.get("updated_at")) and i["updated_at"] < pivot
+    ]
+    expect(
+        "PLS-020",
+        not older and bool(items_of(pages)),
+        expected=f"nothing older than {pivot}",
+        actual=older[:5],
+        response=pages[0].response,
+    )
+
+
+@VIDEOS
+@pytest.mark.requirement("PLS-021")
+@pytest.mark.parametrize("limit", [1, 100, None])
+def test_limit_caps_the_page(client: DeliveryClient, limit: int | None) -> None:
+    params = {} if limit is None else {"limit": limit}
+    page = page_of(Family.ENVELOPE, client.get("playlists", role=ROLE, params=params))
+    cap = limit or 50
+    expect(
+        "PLS-021",
+        page.response.status_code == 200 and 1 <= len(page.items) <= cap,
+        expected=f"1 to {cap} items",
+        actual=len(page.items),
+        response=page.response,
+    )
+
+
+def _strings(tree: Any) -> list[str]:
+    if isinstance(tree, dict):
+        return [s for v in tree.values() for s in _strings(v)]
+    if isinstance(tree, list):
+        return [s for v in tree for s in _strings(v)]
+    return [tree] if isinstance(tree, str) else []
+
+
+@VIDEOS
+@pytest.mark.requirement("PLS-024")
+def test_list_holds_no_playback_link(library: list[Page]) -> None:
+    for page in library:
+        links = [
+            s
+            for s in _strings(page.body.get("data"))
+            if s.startswith(("http://", "https://")) or ".m3u8" in s or ".mp4" in s
+        ]
+        expect(
+            "PLS-024",
+            not links,
+            expected="no media or manifest URL in items",
+            actual=f"{len(links)} links",
+            response=page.response,
+        )
+
+
+@VIDEOS
+@pytest.mark.requirement("PAGE-011")
+def test_following_links_next_equals_passing_the_cursor(client: DeliveryClient) -> None:
+    first = page_of(Family.ENVELOPE, client.get("playlists", role=ROLE, params={"limit": 2}))
+    by_link = page_of(Family.ENVELOPE, client.get(link_path(first.links.get("next")), role=ROLE))
+    by_cursor = page_of(
+        Family.ENVELOPE,
+        client.get("playlists", role=ROLE, params={"limit": 2, "cursor": str(first.next_cursor)}),
+    )
+    codes = [[i.get("code") for i in p.items] for p in (by_link, by_cursor)]
+    expect(
+        "PAGE-011",
+        codes[0] == codes[1] and bool(codes[1]),
+        expected=codes[1],
+        actual=codes[0],
+        response=by_link.response,
+    )
+
+
+@VIDEOS
+@pytest.mark.requirement("PLS-026")
+def test_detail_links_itself(client: DeliveryClient, fixture_id: Any, profile: Any) -> None:
+    code = fixture_id("playlist_code")
+    response, _ = detail(client, code)
+    body = response.json_body()
+    due = f"{profile.base_url}/api/delivery/v1/playlists/{code}"
+    expect(
+        "PLS-026",
+        (body.get("links") or {}).get("self") == due and is_int(body.get("server_time")),
+        expected=f"links.self {due}",
+        actual=(body.get("links") or {}).get("self"),
+        response=response,
+    )
+
+
+# -- errors (spec: Errors > Series and playlists) ----------------------------------------------
+
+LIST, DETAIL = "playlists", "playlists/{code}"
+ERROR_ROWS: list[tuple[str, str, str | None, dict[str, str], int, Code, object]] = [
+    ("PLS-028", LIST, ROLE, {}, 400, Code.ERROR_CODE, "unsupported_version"),
+    ("PLS-028", DETAIL, ROLE, {}, 400, Code.ERROR_CODE, "unsupported_version"),
+    ("PLS-029", LIST, None, {}, 401, Code.ENVELOPE, 4010),
+    ("PLS-029", DETAIL, None, {}, 401, Code.ENVELOPE, 4010),
+    ("PLS-030", LIST, "revoked", {}, 401, Code.ENVELOPE, 4011),
+    ("PLS-030", DETAIL, "unknown", {}, 401, Code.ENVELOPE, 4011),
+    ("PLS-031", LIST, "limits_videos", {}, 403, Code.ENVELOPE, 4030),
+    ("PLS-031", DETAIL, "limits_videos", {}, 403, Code.ENVELOPE, 4030),
+    ("PLS-032", LIST, "suspended", {}, 403, Code.ENVELOPE, 4031),
+    ("PLS-032", DETAIL, "suspended", {}, 403, Code.ENVELOPE, 4031),
+    ("PLS-033", LIST, "films_metadata", {}, 403, Code.ENVELOPE, 4032),
+    ("PLS-034", DETAIL, "films_metadata", {}, 403, Code.ENVELOPE, 4032),
+    ("PLS-035", LIST, ROLE, {"category": "no-such-category"}, 404, Code.ENVELOPE, 4040),
+    *[
+        ("PLS-036", LIST, ROLE, {"limit": v}, 422, Code.ENVELOPE, 4220)
+        for v in ("0", "101", "abc", "")
+    ],
+    *[
+        ("PLS-037", LIST, ROLE, {"updated_since": v}, 422, Code.ENVELOPE, 4220)
+        for v in ("abc", "-1", "1.5")
+    ],
+    ("PLS-038", LIST, ROLE, {"cursor": "forged"}, 422, Code.ENVELOPE, 4220),
+    *[
+        ("PLS-039", LIST, ROLE, {"category": v}, 422, Code.ENVELOPE, 4220)
+        for v in ("Not A Slug!", "-edge", "a--b")
+    ],
+    ("PLS-042", LIST, "unverifiable", {}, 503, Code.ENVELOPE, 5031),
+    ("PLS-042", DETAIL, "unverifiable", {}, 503, Code.ENVELOPE, 5031),
+]
+
+
+@VIDEOS
+@pytest.mark.parametrize(
+    ("requirement_id", "template", "who", "query", "status", "where", "code"),
+    [
+        pytest.param(
+            *row,
+            marks=pytest.mark.requirement(row[0], "PLS-043"),
+            id=f"{row[0]}-{row[1]}-{row[2]}-{'-'.join(row[3].values())}",
+        )
+        for row in ERROR_ROWS
+    ],
+)
+def test_error_rows(
+    client: DeliveryClient,
+    fixture_id: Any,
+    key: Any,
+    requirement_id: str,
+    template: str,
+    who: str | None,
+    query: dict[str, str],
+    status: int,
+    where: Code,
+    code: object,
+) -> None:
+    path = template.replace("{code}", fixture_id("playlist_code"))
+    version = "1999-01-01" if code == "unsupported_version" else None
+    if who == "unknown":
+        response = client.get(path, key=UNKNOWN_KEY, params=query, version=version)
+    else:
+        if who is not None:
+            key(who)
+        response = client.get(path, role=who, params=query, version=version)
+    expect_error(requirement_id, response, status, where, code)
+    found = error_shape_violations("PLS-043", response)
+    if found:
+        raise ConformanceFailure(found)
+
+
+@pytest.mark.needs(f"role:{ROLE}", "fixture:playlist_code_withdrawn")
+@pytest.mark.requirement("PLS-027", "PLS-043")
+def test_withdrawn_and_unknown_playlists_get_the_same_404(
+    client: DeliveryClient, fixture_id: Any
+) -> None:
+    for code in (fixture_id("playlist_code_withdrawn"), "PLZZ9999"):
+        response = client.get(f"playlists/{code}", role=ROLE)
+        expect_error("PLS-027", response, 404, Code.ENVELOPE, 4040)
+
+
+@pytest.mark.needs(f"role:{ROLE}", "admin")
+@pytest.mark.requirement("PLS-040")
+def test_catalog_counter_reached_is_a_flat_429(client: DeliveryClient, admin: Any) -> None:
+    admin.set_limit(ROLE, "catalog", 2)
+    answers = [client.get("playlists", role=ROLE, params={"limit": 1}) for _ in range(4)]
+    refused = [r for r in answers if r.status_code == 429]
+    expect(
+        "PLS-040",
+        bool(refused),
+        expected="a 429 past a limit of 2",
+        actual=[r.status_code for r in answers],
+        response=answers[-1],
+    )
+    expect_error("PLS-040", refused[0], 429, Code.ERROR_CODE, "rate_limited")
+    expect(
+        "PLS-040",
+        "code" not in refused[0].json_body(),
+        expected="no envelope code",
+        actual=refused[0].json_body().get("code"),
+        response=refused[0],
+    )

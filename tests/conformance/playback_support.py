@@ -1,0 +1,140 @@
+"""Helpers shared by the playback and limits scenarios: bodies, sends, answer shapes.
+
+spec: POST /playback (body, single and batch responses); Errors > Playback; Errors > Formats.
+Device values are made-up strings well over the 8-character minimum; viewer refs are random and
+carry no personal data (spec: POST /playback, `viewer_ref`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from listing_support import iso_epoch, response_time, within
+
+from delivery_conformance.checks import expect
+from delivery_conformance.client import DeliveryClient, Response
+from delivery_conformance.exceptions import TargetGarbage
+
+__all__ = [
+    "DEVICE",
+    "OTHER_DEVICE",
+    "TICKET_FIELDS",
+    "body_of",
+    "error_problems",
+    "expect_answer",
+    "expect_batch",
+    "expect_ticket",
+    "iso_epoch",
+    "items_of",
+    "new_viewer",
+    "post",
+    "response_time",
+    "ticket_problems",
+    "within",
+]
+
+DEVICE = {"union_info": "union-info-0123456789", "drm_kek": "drm-kek-ABCDEFGHIJKLMNOP"}
+OTHER_DEVICE = {"union_info": "union-info-9876543210", "drm_kek": "drm-kek-QRSTUVWXYZ123456"}
+TICKET_FIELDS = ("vid", "play_auth_token", "manifest_url")
+_NO_CODE = object()
+
+Lookup = Callable[[str], Any]
+
+
+def new_viewer() -> str:
+    return "viewer-" + uuid.uuid4().hex
+
+
+def post(client: DeliveryClient, body: Any, role: str = "films", **kwargs: Any) -> Response:
+    return client.post("playback", json=body, role=role, **kwargs)
+
+
+def body_of(response: Response) -> dict[str, Any]:
+    """The JSON object of an answer, or {} when it is not one (the checks then fail)."""
+    try:
+        body = response.json_body()
+    except TargetGarbage:  # judged by the status and field checks that follow
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def items_of(response: Response) -> list[dict[str, Any]]:
+    items = body_of(response).get("items")
+    if not isinstance(items, list):
+        return []
+    return [item if isinstance(item, dict) else {} for item in items]
+
+
+def error_problems(
+    answer: dict[str, Any], status: int, actual_status: object, code: object = _NO_CODE
+) -> list[str]:
+    """What departs from an error row: status, and `error_code` (None: no member at all)."""
+    problems = []
+    if actual_status != status:
+        problems.append(f"status {actual_status}, not {status}")
+    if code is None and "error_code" in answer:
+        problems.append(f"error_code {answer.get('error_code')!r} present")
+    elif code is not _NO_CODE and code is not None and answer.get("error_code") != code:
+        problems.append(f"error_code {answer.get('error_code')!r}, not {code!r}")
+    if not isinstance(answer.get("error"), str):
+        problems.append("no string `error`")
+    return problems
+
+
+def expect_answer(
+    rid: str, response: Response, status: int, code: object = _NO_CODE, *, what: str = ""
+) -> dict[str, Any]:
+    """Expect a whole-request answer of `status` (and flat `error_code` when given)."""
+    body = body_of(response)
+    if status < 400:
+        problems = [] if response.status_code == status else [f"status {response.status_code}"]
+    else:
+        problems = error_problems(body, status, response.status_code, code)
+    wanted = f"{status}" + ("" if code is _NO_CODE else f" error_code {code!r}")
+    expect(
+        rid,
+        not problems,
+        expected=f"{wanted} {what}".strip(),
+        actual="; ".join(problems),
+        response=response,
+    )
+    return body
+
+
+def expect_batch(rid: str, response: Response, count: int) -> list[dict[str, Any]]:
+    """Expect a 200 batch answer with `count` items; answer the items."""
+    body = expect_answer(rid, response, 200, what="(batch)")
+    items = body.get("items")
+    expect(
+        rid,
+        isinstance(items, list) and len(items) == count,
+        expected=f"items[] of {count} entries",
+        actual=items if not isinstance(items, list) else f"{len(items)} entries",
+        response=response,
+    )
+    return items_of(response)
+
+
+def ticket_problems(ticket: dict[str, Any]) -> list[str]:
+    """spec: Playback ticket: a `vid` + `play_auth_token` pair or a `manifest_url`, not both."""
+    pair = isinstance(ticket.get("vid"), str) and isinstance(ticket.get("play_auth_token"), str)
+    link = isinstance(ticket.get("manifest_url"), str)
+    problems = []
+    if pair == link:
+        problems.append("both a token pair and a manifest_url" if pair else "no ticket at all")
+    if link and ("vid" in ticket or "play_auth_token" in ticket):
+        problems.append("manifest_url together with vid/play_auth_token")
+    return problems
+
+
+def expect_ticket(rid: str, ticket: dict[str, Any], response: Response) -> None:
+    problems = ticket_problems(ticket)
+    expect(
+        rid,
+        not problems,
+        expected="vid + play_auth_token, or manifest_url alone",
+        actual="; ".join(problems),
+        response=response,
+    )

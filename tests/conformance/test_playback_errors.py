@@ -1,0 +1,315 @@
+"""Every error row of POST /playback: whole-request refusals and per-ticket answers.
+
+spec: Errors > Playback (both tables), Errors > Formats (flat; `reason`, `protection`,
+`request_id`); Authentication (order of checks); Freshness (organisation suspended: within 30 s).
+README readings followed: AUTH-020/PLAY-082 (a suspended organisation is refused whole with the
+`not_entitled` shape, batch bodies too), PLAY-085 (a non-UUID `episode_id` is 404 `not_ready`),
+PLAY (per-ticket order; a 500 in any item answers the whole request 500).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+from playback_support import DEVICE, body_of, expect_answer, expect_batch, post
+
+from delivery_conformance.checks import expect
+
+pytestmark = pytest.mark.needs("role:films")
+
+UNKNOWN_KEY = "svc_live_" + "Zq7" * 10 + "x1"
+SUSPENSION_BOUND = 30.0  # spec: Freshness (organisation suspended: always within 30 s)
+
+# fixture -> (status, error_code or None for none, requirement)
+PER_TICKET = {
+    "episode_not_ready": (404, "not_ready", "PLAY-088"),
+    "episode_no_playable": (503, "not_ready", "PLAY-092"),
+    "episode_provider_timeout": (503, "service_unavailable", "PLAY-094"),
+    "episode_stream_error": (502, None, "PLAY-091"),
+}
+REASONS = {
+    "episode_outside_window": ("outside_window", "PLAY-078"),
+    "episode_entitlement_not_found": ("entitlement_not_found", "PLAY-079"),
+    "episode_entitlement_suspended": ("entitlement_suspended", "PLAY-080"),
+    "episode_streaming_disabled": ("streaming_disabled", "PLAY-081"),
+}
+
+
+def _expect_not_entitled(rid: str, response, answer: dict, reason: str) -> None:
+    """spec: Errors > Playback: `error` equal to the reason, `error_code`, `reason`."""
+    shape = (answer.get("error_code"), answer.get("reason"), answer.get("error"))
+    expect(
+        rid,
+        shape[:2] == ("not_entitled", reason),
+        expected=f"not_entitled, reason {reason}",
+        actual=f"error_code {shape[0]!r}, reason {shape[1]!r}",
+        response=response,
+    )
+    expect(
+        "PLAY-083",
+        shape[2] == reason,
+        expected=f"error {reason!r} (the reason itself)",
+        actual=shape[2],
+        response=response,
+    )
+
+
+# -- whole request ------------------------------------------------------------------------------
+
+
+@pytest.mark.requirement("PLAY-070")
+def test_unknown_version_is_unsupported_version(client, fixture_id):
+    body = {"episode_id": fixture_id("episode_encrypted"), **DEVICE}
+    response = post(client, body, version="1999-01-01")
+    expect_answer("PLAY-070", response, 400, "unsupported_version")
+
+
+@pytest.mark.requirement("PLAY-070")
+@pytest.mark.needs("role:retired_pin")
+def test_retired_pin_is_unsupported_version(client, fixture_id):
+    body = {"episode_id": fixture_id("episode_encrypted"), **DEVICE}
+    response = post(client, body, role="retired_pin")
+    expect_answer("PLAY-070", response, 400, "unsupported_version")
+
+
+@pytest.mark.requirement("PLAY-071")
+def test_missing_authorization_is_401_without_code(client, fixture_id):
+    response = client.post("playback", json={"episode_id": fixture_id("episode_encrypted")})
+    expect_answer("PLAY-071", response, 401, None)
+
+
+@pytest.mark.requirement("PLAY-072")
+@pytest.mark.parametrize("credential", ["unknown", "revoked"])
+def test_unknown_or_revoked_key_is_401_without_code(client, key, fixture_id, credential):
+    secret = UNKNOWN_KEY if credential == "unknown" else key("revoked")
+    body = {"episode_id": fixture_id("episode_encrypted"), **DEVICE}
+    response = client.post("playback", json=body, key=secret)
+    expect_answer("PLAY-072", response, 401, None, what=f"for a {credential} key")
+
+
+@pytest.mark.requirement("PLAY-073")
+@pytest.mark.needs("role:films_metadata")
+def test_key_without_playback_scope_is_403_without_code(client, fixture_id):
+    body = {"episode_id": fixture_id("episode_encrypted"), **DEVICE}
+    expect_answer("PLAY-073", post(client, body, role="films_metadata"), 403, None)
+
+
+@pytest.mark.requirement("PLAY-077")
+@pytest.mark.needs("role:unverifiable")
+def test_unverifiable_key_is_503_service_unavailable(client, fixture_id):
+    body = {"episode_id": fixture_id("episode_encrypted"), **DEVICE}
+    response = post(client, body, role="unverifiable")
+    expect_answer("PLAY-077", response, 503, "service_unavailable")
+
+
+@pytest.mark.requirement("PLAY-076")
+@pytest.mark.needs("fixture:episode_internal_error")
+def test_unexpected_error_is_500_without_code_with_request_id(client, fixture_id):
+    response = post(client, {"episode_id": fixture_id("episode_internal_error"), **DEVICE})
+    body = expect_answer("PLAY-076", response, 500, None)
+    request_id = response.headers.get("service-request-id")
+    expect(
+        "PLAY-076",
+        isinstance(body.get("request_id"), str) and body["request_id"] == request_id,
+        expected=f"request_id {request_id!r}",
+        actual=body.get("request_id"),
+        response=response,
+    )
+
+
+@pytest.mark.requirement("PLAY-076")
+@pytest.mark.needs("fixture:episode_internal_error", "fixture:episode_encrypted")
+def test_unexpected_error_in_a_batch_item_is_500_for_the_whole_request(client, fixture_id):
+    items = [
+        {"episode_id": fixture_id("episode_encrypted")},
+        {"episode_id": fixture_id("episode_internal_error")},
+    ]
+    response = post(client, {"intent": "play", "episodes": items, **DEVICE})
+    expect_answer("PLAY-076", response, 500, None, what="for a batch with a failing item")
+
+
+@pytest.mark.requirement("PLAY-082", "PLAY-083")
+@pytest.mark.needs("role:suspended", "fixture:episode_encrypted")
+@pytest.mark.parametrize("form", ["single", "batch"])
+def test_suspended_organisation_is_refused_not_entitled(client, fixture_id, form):
+    episode = fixture_id("episode_encrypted")
+    body = {"episode_id": episode} if form == "single" else {"episodes": [{"episode_id": episode}]}
+    response = post(client, {**body, **DEVICE}, role="suspended")
+    answer = expect_answer("PLAY-082", response, 403, "not_entitled", what=f"({form} body)")
+    _expect_not_entitled("PLAY-082", response, answer, "org_suspended")
+
+
+@pytest.mark.requirement("PLAY-067")
+@pytest.mark.needs("role:limits", "admin", "fixture:episode_encrypted")
+def test_suspension_and_its_end_are_seen_on_the_next_requests(client, admin, fixture_id):
+    body = {"episode_id": fixture_id("episode_encrypted"), **DEVICE}
+    expect_answer("PLAY-067", post(client, body, role="limits"), 200, what="before suspension")
+    admin.suspend("limits")
+    refused = _poll(lambda: post(client, body, role="limits"), lambda r: r.status_code == 403)
+    answer = expect_answer(
+        "PLAY-067",
+        refused,
+        403,
+        "not_entitled",
+        what=f"within {SUSPENSION_BOUND:g} s of suspension",
+    )
+    expect(
+        "PLAY-067",
+        answer.get("reason") == "org_suspended",
+        expected="reason org_suspended",
+        actual=answer.get("reason"),
+        response=refused,
+    )
+    admin.unsuspend("limits")
+    served = _poll(lambda: post(client, body, role="limits"), lambda r: r.status_code == 200)
+    expect_answer("PLAY-067", served, 200, what=f"within {SUSPENSION_BOUND:g} s of unsuspension")
+
+
+def _poll(send, done, bound: float = SUSPENSION_BOUND, step: float = 0.5):
+    """Send until `done` holds or `bound` seconds pass; answer the last response."""
+    deadline = time.monotonic() + bound
+    response = send()
+    while not done(response) and time.monotonic() < deadline:
+        time.sleep(step)
+        response = send()
+    return response
+
+
+# -- per ticket -----------------------------------------------------------------------------------
+
+
+@pytest.mark.requirement("PLAY-011", "PLAY-089")
+@pytest.mark.needs("fixture:episode_encrypted")
+def test_encrypted_episode_without_device_values_is_sdk_required(client, fixture_id):
+    response = post(client, {"episode_id": fixture_id("episode_encrypted")})
+    body = expect_answer("PLAY-011", response, 409, "sdk_required")
+    expect(
+        "PLAY-089",
+        body.get("protection") == "private-encrypted",
+        expected="protection private-encrypted",
+        actual=body.get("protection"),
+        response=response,
+    )
+
+
+@pytest.mark.parametrize(
+    "fixture",
+    [
+        pytest.param(f, marks=pytest.mark.requirement(r, "PLAY-083"), id=r)
+        for f, (_, r) in REASONS.items()
+    ],
+)
+def test_licence_refusal_is_not_entitled_with_its_reason(client, fixture_id, fixture):
+    reason, rid = REASONS[fixture]
+    response = post(client, {"episode_id": fixture_id(fixture), **DEVICE})
+    answer = expect_answer(rid, response, 403, "not_entitled")
+    _expect_not_entitled(rid, response, answer, reason)
+
+
+@pytest.mark.parametrize(
+    "fixture",
+    [
+        pytest.param(f, marks=pytest.mark.requirement(r), id=f"{r}-{f}")
+        for f, (_, _, r) in PER_TICKET.items()
+    ],
+)
+def test_per_ticket_failure_has_its_status_and_code(client, fixture_id, fixture):
+    status, code, rid = PER_TICKET[fixture]
+    response = post(client, {"episode_id": fixture_id(fixture), **DEVICE})
+    expect_answer(rid, response, status, code, what=f"for {fixture}")
+
+
+@pytest.mark.requirement("PLAY-093")
+@pytest.mark.needs("fixture:episode_no_playable")
+def test_no_playable_version_has_no_retry_after(client, fixture_id):
+    response = post(client, {"episode_id": fixture_id("episode_no_playable"), **DEVICE})
+    expect_answer("PLAY-093", response, 503, "not_ready")
+    expect(
+        "PLAY-093",
+        "retry-after" not in response.headers,
+        expected="no Retry-After",
+        actual=response.headers.get("retry-after"),
+        response=response,
+    )
+
+
+@pytest.mark.requirement("PLAY-094")
+@pytest.mark.needs("fixture:episode_provider_timeout")
+def test_provider_timeout_asks_to_retry_after_two_seconds(client, fixture_id):
+    response = post(client, {"episode_id": fixture_id("episode_provider_timeout"), **DEVICE})
+    expect_answer("PLAY-094", response, 503, "service_unavailable")
+    expect(
+        "PLAY-094",
+        response.headers.get("retry-after") == "2",
+        expected="Retry-After: 2",
+        actual=response.headers.get("retry-after"),
+        response=response,
+    )
+
+
+@pytest.mark.requirement("PLAY-085")
+@pytest.mark.parametrize("episode_id", [str(uuid.uuid4()), "not-a-uuid"], ids=["uuid", "non-uuid"])
+def test_unknown_episode_id_is_404_not_ready(client, episode_id):
+    response = post(client, {"episode_id": episode_id, **DEVICE})
+    expect_answer("PLAY-085", response, 404, "not_ready", what=f"for episode_id {episode_id!r}")
+
+
+@pytest.mark.requirement("PLAY-086")
+def test_unknown_film_ref_is_404_not_ready(client):
+    response = post(
+        client, {"film_ref": "no-such-film-" + uuid.uuid4().hex[:8], "episode_no": 1, **DEVICE}
+    )
+    expect_answer("PLAY-086", response, 404, "not_ready")
+
+
+@pytest.mark.requirement("PLAY-087")
+@pytest.mark.needs("fixture:episode_paged_film", "fixture:placeholder_episode_no")
+def test_planned_episode_is_404_not_ready(client, fixture_id):
+    body = {
+        "film_ref": fixture_id("episode_paged_film"),
+        "episode_no": int(fixture_id("placeholder_episode_no")),
+        **DEVICE,
+    }
+    expect_answer("PLAY-087", post(client, body), 404, "not_ready")
+
+
+@pytest.mark.parametrize(
+    ("fixture", "status", "code"),
+    [
+        pytest.param("episode_not_ready", 404, "not_ready", id="not_ready"),
+        pytest.param("episode_outside_window", 403, "not_entitled", id="not_entitled"),
+        pytest.param("episode_provider_timeout", 503, "service_unavailable", id="provider"),
+    ],
+)
+@pytest.mark.requirement("PLAY-096")
+@pytest.mark.needs("fixture:episode_encrypted")
+def test_single_and_batch_item_answer_the_same_status_and_code(
+    client, fixture_id, fixture, status, code
+):
+    episode = fixture_id(fixture)
+    single = post(client, {"episode_id": episode, **DEVICE})
+    expect_answer("PLAY-096", single, status, code, what="(single)")
+    batch = post(
+        client,
+        {
+            "episodes": [{"episode_id": fixture_id("episode_encrypted")}, {"episode_id": episode}],
+            **DEVICE,
+        },
+    )
+    item = expect_batch("PLAY-096", batch, 2)[1]
+    expect(
+        "PLAY-096",
+        (item.get("status"), item.get("error_code")) == (status, code),
+        expected=f"item status {status}, error_code {code}",
+        actual=f"{item.get('status')}, {item.get('error_code')!r}",
+        response=batch,
+    )
+    expect(
+        "PLAY-096",
+        item.get("error_code") == body_of(single).get("error_code"),
+        expected="the single answer's code",
+        actual=item.get("error_code"),
+        response=batch,
+    )

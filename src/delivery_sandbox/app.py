@@ -44,10 +44,15 @@ ROUTES: tuple[Route, ...] = (
     Route(
         "GET",
         f"{API}/catalog",
-        Endpoint("catalog", "metadata:read", FLAT, "catalog"),
+        Endpoint("catalog", "metadata:read", FLAT, "catalog", simulates=True),
         catalog.handle,
     ),
-    Route("GET", f"{API}/config", Endpoint("config", None, FLAT, "config"), config.handle),
+    Route(
+        "GET",
+        f"{API}/config",
+        Endpoint("config", None, FLAT, "config", simulates=True),
+        config.handle,
+    ),
     Route(
         "GET",
         f"{API}/creatives",
@@ -184,7 +189,7 @@ class SandboxApp:
         if scope["type"] != "http":
             return
         sb = self.sandbox
-        host = authorization = version = None
+        host = authorization = version = simulated = None
         for name, value in scope["headers"]:
             if name == b"host":
                 host = value.decode("latin-1")
@@ -192,13 +197,15 @@ class SandboxApp:
                 authorization = value.decode("latin-1")
             elif name == b"service-version":
                 version = value.decode("latin-1")
+            elif name == b"service-simulate":
+                simulated = value.decode("latin-1")
         if host is None:
             server = scope.get("server") or ("127.0.0.1", 80)
             host = f"{server[0]}:{server[1]}"
         exchange = Exchange(
             sb.request_ids.next(), sb.versions.latest, f"{scope['scheme']}://{host}"
         )
-        reply = await self.answer(scope, receive, exchange, host, authorization, version)
+        reply = await self.answer(scope, receive, exchange, host, authorization, version, simulated)
         if isinstance(reply, Response):
             await _send_starlette(send, exchange, reply, sb)
         else:
@@ -212,6 +219,7 @@ class SandboxApp:
         host: str,
         authorization: str | None,
         version: str | None,
+        simulated: str | None = None,
     ) -> Reply | Response:
         sb, path, method = self.sandbox, scope["path"], scope["method"]
         hostname, _, port = host.partition(":")
@@ -232,7 +240,7 @@ class SandboxApp:
                 return errors.flat(exchange, sb.faults, 404, errors.MSG_NOT_FOUND, "not_found")
             allow = ", ".join(sorted({r.method for r in routes})).encode()
             return Reply(405, b"", [(b"allow", allow)], content_type=None)
-        outcome = authenticate(sb, exchange, route.endpoint, version, authorization)
+        outcome = authenticate(sb, exchange, route.endpoint, version, authorization, simulated)
         if isinstance(outcome, Reply):
             return outcome
         if route.handler is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from delivery_sandbox import errors
+from delivery_sandbox import errors, simulate
 from delivery_sandbox.accounts import Caller
 from delivery_sandbox.context import Sandbox
 from delivery_sandbox.errors import Family, Problem
@@ -30,6 +30,7 @@ class Endpoint:
     counter: str | None  # rate-limit counter; None: counted by the handler (playback)
     app_bound: bool = False
     checks_org: bool = True  # playback renders its own organisation refusal per ticket
+    simulates: bool = False  # honours Service-Simulate (README: SIM endpoints)
 
 
 def bearer_key(header: str | None, lax: bool = False) -> str | None:
@@ -52,6 +53,7 @@ def authenticate(
     endpoint: Endpoint,
     version_header: str | None,
     authorization: str | None,
+    simulate_header: str | None = None,
 ) -> Caller | Reply:
     """Run the checks in order; the first failure is the answer."""
     faults, now, family = sb.faults, sb.now(), endpoint.family
@@ -98,7 +100,15 @@ def authenticate(
         if faults.enabled("org_suspended_with_error_code") and family is Family.FLAT:
             return errors.flat(exchange, faults, 403, errors.ORG_SUSPENDED, "org_suspended")
         return errors.problem(exchange, faults, family, Problem.ORG_SUSPENDED, now)
-    # 7. Rate limit (always flat).
+    # 7. Rate limit (always flat). A simulated answer replaces this step and what follows
+    # (README: SIM endpoints, SIM-015); playback handles its own.
+    if simulate_header is not None and endpoint.counter is not None and endpoint.simulates:
+        test_org = caller.organisation.test or faults.enabled("production_honours_simulate")
+        scenario = simulate.scenario_for(simulate_header, endpoint.name, test_org)
+        if scenario is not None:
+            return simulate.respond(
+                exchange, faults, sb.limits, caller.org_id, scenario, endpoint.counter, now
+            )
     if endpoint.counter is not None:
         refusal = sb.limits.take_request(caller.org_id, endpoint.counter, now)
         if refusal is not None:

@@ -168,7 +168,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     limit = parse_limit(query.get("limit"), MAX_LIMIT, DEFAULT_LIMIT)
     since = parse_epoch(query.get("updated_since"))
     category = query.get("category")
-    bad_category = category is not None and not SLUG.match(category)
+    bad_category = category is not None and not (len(category) <= 100 and SLUG.match(category))
     if bad_category and sb.faults.enabled("playlists_bad_category_404"):  # fault (properties)
         return _error(sb, exchange, 404, 4040, errors.MSG_NO_CATEGORY)
     if limit is None or since is False or bad_category:

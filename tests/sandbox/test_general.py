@@ -78,3 +78,15 @@ def test_video_single_read_200_has_no_service_version_but_its_errors_do(api: Api
     missing = api.get(f"videos/{api.fx['video_not_granted']}", "videos")
     assert missing.status_code == 404
     assert missing.headers["service-version"] == "2026-10-02"
+
+
+def test_simulate_header_on_catalog_and_config_for_test_organisations(api: Api) -> None:
+    simulated = api.get("catalog", "films", headers={"Service-Simulate": "service_unavailable"})
+    assert simulated.status_code == 503
+    assert simulated.headers["service-simulated"] == "service_unavailable"
+    real = api.get("config", "production", headers={"Service-Simulate": "rate_limited"})
+    assert real.status_code == 200 and "service-simulated" not in real.headers
+    unknown = api.get("config", "films", headers={"Service-Simulate": "no_such_scenario"})
+    assert unknown.status_code == 200
+    bad_key = api.get("catalog", "revoked", headers={"Service-Simulate": "rate_limited"})
+    assert bad_key.status_code == 401 and "service-simulated" not in bad_key.headers

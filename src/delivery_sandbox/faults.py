@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["FAULTS", "Fault", "FaultSwitch", "UnknownFault"]
+__all__ = ["FAULTS", "Fault", "FaultSwitch", "UnknownFault", "markdown"]
 
 
 @dataclass(frozen=True)
@@ -147,6 +147,13 @@ def register(*faults: Fault) -> None:
         if fault.name in FAULTS:
             raise ValueError(f"duplicate fault {fault.name}")
         FAULTS[fault.name] = fault
+
+
+def markdown() -> str:
+    """The fault catalogue as a Markdown table (README: Fault catalogue)."""
+    rows = ["| Fault | Breaks | Summary |", "|---|---|---|"]
+    rows += [f"| `{f.name}` | {', '.join(f.requirements)} | {f.summary} |" for f in FAULTS.values()]
+    return "\n".join(rows)
 
 
 class FaultSwitch:

@@ -80,7 +80,7 @@ def _burst_stages(exp: Expectations, name: str = "burst") -> list[Stage]:
 
 def _refill(exp: Expectations) -> list[Stage]:
     refill = exp.rate("playback")
-    window = 10.0
+    window = 6.0
     offered = 2 * refill
     return [*_burst_stages(exp, "drain"),
             Stage("window", math.ceil(offered * window), offered, "playback", "play")]
@@ -110,8 +110,9 @@ def _hold(exp: Expectations) -> list[Stage]:
     refill = HOLD_LIMIT / 60
     return [
         Stage("drain", HOLD_LIMIT + 5, 250.0, "playback", "play"),
-        Stage("held", 6, 0.95 * refill, "playback", "play"),
-        Stage("prefetch", 3, 0.95 * refill, "playback", "prefetch"),
+        # a little faster than the refill: each play finds its ticket up to 0.5 s away
+        Stage("held", 10, 1.2 * refill, "playback", "play"),
+        Stage("prefetch", 3, 1.2 * refill, "playback", "prefetch"),
     ]
 
 
@@ -119,7 +120,7 @@ def _catalog(exp: Expectations) -> list[Stage]:
     cap, refill = exp.limit("catalog"), exp.rate("catalog")
     rate = _rate(cap / 1.5, 20, 700)
     duration = cap / rate
-    window = 12.0
+    window = 8.0
     return [
         Stage("burst", math.ceil(cap * 1.15 + refill * duration) + 5, rate, "catalog|series"),
         Stage("window", math.ceil(3 * refill * window), 3 * refill, "catalog|series"),

@@ -33,7 +33,7 @@ from loadtests.target import CampaignError, Target
 
 __all__ = ["CampaignUser", "use_campaign"]
 
-LEAD_S = 3.0
+LEAD_S = 2.0
 CHUNK = 2000
 PLAN_WAIT_S = 60.0
 

@@ -67,7 +67,8 @@ def _capacity_figure(name: str, ids: tuple[str, ...], records: Sequence[Record],
     return figure, details
 
 
-def _refusal_shape(records: Sequence[Record], limit: int, ids: tuple[str, ...]) -> list[Figure]:
+def _refusal_shape(records: Sequence[Record], limit: int, ids: tuple[str, ...],
+                   label: str = "") -> list[Figure]:
     """LIM-029..032: every 429 is flat `rate_limited` with the three headers right."""
     refusals = [r for r in records if r.refused]
     good = sum(
@@ -75,7 +76,7 @@ def _refusal_shape(records: Sequence[Record], limit: int, ids: tuple[str, ...]) 
         if r.error_code == "rate_limited" and r.retry_after is not None and r.retry_after >= 1
         and r.limit_header == limit and r.window_header == 60 and r.problem is None
     )
-    return [_share("429 body and headers", ids, good, len(refusals),
+    return [_share(f"{label}429 body and headers", ids, good, len(refusals),
                    f"{good}/{len(refusals)} with rate_limited, Retry-After, "
                    f"X-RateLimit-Limit {limit}, X-RateLimit-Window 60")]
 
@@ -224,7 +225,8 @@ def analyse_hold(records: Sequence[Record], exp: Expectations, ctx: dict[str, An
     latencies = sorted(r.latency for r in issued)
     plays = sorted(r.latency for r in records if r.intent == "play")
     figures = [
-        _share("plays on an empty bucket issued", ("LIM-043",), len(issued), len(held)),
+        within("plays on an empty bucket issued", ("LIM-043",), len(issued), len(held),
+               1, len(held), "requests", "offered a little above the refill: most are issued"),
         within("a play on an empty bucket waited", ("LIM-043",),
                latencies[-1] if latencies else -1, 0.5, MIN_HOLD_SEEN_S, MAX_HOLD_S, "s",
                "longest wait of the issued plays of the held phase"),
@@ -293,7 +295,7 @@ def analyse_minute(records: Sequence[Record], exp: Expectations, ctx: dict[str, 
                               good, len(refused)))
         figures += [_share(f"{counter} open again at the UTC minute", ("LIM-024",),
                            sum(1 for r in after if not r.refused), len(after))]
-        figures += _refusal_shape(fill, limit, ("LIM-029", "LIM-031", "LIM-032"))
+        figures += _refusal_shape(fill, limit, ("LIM-029", "LIM-031", "LIM-032"), f"{counter} ")
         details[counter] = {"admitted": admitted, "refused": len(refused)}
     figures.append(_problems(records))
     return figures, details
@@ -304,13 +306,13 @@ def analyse_simulated(records: Sequence[Record], exp: Expectations, ctx: dict[st
     limit = exp.spec_limit("simulated")
     sim = _phase(records, "simulated")
     answered = sum(1 for r in sim if r.simulated and not r.refused)
-    figures = [Figure("simulated answers in one minute", ("LIM-006",), answered, limit,
+    figures = [Figure("simulated answers in one minute", ("SIM-005", "SIM-002"), answered, limit,
                       _min_admitted(limit), limit, "requests")]
     refused = [r for r in sim if r.refused]
     good = sum(1 for r in refused if r.simulated is None and r.error_code == "rate_limited"
                and r.limit_header == limit and r.retry_after is not None)
     figures.append(_share("past it: real 429 with X-RateLimit-Limit of the simulated limit",
-                          ("LIM-029", "LIM-031"), good, len(refused)))
+                          ("SIM-006",), good, len(refused)))
     real = [r for r in _phase(records, "real") if r.endpoint == "playback"]
     cap, details = _capacity_figure("real allowance untouched by simulations", ("SIM-004",),
                                     real, exp.limit("playback"), exp.rate("playback"))

@@ -1,0 +1,138 @@
+"""Smoke of every load campaign against a sandbox with limits scaled to 5 %, and the proof that
+each limiter fault of the sandbox makes its campaign fail (the clean sandbox passes).
+
+One sandbox subprocess serves the whole module; faults are switched through its admin API
+(`POST /_sandbox/faults {"only": [...]}`); each campaign runs as `python -m loadtests.run`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCALE = "0.05"
+CAMPAIGNS = ("burst", "refill", "shedding", "admission", "hold", "catalog", "minute", "simulated")
+
+# Each limiter fault of the sandbox and the campaign that must catch it.
+FAULT_PROOFS = {
+    "bucket_holds_too_much": "burst",
+    "retry_after_wrong": "burst",
+    "ratelimit_limit_wrong": "burst",
+    "bucket_refills_too_fast": "refill",
+    "no_prefetch_shedding": "shedding",
+    "shed_threshold_wrong": "shedding",
+    "prefetch_admitted_first": "admission",
+    "batch_whole_429_early": "admission",
+    "no_play_hold": "hold",
+    "play_hold_too_long": "hold",
+    "clock_minute_rolling": "minute",
+    "simulated_consumes_limit": "simulated",
+    "simulated_header_missing": "simulated",
+    "simulated_counter_not_counted": "simulated",
+}
+# Limit faults no load campaign is meant for (single-request scenarios of the product suite).
+NOT_LOAD = {"reuse_counted", "production_honours_simulate"}
+LIMIT_SIM = {"SIM-004", "SIM-005", "SIM-006"}
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    directory = tmp_path_factory.mktemp("load-sandbox")
+    profile = directory / "sandbox.toml"
+    log = (directory / "sandbox.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "delivery_sandbox", "--host", "127.0.0.1", "--port", "0",
+         "--profile-out", str(profile), "--limits-scale", SCALE],
+        stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while not (profile.exists() and profile.stat().st_size) and time.monotonic() < deadline:
+            assert process.poll() is None, "the sandbox exited"
+            time.sleep(0.1)
+        assert profile.exists(), "the sandbox wrote no profile"
+        time.sleep(0.2)
+        yield profile
+    finally:
+        process.terminate()
+        process.wait(10)
+        log.close()
+
+
+def _admin(profile: Path, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    admin = tomllib.loads(profile.read_text())["admin"]
+    answer = httpx.request(method, f"{admin['url']}/{path}", json=body, timeout=10,
+                           headers={"Authorization": f"Bearer {admin['token']}"})
+    answer.raise_for_status()
+    return answer.json()
+
+
+def _run(profile: Path, campaign: str, reports: Path) -> tuple[int, dict[str, Any]]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "loadtests.run", campaign, "--target", str(profile), "--scale",
+         SCALE, "--report-dir", str(reports)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240, check=False)
+    verdicts = sorted(reports.glob(f"load/{campaign}-*/verdict.json"))
+    assert verdicts, f"no verdict written; stderr: {done.stderr[-400:]}"
+    return done.returncode, json.loads(verdicts[-1].read_text())
+
+
+@pytest.mark.parametrize("campaign", CAMPAIGNS)
+def test_campaign_passes_on_the_clean_sandbox(sandbox: Path, tmp_path: Path, campaign: str
+                                              ) -> None:
+    _admin(sandbox, "POST", "faults", {"only": []})
+    code, verdict = _run(sandbox, campaign, tmp_path)
+    failed = [f["name"] for f in verdict["figures"] if not f["passed"]]
+    assert (code, verdict["outcome"], failed) == (0, "pass", [])
+    assert verdict["generator"]["valid"]
+    report = next(tmp_path.glob(f"load/{campaign}-*"))
+    for name in ("records.jsonl", "admitted.png", "refusals.png", "latency.png",
+                 "locust.html", "locust_stats.csv"):
+        assert (report / name).exists(), name
+
+
+# The sandbox applies its limiter faults only inside POST /playback (playback_faults.apply_faults
+# is called from the playback handler), so a campaign that sends no playback request meets the
+# clean limiter. Checked by hand: after one playback request the minute campaign fails on
+# LIM-024/LIM-034 as it should. Strict: this turns red once the sandbox is fixed.
+SANDBOX_GAP = pytest.mark.xfail(
+    reason="sandbox: limiter faults take effect only after a POST /playback", strict=True)
+PROOFS = [pytest.param(fault, campaign, marks=SANDBOX_GAP) if fault == "clock_minute_rolling"
+          else pytest.param(fault, campaign) for fault, campaign in sorted(FAULT_PROOFS.items())]
+
+
+@pytest.mark.parametrize(("fault", "campaign"), PROOFS)
+def test_limiter_fault_fails_its_campaign(sandbox: Path, tmp_path: Path, fault: str,
+                                          campaign: str) -> None:
+    catalogue = {f["name"]: f for f in _admin(sandbox, "GET", "faults")}
+    assert fault in catalogue, f"the sandbox has no fault {fault}"
+    _admin(sandbox, "POST", "faults", {"only": [fault]})
+    try:
+        code, verdict = _run(sandbox, campaign, tmp_path)
+    finally:
+        _admin(sandbox, "POST", "faults", {"only": []})
+    failed = [f for f in verdict["figures"] if not f["passed"]]
+    assert (code, verdict["outcome"]) == (1, "fail"), [f["name"] for f in failed]
+    broken = set(catalogue[fault]["requirements"])
+    assert any(broken & set(f["requirements"]) for f in failed), (broken, failed)
+
+
+def test_every_limiter_fault_has_a_campaign(sandbox: Path) -> None:
+    limit_faults = {
+        f["name"] for f in _admin(sandbox, "GET", "faults")
+        if any(r.startswith("LIM-") or r in LIMIT_SIM for r in f["requirements"])
+    }
+    assert limit_faults - NOT_LOAD <= set(FAULT_PROOFS), limit_faults - NOT_LOAD - set(FAULT_PROOFS)

@@ -1,0 +1,540 @@
+"""GET /creatives and GET /creatives/{id}: the creative record, feed order, paging, errors.
+
+spec: Resources and their fields > Creative record; Endpoints > GET /creatives,
+GET /creatives/{id}; Errors > Creatives list, single read and file.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import uuid
+from typing import Any
+
+import pytest
+from listing_support import (
+    Code,
+    Family,
+    Page,
+    envelope_problems,
+    error_shape_violations,
+    expect_error,
+    is_int,
+    items_of,
+    page_of,
+    walk,
+)
+
+from delivery_conformance.checks import ConformanceFailure, expect
+from delivery_conformance.checks.schema import expect_schema
+from delivery_conformance.client import DeliveryClient, Response
+
+ROLE = "films"
+FILMS = pytest.mark.needs(f"role:{ROLE}", "fixture:creative_id")
+UNKNOWN_KEY = "svc_live_" + "Cc3" * 10 + "Cc"
+ASPECTS = {"reels_9x16": "9:16", "feed_4x5": "4:5", "square_1x1": "1:1"}
+SIGNED = re.compile(r"[?&](sig|signature|expires|exp|token|x-amz-signature)=", re.IGNORECASE)
+
+RECORD_FIELDS: dict[str, tuple[str, ...]] = {
+    "CRE-003": ("schema_version",),
+    "CRE-004": ("creative_id",),
+    "CRE-005": ("creative_code",),
+    "CRE-006": ("name",),
+    "CRE-007": ("status",),
+    "CRE-008": ("created_at", "approved_at", "updated_at"),
+    "CRE-009": ("org",),
+    "CRE-010": ("created_by",),
+    "CRE-011": ("film",),
+    "CRE-012": ("episodes",),
+    "CRE-013": ("placement",),
+    "CRE-014": ("aspect",),
+    "CRE-015": ("duration_ms",),
+    "CRE-016": ("scenes",),
+    "CRE-018": ("formula",),
+    "CRE-019": ("rights",),
+    "CRE-020": ("lineage",),
+    "CRE-021": ("final",),
+}
+
+
+@pytest.fixture(scope="module")
+def walked(client: DeliveryClient) -> list[Page] | ConformanceFailure:
+    try:
+        return walk(
+            client,
+            Family.ENVELOPE,
+            "creatives",
+            role=ROLE,
+            params={"limit": 100},
+            requirement_id="CRE-033",
+        )
+    except ConformanceFailure as failure:  # raised again inside each test, not at setup
+        return failure
+
+
+def settled(walked: list[Page] | ConformanceFailure) -> list[Page]:
+    if isinstance(walked, ConformanceFailure):
+        raise walked
+    return walked
+
+
+def records(feed: list[Page]) -> list[dict[str, Any]]:
+    return [r for r in items_of(feed) if isinstance(r, dict)]
+
+
+def single(client: DeliveryClient, creative: str) -> tuple[Response, dict[str, Any]]:
+    response = client.get(f"creatives/{creative}", role=ROLE)
+    body = response.json_body()
+    data = body.get("data") if isinstance(body, dict) else None
+    expect(
+        "CRE-034",
+        response.status_code == 200 and isinstance(data, dict),
+        expected="200 with data",
+        actual=response.status_code,
+        response=response,
+    )
+    return response, data
+
+
+@FILMS
+@pytest.mark.parametrize(
+    "requirement_id", [pytest.param(r, marks=pytest.mark.requirement(r)) for r in RECORD_FIELDS]
+)
+def test_records_follow_the_creative_table(
+    walked: list[Page] | ConformanceFailure, requirement_id: str
+) -> None:
+    feed = settled(walked)
+    expect(
+        requirement_id,
+        bool(records(feed)),
+        expected="records",
+        actual="none",
+        response=feed[0].response,
+    )
+    for page in feed:
+        for index, record in enumerate(page.items):
+            expect_schema(
+                requirement_id,
+                record,
+                "Creative",
+                fields=RECORD_FIELDS[requirement_id],
+                where=f"data.items[{index}]",
+                response=page.response,
+            )
+
+
+def rule_failures(record: dict[str, Any]) -> dict[str, str]:
+    """Rules across fields of one record, by requirement (spec: Creative record)."""
+    bad: dict[str, str] = {}
+    episodes = record.get("episodes") or []
+    if len(episodes) != len(set(map(str, episodes))):
+        bad["CRE-012"] = f"duplicate episodes {episodes}"
+    placement, aspect = record.get("placement"), record.get("aspect")
+    if placement in ASPECTS and aspect is not None and ASPECTS[placement] != aspect:
+        bad["CRE-014"] = f"{placement} with {aspect}"
+    scenes = [s for s in record.get("scenes") or [] if isinstance(s, dict)]
+    if any(
+        is_int(s.get("start_ms")) and is_int(s.get("end_ms")) and s["end_ms"] < s["start_ms"]
+        for s in scenes
+    ):
+        bad["CRE-016"] = "a scene ends before it starts"
+    hook = record.get("hook")
+    if (hook is None) != (not scenes):
+        bad["CRE-017"] = f"hook {'null' if hook is None else 'set'} with {len(scenes)} scenes"
+    elif (
+        scenes
+        and isinstance(hook, dict)
+        and (hook.get("action"), hook.get("line"))
+        != (scenes[0].get("action"), scenes[0].get("line"))
+    ):
+        bad["CRE-017"] = "hook differs from the first scene"
+    ends = (record.get("rights") or {}).get("ends_at")
+    if is_int(ends) and ends % 86400:
+        bad["CRE-019"] = f"ends_at {ends} not at 00:00 UTC"
+    final = record.get("final") or {}
+    if record.get("status") == "pushed" and final.get("ready") is not True:
+        bad["CRE-021"] = "pushed without a ready final"
+    url = final.get("file_url")
+    if (final.get("ready") is False and url is not None) or (
+        url is not None and not re.fullmatch(r"https?://[^/]+/api/c/[^/?#]+\.mp4", str(url))
+    ):
+        bad["CRE-022"] = "file_url set while not ready, or not {base_url}/api/c/<token>.mp4"
+    target = final.get("target") or {}
+    if (target.get("width"), target.get("height"), target.get("fps"), target.get("codec")) != (
+        1080,
+        1920,
+        30,
+        "h264",
+    ):
+        bad["CRE-025"] = f"target {target}"
+    links = [
+        s
+        for k, v in record.items()
+        if k not in ("final", "links")
+        for s in _strings(v)
+        if SIGNED.search(s)
+    ]
+    if links:
+        bad["CRE-001"] = f"{len(links)} signed links outside final.file_url"
+    return bad
+
+
+def _strings(tree: Any) -> list[str]:
+    if isinstance(tree, dict):
+        return [s for v in tree.values() for s in _strings(v)]
+    if isinstance(tree, list):
+        return [s for v in tree for s in _strings(v)]
+    return [tree] if isinstance(tree, str) else []
+
+
+RULES = [
+    "CRE-001",
+    "CRE-012",
+    "CRE-014",
+    "CRE-016",
+    "CRE-017",
+    "CRE-019",
+    "CRE-021",
+    "CRE-022",
+    "CRE-025",
+]
+
+
+@FILMS
+@pytest.mark.parametrize(
+    "requirement_id", [pytest.param(r, marks=pytest.mark.requirement(r)) for r in RULES]
+)
+def test_records_keep_the_rules_across_fields(
+    walked: list[Page] | ConformanceFailure, requirement_id: str
+) -> None:
+    feed = settled(walked)
+    for page in feed:
+        for record in page.items:
+            problem = rule_failures(record).get(requirement_id)
+            expect(
+                requirement_id,
+                problem is None,
+                expected="the rule holds",
+                actual=f"{record.get('creative_id')}: {problem}",
+                response=page.response,
+            )
+
+
+@FILMS
+@pytest.mark.requirement("CRE-002", "CRE-004", "CRE-005", "CRE-034", "CRE-035")
+def test_single_read_returns_the_listed_record(
+    client: DeliveryClient, fixture_id: Any, walked: list[Page] | ConformanceFailure, profile: Any
+) -> None:
+    feed = settled(walked)
+    creative = fixture_id("creative_id")
+    listed = [r for r in records(feed) if r.get("creative_id") == creative]
+    expect(
+        "CRE-035",
+        len(listed) == 1,
+        expected="listed once",
+        actual=len(listed),
+        response=feed[0].response,
+    )
+    response, data = single(client, creative)
+    due = f"{profile.base_url}/api/delivery/v1/creatives/{creative}"
+    for record in (listed[0], data):
+        expect(
+            "CRE-002",
+            (record.get("links") or {}).get("self") == due,
+            expected=f"links.self {due}",
+            actual=(record.get("links") or {}).get("self"),
+            response=response,
+        )
+    expect(
+        "CRE-004",
+        data.get("creative_id") == creative,
+        expected=creative,
+        actual=data.get("creative_id"),
+        response=response,
+    )
+    expect(
+        "CRE-005",
+        data.get("creative_code") == listed[0].get("creative_code"),
+        expected=listed[0].get("creative_code"),
+        actual=data.get("creative_code"),
+        response=response,
+    )
+    body = response.json_body()
+    expect(
+        "CRE-034",
+        isinstance(body.get("links"), dict) and body.get("code") == 0,
+        expected="envelope with links",
+        actual=sorted(body),
+        response=response,
+    )
+    expect(
+        "CRE-035",
+        data == listed[0],
+        expected="the same record as the list",
+        actual=sorted(k for k in data if data.get(k) != listed[0].get(k)),
+        response=response,
+    )
+
+
+@pytest.mark.needs(f"role:{ROLE}", "fixture:creative_other_org")
+@pytest.mark.requirement("CRE-026")
+def test_feed_holds_only_the_organisation_s_creatives(
+    walked: list[Page] | ConformanceFailure, fixture_id: Any
+) -> None:
+    feed = settled(walked)
+    other = fixture_id("creative_other_org")
+    expect(
+        "CRE-026",
+        other not in {r.get("creative_id") for r in records(feed)},
+        expected="no creative of another organisation",
+        actual=other,
+        response=feed[-1].response,
+    )
+
+
+@FILMS
+@pytest.mark.requirement("CRE-027", "CRE-033", "CRE-032", "PAGE-005", "PAGE-010")
+def test_small_pages_walk_the_feed_in_order(
+    client: DeliveryClient, walked: list[Page] | ConformanceFailure
+) -> None:
+    feed = settled(walked)
+    pages = walk(
+        client,
+        Family.ENVELOPE,
+        "creatives",
+        role=ROLE,
+        params={"limit": 7},
+        requirement_id="CRE-033",
+    )
+    for page in pages:
+        problems = envelope_problems(page, listing=True)
+        expect(
+            "CRE-032",
+            not problems,
+            expected="list envelope",
+            actual=problems,
+            response=page.response,
+        )
+        expect(
+            "PAGE-010",
+            (page.links.get("next") is None) == (page.next_cursor is None),
+            expected="links.next null exactly on the last page",
+            actual=page.links.get("next"),
+            response=page.response,
+        )
+    keys = [(r.get("updated_at"), str(r.get("creative_id")).lower()) for r in records(pages)]
+    bad = [
+        f"{a} then {b}"
+        for a, b in itertools.pairwise(keys)
+        if is_int(a[0]) and is_int(b[0]) and b < a
+    ]
+    expect(
+        "CRE-027",
+        not bad,
+        expected="updated_at then creative_id ascending",
+        actual=bad[:2],
+        response=pages[-1].response,
+    )
+    expect(
+        "CRE-033",
+        [k[1] for k in keys] == [str(r.get("creative_id")).lower() for r in records(feed)],
+        expected="the same records as pages of 100",
+        actual=f"{len(keys)} records",
+        response=pages[-1].response,
+    )
+
+
+@FILMS
+@pytest.mark.requirement("CRE-028")
+def test_updated_since_is_strictly_after(
+    client: DeliveryClient, walked: list[Page] | ConformanceFailure
+) -> None:
+    feed = settled(walked)
+    items = records(feed)
+    pivot = items[len(items) // 2].get("updated_at")
+    pages = walk(
+        client,
+        Family.ENVELOPE,
+        "creatives",
+        role=ROLE,
+        params={"updated_since": pivot, "limit": 100},
+        requirement_id="CRE-028",
+    )
+    stale = [
+        r.get("creative_id")
+        for r in records(pages)
+        if is_int(r.get("updated_at")) and r["updated_at"] <= pivot
+    ]
+    newer = [r for r in items if is_int(r.get("updated_at")) and r["updated_at"] > pivot]
+    expect(
+        "CRE-028",
+        not stale and len(records(pages)) == len(newer),
+        expected=f"{len(newer)} records after {pivot}",
+        actual=f"{len(records(pages))} records, {len(stale)} not after",
+        response=pages[0].response,
+    )
+
+
+@FILMS
+@pytest.mark.requirement("CRE-029")
+@pytest.mark.parametrize(("since", "empty"), [("0", False), ("99999999999", True)])
+def test_updated_since_takes_up_to_11_digits(
+    client: DeliveryClient, since: str, empty: bool
+) -> None:
+    page = page_of(
+        Family.ENVELOPE, client.get("creatives", role=ROLE, params={"updated_since": since})
+    )
+    expect(
+        "CRE-029",
+        page.response.status_code == 200 and (page.items == []) is empty,
+        expected=f"200{' and no items' if empty else ' with items'}",
+        actual=f"{page.response.status_code}, {len(page.items)} items",
+        response=page.response,
+    )
+
+
+@FILMS
+@pytest.mark.requirement("CRE-030", "CRE-031")
+@pytest.mark.parametrize("limit", [1, 100, None])
+def test_limit_caps_the_page(client: DeliveryClient, limit: int | None) -> None:
+    params = {} if limit is None else {"limit": limit}
+    page = page_of(Family.ENVELOPE, client.get("creatives", role=ROLE, params=params))
+    cap = limit or 50
+    rid = "CRE-031" if limit is None else "CRE-030"
+    expect(
+        rid,
+        page.response.status_code == 200 and 1 <= len(page.items) <= cap,
+        expected=f"1 to {cap} items",
+        actual=len(page.items),
+        response=page.response,
+    )
+
+
+# -- errors (spec: Errors > Creatives list, single read and file) ------------------------------
+
+LIST, ONE, FILE = "creatives", "creatives/{id}", "creatives/{id}/file"
+ERROR_ROWS: list[tuple[str, str, str | None, dict[str, str], int, Code, object]] = [
+    *[
+        ("CRE-044", p, ROLE, {}, 400, Code.ERROR_CODE, "unsupported_version")
+        for p in (LIST, ONE, FILE)
+    ],
+    *[("CRE-045", p, None, {}, 401, Code.ENVELOPE, 4010) for p in (LIST, ONE, FILE)],
+    *[
+        ("CRE-046", p, w, {}, 401, Code.ENVELOPE, 4011)
+        for p in (LIST, ONE, FILE)
+        for w in ("revoked", "unknown")
+    ],
+    *[("CRE-047", p, "films_metadata", {}, 403, Code.ENVELOPE, 4030) for p in (LIST, ONE, FILE)],
+    *[("CRE-048", p, "suspended", {}, 403, Code.ENVELOPE, 4031) for p in (LIST, ONE, FILE)],
+    *[
+        ("CRE-054", LIST, ROLE, {"limit": v}, 422, Code.ENVELOPE, 4220)
+        for v in ("0", "101", "-1", "1.5", "abc")
+    ],
+    ("CRE-055", LIST, ROLE, {"limit": ""}, 422, Code.ENVELOPE, 4220),
+    *[
+        ("CRE-056", LIST, ROLE, {"updated_since": v}, 422, Code.ENVELOPE, 4221)
+        for v in ("abc", "-5", "1.5", "123456789012", "")
+    ],
+    ("CRE-057", LIST, ROLE, {"cursor": "forged"}, 422, Code.ENVELOPE, 4222),
+    *[("CRE-060", p, "unverifiable", {}, 503, Code.ENVELOPE, 5031) for p in (LIST, ONE, FILE)],
+]
+
+
+@FILMS
+@pytest.mark.parametrize(
+    ("requirement_id", "template", "who", "query", "status", "where", "code"),
+    [
+        pytest.param(
+            *row,
+            marks=pytest.mark.requirement(row[0], "CRE-062"),
+            id=f"{row[0]}-{row[1]}-{row[2]}-{'-'.join(row[3].values())}",
+        )
+        for row in ERROR_ROWS
+    ],
+)
+def test_error_rows(
+    client: DeliveryClient,
+    fixture_id: Any,
+    key: Any,
+    requirement_id: str,
+    template: str,
+    who: str | None,
+    query: dict[str, str],
+    status: int,
+    where: Code,
+    code: object,
+) -> None:
+    path = template.replace("{id}", fixture_id("creative_id"))
+    version = "1999-01-01" if code == "unsupported_version" else None
+    if who == "unknown":
+        response = client.get(path, key=UNKNOWN_KEY, params=query, version=version)
+    else:
+        if who is not None:
+            key(who)
+        response = client.get(path, role=who, params=query, version=version)
+    expect_error(requirement_id, response, status, where, code)
+    if status == 503:
+        expect(
+            requirement_id,
+            "retry-after" in response.headers,
+            expected="Retry-After",
+            actual="absent",
+            response=response,
+        )
+    found = error_shape_violations("CRE-062", response)
+    if found:
+        raise ConformanceFailure(found)
+
+
+@pytest.mark.needs(f"role:{ROLE}", "fixture:creative_other_org", "role:films_metadata")
+@pytest.mark.requirement("CRE-036", "CRE-050", "CRE-051", "CRE-062")
+def test_foreign_unknown_and_malformed_ids_get_the_same_404(
+    client: DeliveryClient, fixture_id: Any
+) -> None:
+    cases = {
+        "CRE-036": fixture_id("creative_other_org"),
+        "CRE-050": str(uuid.uuid4()),
+        "CRE-051": "not-a-uuid",
+    }
+    for requirement_id, creative in cases.items():
+        response = client.get(f"creatives/{creative}", role=ROLE)
+        expect_error(requirement_id, response, 404, Code.ENVELOPE, 4040)
+        found = error_shape_violations("CRE-062", response)
+        if found:
+            raise ConformanceFailure(found)
+
+
+@FILMS
+@pytest.mark.requirement("CRE-057")
+def test_cursor_of_another_list_is_refused(client: DeliveryClient, key: Any) -> None:
+    key("films_metadata")
+    other = page_of(
+        Family.ENVELOPE, client.get("series", role="films_metadata", params={"limit": 1})
+    )
+    if not isinstance(other.next_cursor, str):
+        pytest.skip("not exercised: the series list gave no cursor")
+    response = client.get("creatives", role=ROLE, params={"cursor": other.next_cursor})
+    expect_error("CRE-057", response, 422, Code.ENVELOPE, 4222)
+
+
+@pytest.mark.needs("role:limits", "admin")
+@pytest.mark.requirement("CRE-058")
+def test_creatives_counter_reached_is_a_flat_429(client: DeliveryClient, admin: Any) -> None:
+    admin.set_limit("limits", "creatives", 2)
+    answers = [client.get("creatives", role="limits", params={"limit": 1}) for _ in range(4)]
+    refused = [r for r in answers if r.status_code == 429]
+    expect(
+        "CRE-058",
+        bool(refused),
+        expected="a 429 past a limit of 2",
+        actual=[r.status_code for r in answers],
+        response=answers[-1],
+    )
+    expect_error("CRE-058", refused[0], 429, Code.ERROR_CODE, "rate_limited")
+    expect(
+        "CRE-058",
+        "code" not in refused[0].json_body(),
+        expected="no envelope code",
+        actual=refused[0].json_body().get("code"),
+        response=refused[0],
+    )

@@ -20,6 +20,7 @@ from delivery_sandbox.headers import RequestIds
 from delivery_sandbox.limits import Limits
 from delivery_sandbox.seed import build_store
 from delivery_sandbox.store import Store
+from delivery_sandbox.tickets import TicketBook
 from delivery_sandbox.versions import LATEST, VERSION_SETS, VersionSet, VersionSetName
 
 __all__ = ["BARE_HOST", "WWW_HOST", "Sandbox", "Settings"]
@@ -53,6 +54,7 @@ class Sandbox:
     cursor_secret: bytes
     generation: int = 0
     cache: dict[Any, Any] = field(default_factory=dict)
+    tickets: TicketBook = field(default_factory=TicketBook)
 
     def now(self) -> float:
         return self.clock.now()
@@ -67,9 +69,12 @@ class Sandbox:
         return found
 
     def changed(self) -> None:
-        """Something an answer depends on changed: drop every cached body."""
+        """Something an answer depends on changed: drop every cached body, re-apply the faults."""
+        from delivery_sandbox.playback_faults import apply_faults  # cycle: it imports this module
+
         self.generation += 1
         self.cache.clear()
+        apply_faults(self)
 
     def reset(self) -> None:
         """Back to the start state (admin `POST /_sandbox/reset`)."""
@@ -77,6 +82,7 @@ class Sandbox:
         self.accounts.reset()
         self.store.reset()
         self.limits.clear()
+        self.tickets = TicketBook()
         self.faults.only(self.settings.faults)
         self.changed()
 
@@ -110,7 +116,7 @@ def build_sandbox(
     ]
     clock = Clock(time_source)
     store = build_store(settings.seed, clock.now())
-    return Sandbox(
+    sandbox = Sandbox(
         settings=settings,
         clock=clock,
         rng=rng,
@@ -124,3 +130,5 @@ def build_sandbox(
         or "adm_" + "".join(rng.choice("abcdef0123456789") for _ in range(32)),
         cursor_secret=bytes(rng.getrandbits(8) for _ in range(32)),
     )
+    sandbox.changed()  # brings the limiter in line with the faults given at start
+    return sandbox

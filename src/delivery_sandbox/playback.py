@@ -42,15 +42,9 @@ MSG_SHED = "prefetch paused near the playback limit"
 # Tests replace this to advance a fake clock instead of sleeping.
 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
 
-_books: dict[int, TicketBook] = {}
-
-
 def ticket_book(sb: Sandbox) -> TicketBook:
-    """The sandbox's reuse book (a `tickets` attribute when the core adds one)."""
-    book = getattr(sb, "tickets", None)
-    if isinstance(book, TicketBook):
-        return book
-    return _books.setdefault(id(sb), TicketBook())
+    """The sandbox's reuse book (emptied by an admin reset)."""
+    return sb.tickets
 
 
 @dataclass

@@ -1,0 +1,258 @@
+"""Withdrawn series and playlists: kept 30 days with nulls, detail 404, categories as filters.
+
+spec: States and transitions (Series, Playlist rows); Endpoints > GET /series, GET /playlists.
+Admin-driven scenarios withdraw with the admin API and move its clock; the `admin` fixture
+resets the target afterwards. README readings STATE-003, STATE-006/013, STATE-007/014, STATE-017.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from listing_support import Code, Family, expect_error, is_int, items_of, page_of, walk
+
+from delivery_conformance.checks import expect
+from delivery_conformance.client import DeliveryClient
+
+DAY = 86400
+SERIES_ROLE, PLAYLIST_ROLE = "films_metadata", "videos"
+# kind -> (role, list path, fields that turn null on withdrawal)
+KINDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "series": (SERIES_ROLE, "series", ("content_version", "episode_count")),
+    "playlists": (PLAYLIST_ROLE, "playlists", ("clip_count", "content_version")),
+}
+
+
+def listed(client: DeliveryClient, kind: str, code: str, **params: Any) -> dict[str, Any] | None:
+    role, path, _ = KINDS[kind]
+    pages = walk(
+        client,
+        Family.ENVELOPE,
+        path,
+        role=role,
+        params={"limit": 100, **params},
+        requirement_id="STATE-001" if kind == "series" else "STATE-009",
+    )
+    found = [i for i in items_of(pages) if i.get("code") == code]
+    return found[0] if found else None
+
+
+def server_time(client: DeliveryClient, kind: str) -> int:
+    role, path, _ = KINDS[kind]
+    value = page_of(Family.ENVELOPE, client.get(path, role=role, params={"limit": 1})).body.get(
+        "server_time"
+    )
+    return value if is_int(value) else 0
+
+
+def withdraw(admin: Any, kind: str, code: str) -> None:
+    if kind == "series":
+        admin.withdraw_series(code)
+    else:
+        admin.withdraw_playlist(code)
+
+
+IDS = {
+    "series": ("STATE-001", "STATE-002", "STATE-003", "STATE-004", "STATE-007"),
+    "playlists": ("STATE-009", "STATE-010", "STATE-011", "STATE-012", "STATE-014"),
+}
+
+
+@pytest.mark.needs("admin")
+@pytest.mark.parametrize(
+    ("kind", "fixture"),
+    [
+        pytest.param(
+            "series",
+            "series_code",
+            marks=[
+                pytest.mark.requirement(*IDS["series"]),
+                pytest.mark.needs(f"role:{SERIES_ROLE}", "fixture:series_code"),
+            ],
+        ),
+        pytest.param(
+            "playlists",
+            "playlist_code",
+            marks=[
+                pytest.mark.requirement(*IDS["playlists"]),
+                pytest.mark.needs(f"role:{PLAYLIST_ROLE}", "fixture:playlist_code"),
+            ],
+        ),
+    ],
+)
+def test_withdrawn_item_stays_listed_with_nulls_and_its_detail_is_404(
+    client: DeliveryClient, admin: Any, fixture_id: Any, kind: str, fixture: str
+) -> None:
+    listed_id, nulls_id, at_id, detail_id, updated_id = IDS[kind]
+    role, path, nulls = KINDS[kind]
+    code = fixture_id(fixture)
+    before = listed(client, kind, code)
+    expect(
+        at_id,
+        before is not None and before.get("withdrawn_at") is None,
+        expected="active item with withdrawn_at null",
+        actual=before,
+        response=None,
+    )
+    since = server_time(client, kind)
+    withdraw(admin, kind, code)
+    after = listed(client, kind, code)
+    expect(
+        listed_id,
+        after is not None and after.get("status") == "withdrawn",
+        expected="still listed as withdrawn",
+        actual=after and after.get("status"),
+    )
+    assert after is not None
+    expect(
+        nulls_id,
+        all(after.get(name) is None for name in nulls),
+        expected=f"{nulls} null",
+        actual={name: after.get(name) for name in nulls},
+    )
+    now = server_time(client, kind)
+    at = after.get("withdrawn_at")
+    expect(
+        at_id,
+        is_int(at) and since - 5 <= at <= now,
+        expected=f"withdrawn_at in [{since}, {now}]",
+        actual=at,
+    )
+    response = client.get(f"{path}/{code}", role=role)
+    expect_error(detail_id, response, 404, Code.ENVELOPE, 4040)
+    synced = listed(client, kind, code, updated_since=since - 1)
+    expect(
+        updated_id,
+        synced is not None and synced.get("status") == "withdrawn",
+        expected=f"listed as withdrawn with updated_since={since - 1}",
+        actual=synced and synced.get("status"),
+    )
+
+
+@pytest.mark.needs("admin")
+@pytest.mark.parametrize(
+    ("kind", "fixture"),
+    [
+        pytest.param(
+            "series",
+            "series_code",
+            marks=[
+                pytest.mark.requirement("STATE-005", "STATE-006"),
+                pytest.mark.needs(f"role:{SERIES_ROLE}", "fixture:series_code"),
+            ],
+        ),
+        pytest.param(
+            "playlists",
+            "playlist_code",
+            marks=[
+                pytest.mark.requirement("STATE-013"),
+                pytest.mark.needs(f"role:{PLAYLIST_ROLE}", "fixture:playlist_code"),
+            ],
+        ),
+    ],
+)
+def test_withdrawn_item_is_kept_30_days_then_gone(
+    client: DeliveryClient, admin: Any, fixture_id: Any, kind: str, fixture: str
+) -> None:
+    code = fixture_id(fixture)
+    kept, gone = ("STATE-005", "STATE-006") if kind == "series" else ("STATE-013", "STATE-013")
+    withdraw(admin, kind, code)
+    admin.clock(advance=30 * DAY - 3600)
+    item = listed(client, kind, code)
+    expect(
+        kept,
+        item is not None and item.get("status") == "withdrawn",
+        expected="listed 29 days 23 hours after",
+        actual=item and item.get("status"),
+    )
+    admin.clock(advance=2 * 3600)
+    expect(
+        gone,
+        listed(client, kind, code) is None,
+        expected="gone after 30 days and 1 hour",
+        actual="still listed",
+    )
+
+
+@pytest.mark.needs(f"role:{SERIES_ROLE}", "fixture:series_code_withdrawn")
+@pytest.mark.requirement("STATE-001", "STATE-002", "STATE-004")
+def test_seeded_withdrawn_series(client: DeliveryClient, fixture_id: Any) -> None:
+    code = fixture_id("series_code_withdrawn")
+    item = listed(client, "series", code)
+    expect(
+        "STATE-001",
+        item is not None and item.get("status") == "withdrawn",
+        expected="listed as withdrawn",
+        actual=item and item.get("status"),
+    )
+    assert item is not None
+    expect(
+        "STATE-002",
+        item.get("content_version") is None and item.get("episode_count") is None,
+        expected="content_version and episode_count null",
+        actual=item,
+    )
+    expect_error(
+        "STATE-004", client.get(f"series/{code}", role=SERIES_ROLE), 404, Code.ENVELOPE, 4040
+    )
+
+
+@pytest.mark.needs(f"role:{PLAYLIST_ROLE}", "fixture:playlist_code_withdrawn")
+@pytest.mark.requirement("STATE-009", "STATE-010", "STATE-012")
+def test_seeded_withdrawn_playlist(client: DeliveryClient, fixture_id: Any) -> None:
+    code = fixture_id("playlist_code_withdrawn")
+    item = listed(client, "playlists", code)
+    expect(
+        "STATE-009",
+        item is not None and item.get("status") == "withdrawn",
+        expected="listed as withdrawn",
+        actual=item and item.get("status"),
+    )
+    assert item is not None
+    expect(
+        "STATE-010",
+        item.get("clip_count") is None and item.get("content_version") is None,
+        expected="clip_count and content_version null",
+        actual=item,
+    )
+    expect_error(
+        "STATE-012", client.get(f"playlists/{code}", role=PLAYLIST_ROLE), 404, Code.ENVELOPE, 4040
+    )
+
+
+@pytest.mark.needs(f"role:{PLAYLIST_ROLE}", "fixture:category_withdrawn")
+@pytest.mark.requirement("STATE-015", "STATE-016")
+def test_withdrawn_category_still_filters_and_lists_withdrawn(
+    client: DeliveryClient, fixture_id: Any
+) -> None:
+    slug = fixture_id("category_withdrawn")
+    pages = walk(
+        client,
+        Family.ENVELOPE,
+        "playlists",
+        role=PLAYLIST_ROLE,
+        params={"category": slug, "limit": 100},
+        requirement_id="STATE-016",
+    )
+    items = items_of(pages)
+    active = [i.get("code") for i in items if i.get("status") != "withdrawn"]
+    expect(
+        "STATE-015",
+        bool(items) and not active,
+        expected="every playlist withdrawn",
+        actual=active[:5] or "no items",
+        response=pages[0].response,
+    )
+
+
+@pytest.mark.needs(f"role:{PLAYLIST_ROLE}", "fixture:category_withdrawn", "admin")
+@pytest.mark.requirement("STATE-017")
+def test_category_withdrawn_over_30_days_is_unknown(
+    client: DeliveryClient, admin: Any, fixture_id: Any
+) -> None:
+    admin.clock(advance=30 * DAY + 3600)
+    response = client.get(
+        "playlists", role=PLAYLIST_ROLE, params={"category": fixture_id("category_withdrawn")}
+    )
+    expect_error("STATE-017", response, 404, Code.ENVELOPE, 4040)

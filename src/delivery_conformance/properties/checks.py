@@ -115,7 +115,8 @@ def harness_response(response: schemathesis.Response) -> HarnessResponse:
     """The Schemathesis response as the harness checks see it: context, redacted exchange."""
     method, url, request_headers, request_body = _request_parts(response)
     path = urlsplit(url).path
-    authorization = request_headers.get("Authorization", "")
+    lower = {name.lower(): value for name, value in request_headers.items()}
+    authorization = lower.get("authorization", "")
     key = authorization.removeprefix("Bearer ") if authorization.startswith("Bearer ") else None
     role = _TARGET.roles.get(key) if key else None
     context = RequestContext(
@@ -123,8 +124,8 @@ def harness_response(response: schemathesis.Response) -> HarnessResponse:
         path=path,
         endpoint=match_endpoint(method, path),
         role=role,
-        version=request_headers.get("Service-Version"),
-        simulate=request_headers.get("Service-Simulate"),
+        version=lower.get("service-version"),
+        simulate=lower.get("service-simulate"),
         pinned_version=_TARGET.pins.get(role) if role else None,
     )
     pairs = [(name, value) for name, values in response.headers.items() for value in values]
@@ -219,11 +220,12 @@ def error_table_violations(response: HarnessResponse, request_body: str) -> list
 def _judged_by_rules(
     response: HarnessResponse, endpoint: Endpoint, body: Any, request_body: str
 ) -> list[Violation]:
-    """Sent with the operation's own key and no version header: `rules` says what is due."""
+    """Sent with the operation's own key, no version header or the key's own pinned version:
+    `rules` says what is due (another version may be refused first, spec: Authentication 4)."""
     context, operation, status = response.context, endpoint.operation, response.status_code
     judged = (
         context.role == OPERATION_ROLES.get(operation)
-        and context.version is None
+        and context.version in (None, context.pinned_version)
         and context.simulate is None
     )
     if not judged:

@@ -22,11 +22,17 @@ from typing import Any
 import hypothesis
 import schemathesis
 from schemathesis.core import NOT_SET
+from schemathesis.core.failures import Failure, FailureGroup
 
+from delivery_conformance.checks import Violation
 from delivery_conformance.client import DeliveryClient
 from delivery_conformance.exceptions import HarnessFailure
 from delivery_conformance.profile import TargetProfile
-from delivery_conformance.properties.checks import CHECK_NAMES, OPERATION_ROLES
+from delivery_conformance.properties.checks import (
+    CHECK_NAMES,
+    OPERATION_ROLES,
+    ContractViolation,
+)
 
 __all__ = [
     "BUILTIN_CHECKS",
@@ -34,9 +40,11 @@ __all__ = [
     "OPENAPI_PATH",
     "QUICK_EXAMPLES",
     "THOROUGH_EXAMPLES",
+    "Findings",
     "PropertySettings",
     "load_schema",
     "role_of",
+    "run_operation",
     "send",
 ]
 
@@ -190,7 +198,10 @@ def send(client: DeliveryClient, case: schemathesis.Case) -> schemathesis.Respon
         params=case.query or None,
         version=version,
     )
-    return schemathesis.Response.from_any(response.http)
+    converted = schemathesis.Response.from_any(response.http)
+    # `from_any` re-applies the query to a URL that already has it; keep the URL actually sent.
+    converted.request.url = str(response.http.request.url)
+    return converted
 
 
 def operation_test(
@@ -214,3 +225,53 @@ def operation_test(
         given_kwargs={},
         feedback=FeedbackSources(),
     )
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What one property run of one operation found: typed violations, and Schemathesis's own
+    failures (built-in checks) as one-line titles."""
+
+    violations: tuple[Violation, ...] = ()
+    builtin: tuple[str, ...] = ()
+
+    @property
+    def requirement_ids(self) -> frozenset[str]:
+        return frozenset(v.requirement_id for v in self.violations)
+
+    def __bool__(self) -> bool:
+        return bool(self.violations or self.builtin)
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]
+
+
+def findings_of(error: BaseException) -> Findings:
+    violations: list[Violation] = []
+    builtin: list[str] = []
+    for leaf in _leaves(error):
+        if isinstance(leaf, ContractViolation):
+            violations.append(leaf.violation)
+        elif isinstance(leaf, Failure):
+            builtin.append(f"{leaf.code} {leaf.title}")
+        else:
+            raise leaf
+    return Findings(tuple(violations), tuple(builtin))
+
+
+def run_operation(
+    schema: schemathesis.BaseSchema, client: DeliveryClient, operation_id: str
+) -> Findings:
+    """Generate, send and judge the cases of one operation; what broke (empty: nothing)."""
+
+    def check_case(case: Any) -> None:
+        case.validate_response(send(client, case))
+
+    try:
+        operation_test(schema, operation_id, check_case)()
+    except (Failure, FailureGroup) as error:
+        return findings_of(error)
+    return Findings()

@@ -1,0 +1,101 @@
+"""Helpers of the limit scenarios: one cheap call per counter, spending and counting.
+
+spec: Limits (counters, endpoints, units). The dedicated roles `limits` (film organisation) and
+`limits_videos` (video organisation) are used so that lowering a counter touches nobody else;
+the `admin` fixture resets the target after each test. Counter names are the admin API's
+(README reading LIM-027): playback, catalog, creatives, videos, video, config.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from playback_support import DEVICE, body_of, post
+
+from delivery_conformance.client import DeliveryClient, Response
+
+__all__ = [
+    "CLOCK_MINUTE",
+    "CONTINUOUS",
+    "COUNTERS",
+    "CounterCall",
+    "median_elapsed",
+    "spend",
+    "tickets",
+]
+
+CONTINUOUS = ("playback", "catalog")
+CLOCK_MINUTE = ("creatives", "videos", "video", "config")
+MAX_SPEND = 700  # bound on any spending loop
+
+
+@dataclass(frozen=True)
+class CounterCall:
+    """The cheapest call that costs one unit of a counter, with the role that owns it."""
+
+    counter: str
+    role: str
+    send: Callable[[DeliveryClient, Callable[[str], Any]], Response]
+    fixtures: tuple[str, ...] = ()
+
+
+def _ticket(client: DeliveryClient, fixture_id: Callable[[str], Any]) -> Response:
+    return post(client, {"episode_id": fixture_id("episode_encrypted"), **DEVICE}, role="limits")
+
+
+COUNTERS: dict[str, CounterCall] = {
+    c.counter: c
+    for c in (
+        CounterCall("playback", "limits", _ticket, ("episode_encrypted",)),
+        CounterCall(
+            "catalog", "limits", lambda c, f: c.get("catalog", role="limits", params={"limit": 1})
+        ),
+        CounterCall(
+            "creatives",
+            "limits",
+            lambda c, f: c.get("creatives", role="limits", params={"limit": 1}),
+        ),
+        CounterCall("config", "limits", lambda c, f: c.get("config", role="limits")),
+        CounterCall(
+            "videos",
+            "limits_videos",
+            lambda c, f: c.get("videos", role="limits_videos", params={"limit": 1}),
+        ),
+        CounterCall(
+            "video",
+            "limits_videos",
+            lambda c, f: c.get(f"videos/{f('video_id')}", role="limits_videos"),
+            ("video_id",),
+        ),
+    )
+}
+
+
+def spend(
+    send: Callable[[], Response], *, until_429: bool = True, limit: int = MAX_SPEND
+) -> tuple[list[Response], Response | None]:
+    """Send until the first 429 (bounded); answer the non-429 responses and the 429."""
+    admitted: list[Response] = []
+    for _ in range(limit):
+        response = send()
+        if response.status_code == 429 and until_429:
+            return admitted, response
+        admitted.append(response)
+    return admitted, None
+
+
+def tickets(response: Response) -> int:
+    """Tickets a playback answer issued: 1 for a single 200, the 200 items of a batch."""
+    if response.status_code != 200:
+        return 0
+    items = body_of(response).get("items")
+    if isinstance(items, list):
+        return sum(1 for i in items if isinstance(i, dict) and i.get("status") == 200)
+    return 1
+
+
+def median_elapsed(responses: list[Response]) -> float:
+    return statistics.median(r.exchange.elapsed for r in responses) if responses else 0.0

@@ -1,0 +1,166 @@
+"""The answer at a counter's ceiling: flat 429 and its headers, clock-minute Retry-After and reset.
+
+spec: Limits (table; Behaviour at the ceiling item 1); Common response headers (`Retry-After`,
+`X-RateLimit-Limit`, `X-RateLimit-Window`); Errors > Formats (429 flat on every endpoint).
+Each counter is lowered through the admin API on the dedicated roles. README readings followed:
+LIM-034 (Retry-After is the seconds left in the UTC minute, rounded up, 1 to 60), LIM-027
+(counter names).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+from limits_support import CLOCK_MINUTE, COUNTERS, spend
+from playback_support import body_of
+
+from delivery_conformance.checks import expect
+from delivery_conformance.client import Response
+
+pytestmark = pytest.mark.needs("admin", "role:limits", "role:limits_videos")
+
+LOWERED = 3
+
+
+def _needs_fixtures(fixture_id, counter: str) -> None:
+    for name in COUNTERS[counter].fixtures:
+        fixture_id(name)
+
+
+def _exhaust(client, admin, fixture_id, counter: str, limit: int = LOWERED) -> Response:
+    call = COUNTERS[counter]
+    _needs_fixtures(fixture_id, counter)
+    admin.set_limit(call.role, counter, limit)
+    admin.reset_limits(call.role)
+    admitted, refused = spend(lambda: call.send(client, fixture_id), limit=limit + 5)
+    expect(
+        "LIM-029",
+        refused is not None,
+        expected=f"a 429 within {limit + 5} calls",
+        actual=f"{len(admitted)} calls without one",
+        response=admitted[-1] if admitted else None,
+    )
+    assert refused is not None
+    return refused
+
+
+def _int_header(response: Response, name: str) -> int | None:
+    value = response.headers.get(name, "")
+    return int(value) if value.isdigit() else None
+
+
+@pytest.mark.requirement("LIM-029", "LIM-030", "LIM-031", "LIM-032", "LIM-011")
+@pytest.mark.parametrize("counter", list(COUNTERS))
+def test_ceiling_answers_flat_429_with_rate_limit_headers(client, admin, fixture_id, counter):
+    refused = _exhaust(client, admin, fixture_id, counter)
+    body = body_of(refused)
+    expect(
+        "LIM-029",
+        isinstance(body.get("error"), str)
+        and body.get("error_code") == "rate_limited"
+        and "code" not in body,
+        expected="flat body with `error` and error_code rate_limited",
+        actual={k: body.get(k) for k in ("error", "error_code", "code")},
+        response=refused,
+    )
+    wait = _int_header(refused, "retry-after")
+    expect(
+        "LIM-030",
+        wait is not None and wait > 0,
+        expected="Retry-After: positive seconds",
+        actual=refused.headers.get("retry-after"),
+        response=refused,
+    )
+    expect(
+        "LIM-031",
+        _int_header(refused, "x-ratelimit-limit") == LOWERED,
+        expected=f"X-RateLimit-Limit: {LOWERED} (the lowered limit)",
+        actual=refused.headers.get("x-ratelimit-limit"),
+        response=refused,
+    )
+    window = refused.headers.get("x-ratelimit-window")
+    expect(
+        "LIM-032",
+        window == "60",
+        expected="X-RateLimit-Window: 60",
+        actual=window,
+        response=refused,
+    )
+    expect("LIM-011", window == "60", expected="a 60 s window", actual=window, response=refused)
+
+
+def _set_second(admin, second: int) -> float:
+    """Move the target's clock forward to `second` of a coming UTC minute; answer that epoch."""
+    state = admin.state()
+    now = float(state["clock"]["now"]) if isinstance(state, dict) else time.time()
+    target = (math.floor(now / 60) + 2) * 60 + second
+    admin.clock(set_to=target)
+    return target - time.monotonic()  # epoch of the target clock = this + monotonic()
+
+
+@pytest.mark.requirement("LIM-034")
+@pytest.mark.parametrize("counter", CLOCK_MINUTE)
+def test_clock_minute_retry_after_is_the_rest_of_the_minute(client, admin, fixture_id, counter):
+    _needs_fixtures(fixture_id, counter)
+    base = _set_second(admin, 30)
+    refused = _exhaust(client, admin, fixture_id, counter)
+    started = base + time.monotonic() - refused.exchange.elapsed
+    ended = base + time.monotonic()
+    rest = sorted({60 - math.floor(t % 60) for t in (started - 1, ended)})
+    wait = _int_header(refused, "retry-after")
+    expect(
+        "LIM-034",
+        wait is not None and rest[0] - 1 <= wait <= rest[-1] + 1,
+        expected=f"Retry-After {rest[0]} to {rest[-1]} s (the rest of the minute, +-1)",
+        actual=refused.headers.get("retry-after"),
+        response=refused,
+    )
+
+
+@pytest.mark.requirement("LIM-024")
+@pytest.mark.parametrize("counter", CLOCK_MINUTE)
+def test_clock_minute_counter_refills_at_the_next_minute_and_not_before(
+    client, admin, fixture_id, counter
+):
+    _needs_fixtures(fixture_id, counter)
+    _set_second(admin, 30)
+    _exhaust(client, admin, fixture_id, counter)
+    call = COUNTERS[counter]
+    admin.clock(advance=20)  # second 50 of the same minute
+    early = call.send(client, fixture_id)
+    expect(
+        "LIM-024",
+        early.status_code == 429,
+        expected="still 429 before the minute ends",
+        actual=early.status_code,
+        response=early,
+    )
+    admin.clock(advance=15)  # second 5 of the next minute, 35 s after the first request
+    late = call.send(client, fixture_id)
+    expect(
+        "LIM-024",
+        late.status_code == 200,
+        expected="200 in the next UTC minute",
+        actual=late.status_code,
+        response=late,
+    )
+
+
+@pytest.mark.requirement("LIM-009")
+@pytest.mark.parametrize("counter", ["catalog", "playback", "creatives", "videos"])
+def test_config_door_shows_the_lowered_limit(client, admin, fixture_id, counter):
+    call = COUNTERS[counter]
+    admin.set_limit(call.role, counter, 40)
+    response = client.get("config", role=call.role)
+    doors = body_of(response).get("rate_limits", {}).get("doors", {})
+    door = doors.get(counter) if isinstance(doors, dict) else None
+    limit = door.get("limit") if isinstance(door, dict) else None
+    expect(
+        "LIM-009",
+        limit == 40,
+        expected=f"rate_limits.doors.{counter}.limit 40",
+        actual=limit,
+        response=response,
+    )

@@ -245,6 +245,8 @@ def test_envelope_errors_have_code_message_time_and_request_id(
         ("catalog 401", "GET", "catalog", None, None, 401),
         ("config 401", "GET", "config", None, None, 401),
         ("catalog 403 scope", "GET", "catalog", "films_playback", None, 403),
+        ("catalog 403 suspended", "GET", "catalog", "suspended", None, 403),
+        ("config 403 suspended", "GET", "config", "suspended", None, 403),
         ("playback 400 not json", "POST", "playback", "films", "not json", 400),
         ("playback 400 no episode", "POST", "playback", "films", "{}", 400),
         ("videos 403 scope", "GET", "videos", "films", None, 403),

@@ -43,6 +43,8 @@ EXCHANGES = [
     ("catalog 403", "GET", "catalog", "films_playback", None, None),
     ("creatives 403", "GET", "creatives", "films_metadata", None, None),
     ("series 404", "GET", "series/ZZ999999", "films", None, None),
+    ("series 422", "GET", "series?limit=0", "films", None, None),
+    ("creatives 422", "GET", "creatives?limit=abc", "films", None, None),
     ("video 400", "GET", "videos/not-a-uuid", "videos", None, None),
     ("unknown path 404", "GET", "nope", None, None, None),
     ("wrong method 405", "DELETE", "catalog", "films", None, None),

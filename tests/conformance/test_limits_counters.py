@@ -1,0 +1,439 @@
+"""What each counter counts: per organisation, shared and separate counters, ticket units,
+valid keys only, raised limits, burst and refill.
+
+spec: Limits (table: endpoints, units, refill; "Only requests with a valid key are counted";
+"raised ... effective within about a minute"); Authentication item 4 (order of checks).
+Lowered limits on the dedicated roles; the admin fixture resets the target after each test.
+README readings followed: LIM (counting) (never more than the limit; up to 2.5 % early, at
+least one request with a lowered limit), LIM-005, LIM-013/LIM-020 (refill L/60 per second),
+LIM-016 (every whole-request 400 costs 1), LIM-018 (every non-200 ticket costs 0), LIM-003.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+from limits_support import COUNTERS, spend, tickets
+from playback_support import DEVICE, expect_answer, new_viewer, post
+
+from delivery_conformance.checks import expect
+
+pytestmark = pytest.mark.needs("admin", "role:limits")
+
+UNKNOWN_KEY = "svc_live_" + "Lm9" * 10 + "q2"
+RAISE_BOUND = 65.0  # README LIM-003: the suite allows 65 s
+
+
+def _lower(admin, role: str, counter: str, limit: int) -> None:
+    admin.set_limit(role, counter, limit)
+    admin.reset_limits(role)
+
+
+def _ticket_body(fixture_id) -> dict:
+    return {"episode_id": fixture_id("episode_encrypted"), "intent": "play", **DEVICE}
+
+
+def _admitted_count(send, limit: int) -> int:
+    admitted, _ = spend(send, limit=limit + 5)
+    return sum(1 for r in admitted if r.status_code == 200)
+
+
+@pytest.mark.requirement("LIM-006", "LIM-007")
+@pytest.mark.needs("role:limits_videos")
+@pytest.mark.parametrize("counter", list(COUNTERS))
+def test_lowered_counter_admits_its_limit_and_no_more(client, admin, fixture_id, counter):
+    call = COUNTERS[counter]
+    for name in call.fixtures:
+        fixture_id(name)
+    _lower(admin, call.role, counter, 10)
+    admitted, refused = spend(lambda: call.send(client, fixture_id), limit=15)
+    ok = sum(1 for r in admitted if r.status_code == 200)
+    last = refused or admitted[-1]
+    expect(
+        "LIM-006",
+        refused is not None and ok <= 10,
+        expected="at most 10 admitted, then 429",
+        actual=f"{ok} admitted, {'a 429' if refused else 'no 429'}",
+        response=last,
+    )
+    expect(
+        "LIM-007",
+        ok >= 9,
+        expected="at least 9 of 10 admitted before the first 429",
+        actual=ok,
+        response=last,
+    )
+
+
+@pytest.mark.requirement("LIM-001")
+@pytest.mark.needs("role:films", "role:films_metadata")
+def test_two_keys_of_one_organisation_share_a_counter(client, admin):
+    _lower(admin, "films", "catalog", 5)
+    admitted, refused = spend(
+        lambda: client.get("series", role="films_metadata", params={"limit": 1}), limit=10
+    )
+    expect(
+        "LIM-001",
+        refused is not None,
+        expected="films_metadata reaches the ceiling",
+        actual=f"{len(admitted)} answers without 429",
+        response=admitted[-1],
+    )
+    response = client.get("catalog", role="films", params={"limit": 1})
+    expect(
+        "LIM-001",
+        response.status_code == 429,
+        expected="429 for the other key at once",
+        actual=response.status_code,
+        response=response,
+    )
+
+
+@pytest.mark.requirement("LIM-002")
+@pytest.mark.needs("role:films_metadata")
+def test_another_organisation_is_not_refused(client, admin):
+    _lower(admin, "limits", "catalog", 3)
+    spend(lambda: client.get("catalog", role="limits", params={"limit": 1}), limit=8)
+    response = client.get("catalog", role="films_metadata", params={"limit": 1})
+    expect(
+        "LIM-002",
+        response.status_code == 200,
+        expected="200 for another organisation",
+        actual=response.status_code,
+        response=response,
+    )
+
+
+@pytest.mark.requirement("LIM-003")
+def test_raised_limit_takes_effect(client, admin):
+    _lower(admin, "limits", "config", 2)
+    _, refused = spend(lambda: client.get("config", role="limits"), limit=6)
+    expect(
+        "LIM-003",
+        refused is not None,
+        expected="429 at the lowered limit",
+        actual="no 429",
+        response=None,
+    )
+    admin.set_limit("limits", "config", 600)
+    deadline = time.monotonic() + RAISE_BOUND
+    response = client.get("config", role="limits")
+    while response.status_code == 429 and time.monotonic() < deadline:
+        time.sleep(1.0)
+        response = client.get("config", role="limits")
+    expect(
+        "LIM-003",
+        response.status_code == 200,
+        expected=f"200 within {RAISE_BOUND:g} s of the raise",
+        actual=response.status_code,
+        response=response,
+    )
+
+
+@pytest.mark.requirement("LIM-004")
+@pytest.mark.needs("role:revoked")
+def test_requests_without_a_valid_key_are_not_counted(client, admin, key):
+    _lower(admin, "limits", "catalog", 5)
+    for secret in (UNKNOWN_KEY, key("revoked"), None):
+        for _ in range(5):
+            response = client.get("catalog", key=secret, params={"limit": 1})
+            expect(
+                "LIM-004",
+                response.status_code == 401,
+                expected="401",
+                actual=response.status_code,
+                response=response,
+            )
+    ok = _admitted_count(lambda: client.get("catalog", role="limits", params={"limit": 1}), 5)
+    expect(
+        "LIM-004",
+        ok >= 5,
+        expected="all 5 requests with the valid key admitted",
+        actual=ok,
+        response=None,
+    )
+
+
+@pytest.mark.requirement("LIM-005")
+def test_requests_refused_before_the_rate_limit_step_are_not_counted(client, admin):
+    _lower(admin, "limits", "catalog", 5)
+    for _ in range(10):
+        response = client.get("catalog", role="limits", version="1999-01-01")
+        expect(
+            "LIM-005",
+            response.status_code == 400,
+            expected="400 unsupported_version",
+            actual=response.status_code,
+            response=response,
+        )
+    admin.suspend("limits")
+    for _ in range(5):
+        response = client.get("catalog", role="limits", params={"limit": 1})
+        expect(
+            "LIM-005",
+            response.status_code == 403,
+            expected="403 while suspended",
+            actual=response.status_code,
+            response=response,
+        )
+    admin.unsuspend("limits")
+    ok = _admitted_count(lambda: client.get("catalog", role="limits", params={"limit": 1}), 5)
+    expect("LIM-005", ok >= 5, expected="all 5 valid requests admitted", actual=ok, response=None)
+
+
+@pytest.mark.requirement("LIM-014", "LIM-006")
+@pytest.mark.needs("fixture:episode_encrypted")
+def test_full_allowance_is_available_as_a_burst(client, admin, fixture_id):
+    _lower(admin, "limits", "playback", 30)
+    body = _ticket_body(fixture_id)
+    batch = {
+        "intent": "play",
+        "episodes": [{"episode_id": body["episode_id"], "intent": "play"}] * 3,
+        **DEVICE,
+    }
+    issued = sum(tickets(post(client, batch, role="limits")) for _ in range(10))
+    expect(
+        "LIM-014",
+        issued == 30,
+        expected="30 tickets in a quick burst",
+        actual=issued,
+        response=None,
+    )
+    extra = post(client, body, role="limits")
+    expect(
+        "LIM-006",
+        extra.status_code == 429,
+        expected="429 past the 30 tickets",
+        actual=extra.status_code,
+        response=extra,
+    )
+
+
+@pytest.mark.parametrize(
+    ("counter", "rid"),
+    [
+        pytest.param("playback", "LIM-013", marks=pytest.mark.requirement("LIM-013")),
+        pytest.param("catalog", "LIM-020", marks=pytest.mark.requirement("LIM-020")),
+    ],
+)
+@pytest.mark.needs("fixture:episode_encrypted")
+def test_continuous_counter_refills_at_a_sixtieth_of_the_limit_per_second(
+    client, admin, fixture_id, counter, rid
+):
+    call = COUNTERS[counter]
+    _lower(admin, "limits", counter, 60)
+    spend(lambda: call.send(client, fixture_id), limit=70)
+    admin.clock(advance=10)
+    ok = _admitted_count(lambda: call.send(client, fixture_id), 20)
+    # a play request may be held for the ticket after those 10 (spec: ceiling item 3)
+    expect(
+        rid,
+        9 <= ok <= 12,
+        expected="about 10 back after 10 s at 60 a minute",
+        actual=ok,
+        response=None,
+    )
+
+
+@pytest.mark.requirement("LIM-015")
+@pytest.mark.needs("fixture:episode_encrypted")
+def test_a_batch_costs_one_ticket_per_issued_ticket(client, admin, fixture_id):
+    _lower(admin, "limits", "playback", 9)
+    episode = fixture_id("episode_encrypted")
+    batch = {
+        "intent": "play",
+        "episodes": [{"episode_id": episode, "intent": "play"}] * 3,
+        **DEVICE,
+    }
+    issued = [tickets(post(client, batch, role="limits")) for _ in range(3)]
+    expect(
+        "LIM-015",
+        issued == [3, 3, 3],
+        expected="three batches of 3 issued",
+        actual=issued,
+        response=None,
+    )
+    extra = post(client, _ticket_body(fixture_id), role="limits")
+    expect(
+        "LIM-015",
+        extra.status_code == 429,
+        expected="429 after 9 tickets",
+        actual=extra.status_code,
+        response=extra,
+    )
+
+
+@pytest.mark.requirement("LIM-016")
+@pytest.mark.needs("fixture:episode_encrypted")
+def test_a_malformed_body_costs_one_ticket(client, admin, fixture_id):
+    _lower(admin, "limits", "playback", 10)
+    bodies = [
+        None,
+        {},
+        {"episodes": []},
+        {"episode_id": fixture_id("episode_encrypted"), "union_info": "short", "drm_kek": "short"},
+        {"next": 1},
+    ]
+    for body in bodies:
+        response = (
+            client.post("playback", role="limits", content="{not json")
+            if body is None
+            else post(client, body, role="limits")
+        )
+        expect(
+            "LIM-016",
+            response.status_code == 400,
+            expected="400 for a malformed body",
+            actual=response.status_code,
+            response=response,
+        )
+    ok = _admitted_count(lambda: post(client, _ticket_body(fixture_id), role="limits"), 10)
+    expect(
+        "LIM-016",
+        4 <= ok <= 5,
+        expected="5 tickets left after 5 malformed bodies",
+        actual=ok,
+        response=None,
+    )
+
+
+@pytest.mark.requirement("LIM-017")
+@pytest.mark.needs("fixture:episode_encrypted")
+def test_a_reused_ticket_costs_nothing(client, admin, fixture_id):
+    _lower(admin, "limits", "playback", 5)
+    body = {**_ticket_body(fixture_id), "viewer_ref": new_viewer()}
+    tokens = {
+        expect_answer("LIM-017", post(client, body, role="limits"), 200).get("play_auth_token")
+        for _ in range(10)
+    }
+    expect(
+        "LIM-017",
+        len(tokens) == 1,
+        expected="the same ticket 10 times",
+        actual=f"{len(tokens)} tokens",
+        response=None,
+    )
+    ok = _admitted_count(lambda: post(client, _ticket_body(fixture_id), role="limits"), 5)
+    expect("LIM-017", ok >= 4, expected="4 more tickets after the reuses", actual=ok, response=None)
+
+
+@pytest.mark.requirement("LIM-018")
+@pytest.mark.needs("fixture:episode_encrypted")
+def test_a_refused_ticket_costs_nothing(client, admin, fixture_id):
+    _lower(admin, "limits", "playback", 5)
+    episode = fixture_id("episode_encrypted")
+    for _ in range(6):
+        expect_answer(
+            "LIM-018",
+            post(client, {"episode_id": str(uuid.uuid4()), **DEVICE}, role="limits"),
+            404,
+            "not_ready",
+        )
+    expect_answer(
+        "LIM-018", post(client, {"episode_id": episode}, role="limits"), 409, "sdk_required"
+    )
+    missing = {"episodes": [{"episode_id": str(uuid.uuid4())}] * 3, **DEVICE}
+    post(client, missing, role="limits")
+    ok = _admitted_count(lambda: post(client, _ticket_body(fixture_id), role="limits"), 5)
+    expect(
+        "LIM-018", ok >= 5, expected="all 5 tickets after refused ones", actual=ok, response=None
+    )
+
+
+@pytest.mark.requirement("LIM-021")
+def test_series_and_catalog_share_the_catalog_counter(client, admin):
+    _lower(admin, "limits", "catalog", 6)
+    series = client.get("series", role="limits", params={"limit": 1})
+    codes = [i.get("code") for i in series.json_body().get("data", {}).get("items", [])]
+    expect(
+        "LIM-021", bool(codes), expected="a series for role limits", actual=codes, response=series
+    )
+    for _ in range(3):
+        client.get("series", role="limits", params={"limit": 1})
+    for _ in range(2):
+        client.get(f"series/{codes[0]}", role="limits")
+    response = client.get("catalog", role="limits", params={"limit": 1})
+    expect(
+        "LIM-021",
+        response.status_code == 429,
+        expected="429 on /catalog after 6 series calls",
+        actual=response.status_code,
+        response=response,
+    )
+
+
+@pytest.mark.requirement("LIM-021")
+@pytest.mark.needs("role:videos", "fixture:playlist_code")
+def test_playlists_and_catalog_share_the_catalog_counter(client, admin, fixture_id):
+    _lower(admin, "videos", "catalog", 4)
+    client.get("playlists", role="videos", params={"limit": 1})
+    client.get("playlists", role="videos", params={"limit": 1})
+    client.get(f"playlists/{fixture_id('playlist_code')}", role="videos")
+    client.get(f"playlists/{fixture_id('playlist_code')}", role="videos")
+    response = client.get("catalog", role="videos", params={"limit": 1})
+    expect(
+        "LIM-021",
+        response.status_code == 429,
+        expected="429 on /catalog after 4 playlist calls",
+        actual=response.status_code,
+        response=response,
+    )
+
+
+@pytest.mark.requirement("LIM-023")
+@pytest.mark.needs("fixture:creative_id")
+@pytest.mark.parametrize("last", ["list", "single", "file"])
+def test_creatives_endpoints_share_one_counter(client, admin, fixture_id, last):
+    _lower(admin, "limits", "creatives", 6)
+    cid = fixture_id("creative_id")
+    calls = {
+        "list": lambda: client.get("creatives", role="limits", params={"limit": 1}),
+        "single": lambda: client.get(f"creatives/{cid}", role="limits"),
+        "file": lambda: client.get(
+            f"creatives/{cid}/file", role="limits", params={"redirect": "0"}
+        ),
+    }
+    for name in ("list", "single", "file"):
+        for _ in range(2):
+            response = calls[name]()
+            expect(
+                "LIM-023",
+                response.status_code != 429,
+                expected="room for 6 calls",
+                actual=429,
+                response=response,
+            )
+    response = calls[last]()
+    expect(
+        "LIM-023",
+        response.status_code == 429,
+        expected=f"429 on {last} after 6 calls",
+        actual=response.status_code,
+        response=response,
+    )
+
+
+@pytest.mark.requirement("LIM-027")
+@pytest.mark.needs("role:limits_videos", "fixture:video_id")
+@pytest.mark.parametrize("exhausted", ["videos", "video"])
+def test_video_list_and_single_are_counted_separately(client, admin, fixture_id, exhausted):
+    other = "video" if exhausted == "videos" else "videos"
+    _lower(admin, "limits_videos", exhausted, 3)
+    _, refused = spend(lambda: COUNTERS[exhausted].send(client, fixture_id), limit=8)
+    expect(
+        "LIM-027",
+        refused is not None,
+        expected=f"{exhausted} reaches its ceiling",
+        actual="no 429",
+        response=None,
+    )
+    response = COUNTERS[other].send(client, fixture_id)
+    expect(
+        "LIM-027",
+        response.status_code == 200,
+        expected=f"{other} still answers 200",
+        actual=response.status_code,
+        response=response,
+    )

@@ -1,4 +1,5 @@
-"""`python -m benchmarks`: the sandbox's own endpoints, then POST /playback when present.
+"""`python -m benchmarks`: the sandbox's own endpoints, then POST /playback when present, then
+the in-process cost per request (benchmarks/inprocess.py).
 
 Options other than the shared ones are passed to benchmarks/sandbox.py only.
 """
@@ -6,6 +7,7 @@ Options other than the shared ones are passed to benchmarks/sandbox.py only.
 import importlib
 import sys
 
+from benchmarks import inprocess
 from benchmarks.sandbox import main
 
 argv = sys.argv[1:]
@@ -16,4 +18,5 @@ except ImportError:
     playback = None
 if playback is not None and hasattr(playback, "main"):
     status = playback.main([]) or status
+status = inprocess.main(["--requests", "3000", "--rounds", "3"]) or status
 raise SystemExit(status)

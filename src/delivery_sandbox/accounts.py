@@ -140,6 +140,16 @@ class Caller:
     def org_id(self) -> str:
         return self.organisation.id
 
+    def __hash__(self) -> int:
+        """The dataclass hash of the fields, computed once (callers are cache keys)."""
+        found: int | None = self.__dict__.get("_hash")
+        if found is None:
+            found = hash(
+                (self.role, self.organisation, self.scopes, self.pin, self.app_id, self.suspended)
+            )
+            object.__setattr__(self, "_hash", found)
+        return found
+
 
 def mint_key(rng: random.Random) -> str:
     return KEY_PREFIX + "".join(rng.choice(KEY_ALPHABET) for _ in range(32))
@@ -164,11 +174,13 @@ class Accounts:
             )
         self.keys: dict[str, KeyRecord] = {}
         self.suspended: set[str] = set()
+        self._callers: dict[int, tuple[KeyRecord, Caller]] = {}
         self.reset()
 
     def reset(self) -> None:
         self.keys = dict(self._start)
         self.suspended = set(SUSPENDED_AT_START)
+        self._callers = {}
 
     def start_keys(self) -> dict[str, str]:
         """role -> key as minted at start (the profile's `[keys]`)."""
@@ -181,14 +193,23 @@ class Accounts:
         raise KeyError(role)
 
     def caller(self, record: KeyRecord) -> Caller:
-        return Caller(
+        """The caller of a key record, as of now (the suspension is read on every call)."""
+        suspended = record.org_id in self.suspended
+        found = self._callers.get(id(record))
+        if found is not None and found[0] is record and found[1].suspended is suspended:
+            return found[1]
+        made = Caller(
             record.role,
             ORGANISATIONS[record.org_id],
             record.scopes,
             record.pin,
             record.app_id,
-            record.org_id in self.suspended,
+            suspended,
         )
+        if len(self._callers) > 1024:
+            self._callers.clear()
+        self._callers[id(record)] = (record, made)  # holding the record keeps its id unique
+        return made
 
     def revoke(self, role: str) -> None:
         key = self.key_of(role)

@@ -8,21 +8,30 @@ the bare host 308 to the `www` host (spec: General rules 7; README decision).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import lru_cache, partial
 from typing import Any
 from urllib.parse import parse_qsl
 
-from starlette.requests import Request
-from starlette.responses import Response
+from starlette.requests import ClientDisconnect
 
-from delivery_sandbox import admin, catalog, config, creatives, errors, playlists, series, videos
+from delivery_sandbox import (
+    admin,
+    catalog,
+    config,
+    creatives,
+    errors,
+    playback,
+    playlists,
+    series,
+    videos,
+)
 from delivery_sandbox.accounts import Caller
 from delivery_sandbox.auth import Endpoint, authenticate
 from delivery_sandbox.context import BARE_HOST, WWW_HOST, Sandbox, Settings, build_sandbox
 from delivery_sandbox.errors import Family
-from delivery_sandbox.headers import Call, Exchange, Reply, common_headers, send_reply
+from delivery_sandbox.headers import Call, Exchange, Reply, send_reply
 
 __all__ = ["ROUTES", "Route", "SandboxApp", "build_app"]
 
@@ -122,11 +131,13 @@ class Router:
     def __init__(self, routes: tuple[Route, ...]) -> None:
         self.exact: dict[str, list[Route]] = {}
         self.shaped: list[tuple[tuple[str, ...], Route]] = []
+        self.direct: dict[tuple[str, str], Route] = {}  # (path, method) of exact paths
         for route in routes:
             if "{" in route.path:
                 self.shaped.append((tuple(route.path.split("/")), route))
             else:
                 self.exact.setdefault(route.path, []).append(route)
+                self.direct.setdefault((route.path, route.method), route)
 
     def match(self, path: str) -> tuple[list[Route], dict[str, str]]:
         found = self.exact.get(path)
@@ -155,23 +166,34 @@ class Router:
 def _query(raw: bytes) -> dict[str, str]:
     if not raw:
         return {}
+    return dict(_parsed_query(raw))  # a copy: handlers own their dict
+
+
+@lru_cache(maxsize=512)
+def _parsed_query(raw: bytes) -> dict[str, str]:
     return dict(parse_qsl(raw.decode("latin-1"), keep_blank_values=True))
 
 
-async def _not_implemented(request: Request) -> Reply:
-    exchange: Exchange = request.scope["sandbox.exchange"]
-    sb: Sandbox = request.scope["sandbox"]
-    return errors.flat(exchange, sb.faults, 501, "playback is not available in this build")
+async def _read_body(receive: Any) -> bytes:
+    """The whole request body, read from ASGI messages (as Starlette's `Request.body`)."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.request":
+            body = message.get("body", b"")
+            if body:
+                chunks.append(body)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+        elif message["type"] == "http.disconnect":
+            raise ClientDisconnect()
 
 
-def _playback_handler() -> Callable[[Request], Awaitable[Any]]:
-    """`delivery_sandbox.playback.handle`, owned by the playback part; 501 until it exists."""
-    try:
-        module = importlib.import_module("delivery_sandbox.playback")
-    except ImportError:
-        return _not_implemented
-    found = getattr(module, "handle", None)
-    return found if callable(found) else _not_implemented
+def _first_header(scope: dict[str, Any], name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
 
 
 class SandboxApp:
@@ -180,7 +202,6 @@ class SandboxApp:
     def __init__(self, sandbox: Sandbox) -> None:
         self.sandbox = sandbox
         self.router = Router(ROUTES)
-        self.playback = _playback_handler()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -206,10 +227,7 @@ class SandboxApp:
             sb.request_ids.next(), sb.versions.latest, f"{scope['scheme']}://{host}"
         )
         reply = await self.answer(scope, receive, exchange, host, authorization, version, simulated)
-        if isinstance(reply, Response):
-            await _send_starlette(send, exchange, reply, sb)
-        else:
-            await send_reply(send, exchange, reply, sb.faults)
+        await send_reply(send, exchange, reply, sb.faults)
 
     async def answer(
         self,
@@ -220,7 +238,7 @@ class SandboxApp:
         authorization: str | None,
         version: str | None,
         simulated: str | None = None,
-    ) -> Reply | Response:
+    ) -> Reply:
         sb, path, method = self.sandbox, scope["path"], scope["method"]
         hostname, _, port = host.partition(":")
         if hostname.lower() == BARE_HOST:
@@ -231,10 +249,13 @@ class SandboxApp:
             return Reply(308, b"", [(b"location", target.encode())], content_type=None)
         if path.startswith("/_sandbox/") or path == "/_sandbox":
             return await admin.handle(sb, scope, receive, exchange, authorization)
-        routes, values = self.router.match(path)
-        if not routes:
-            return errors.flat(exchange, sb.faults, 404, errors.MSG_NOT_FOUND, "not_found")
-        route = next((r for r in routes if r.method == method), None)
+        route: Route | None = self.router.direct.get((path, method))
+        values: dict[str, str] = {}
+        if route is None:
+            routes, values = self.router.match(path)
+            if not routes:
+                return errors.flat(exchange, sb.faults, 404, errors.MSG_NOT_FOUND, "not_found")
+            route = next((r for r in routes if r.method == method), None)
         if route is None:
             if sb.faults.enabled("wrong_method_404"):
                 return errors.flat(exchange, sb.faults, 404, errors.MSG_NOT_FOUND, "not_found")
@@ -244,29 +265,11 @@ class SandboxApp:
         if isinstance(outcome, Reply):
             return outcome
         if route.handler is None:
-            scope["sandbox"], scope["sandbox.exchange"], scope["sandbox.caller"] = (
-                sb,
-                exchange,
-                outcome,
-            )
-            result: Reply | Response = await self.playback(Request(scope, receive))
-            return result
+            # POST /playback reads the first Service-Simulate header, as Starlette's did.
+            first = None if simulated is None else _first_header(scope, b"service-simulate")
+            return await playback.answer(sb, exchange, outcome, first, partial(_read_body, receive))
         call = Call(_query(scope.get("query_string", b"")), values)
         return await route.handler(sb, exchange, outcome, call)
-
-
-async def _send_starlette(send: Any, exchange: Exchange, response: Response, sb: Sandbox) -> None:
-    """A Starlette response from playback, with the common headers added where missing."""
-    body = getattr(response, "body", b"")
-    reply = Reply(response.status_code, bytes(body), [], content_type=None)
-    probe = common_headers(exchange, response.status_code, sb.faults)
-    present = {name.lower() for name, _ in response.raw_headers}
-    headers = [h for h in probe if h[0] not in present] + [
-        h for h in response.raw_headers if h[0].lower() != b"content-length"
-    ]
-    headers.append((b"content-length", str(len(reply.body)).encode()))
-    await send({"type": "http.response.start", "status": reply.status, "headers": headers})
-    await send({"type": "http.response.body", "body": reply.body})
 
 
 async def _lifespan(receive: Any, send: Any) -> None:

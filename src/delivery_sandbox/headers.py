@@ -95,10 +95,40 @@ def deprecation_headers(version: Version, base_url: str) -> list[tuple[bytes, by
     return out
 
 
+# Faults that change the common headers; while none is on, `common_headers` takes a short path.
+HEADER_FAULTS = frozenset(
+    {
+        "api_status_missing",
+        "video_single_version_header",
+        "service_version_missing",
+        "request_id_bad_format",
+        "cache_control_public",
+        "cache_control_missing_on_422",
+        "cors_header_sent",
+        "cookie_set",
+        "deprecation_headers_missing",
+    }
+)
+
+
 def common_headers(
     exchange: Exchange, status: int, faults: FaultSwitch
 ) -> list[tuple[bytes, bytes]]:
-    headers: list[tuple[bytes, bytes]] = []
+    if HEADER_FAULTS.isdisjoint(faults.on):
+        if exchange.omit_version:
+            headers = [(H_STATUS, BETA), (H_REQUEST_ID, exchange.request_id.encode())]
+        else:
+            headers = [
+                (H_STATUS, BETA),
+                (H_VERSION, exchange.version.encode()),
+                (H_REQUEST_ID, exchange.request_id.encode()),
+            ]
+        headers.append((H_CACHE, NO_STORE))
+        info = exchange.version_info
+        if status == 200 and info is not None and info.deprecated_at is not None:
+            headers.extend(deprecation_headers(info, exchange.base_url))
+        return headers
+    headers = []
     if not faults.enabled("api_status_missing"):
         headers.append((H_STATUS, BETA))
     show_version = not exchange.omit_version or faults.enabled("video_single_version_header")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from calendar import timegm
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.utils import formatdate
 from enum import StrEnum
 
@@ -56,6 +56,14 @@ class VersionSetName(StrEnum):
 class VersionSet:
     versions: tuple[Version, ...]
     latest: str = LATEST
+    _usable: dict[str, Version] = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        first: dict[str, Version] = {}
+        for version in self.versions:
+            first.setdefault(version.version, version)  # `get` answers the first of a name
+        usable = {k: v for k, v in first.items() if not v.retired and DATE_PATTERN.match(k)}
+        object.__setattr__(self, "_usable", usable)  # a dated, known, non-retired name
 
     def get(self, value: str) -> Version | None:
         for version in self.versions:
@@ -65,10 +73,7 @@ class VersionSet:
 
     def usable(self, value: str) -> Version | None:
         """The version when `value` is a known, non-retired dated version; else None."""
-        if not DATE_PATTERN.match(value):
-            return None
-        found = self.get(value)
-        return None if found is None or found.retired else found
+        return self._usable.get(value)
 
     @property
     def supported(self) -> list[str]:

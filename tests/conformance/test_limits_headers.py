@@ -13,7 +13,7 @@ import math
 import time
 
 import pytest
-from limits_support import CLOCK_MINUTE, COUNTERS, spend
+from limits_support import CLOCK_MINUTE, CONTINUOUS, COUNTERS, spend
 from playback_support import body_of
 
 from delivery_conformance.checks import expect
@@ -89,6 +89,22 @@ def test_ceiling_answers_flat_429_with_rate_limit_headers(client, admin, fixture
         response=refused,
     )
     expect("LIM-011", window == "60", expected="a 60 s window", actual=window, response=refused)
+
+
+@pytest.mark.requirement("LIM-033")
+@pytest.mark.parametrize("counter", CONTINUOUS)
+def test_continuous_retry_after_is_the_wait_for_one_unit(client, admin, fixture_id, counter):
+    """README LIM-033: with a lowered limit L, Retry-After is at most 60 / L seconds, + 1."""
+    refused = _exhaust(client, admin, fixture_id, counter)
+    wait = _int_header(refused, "retry-after")
+    bound = math.ceil(60 / LOWERED) + 1
+    expect(
+        "LIM-033",
+        wait is not None and 0 < wait <= bound,
+        expected=f"Retry-After 1 to {bound} s (one unit back at {LOWERED} a minute)",
+        actual=refused.headers.get("retry-after"),
+        response=refused,
+    )
 
 
 def _set_second(admin, second: int) -> float:

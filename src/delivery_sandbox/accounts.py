@@ -62,6 +62,14 @@ ORGANISATIONS: dict[str, Organisation] = {
         Organisation("org_production", "production", "Production Org", OrgKind.FILMS, False, None),
         Organisation("org_limits", "limits-test", "Limits Test Org", OrgKind.FILMS, True, None),
         Organisation(
+            "org_videos_other",
+            "videos-other-test",
+            "Second Videos Test Org",
+            OrgKind.VIDEOS,
+            True,
+            "space-videos-other",
+        ),
+        Organisation(
             "org_limits_videos",
             "limits-videos-test",
             "Limits Videos Test Org",
@@ -101,6 +109,7 @@ ROLES: dict[str, RoleSpec] = {
         RoleSpec("revoked", "org_films", FILM_SCOPES, revoked=True),
         RoleSpec("videos", "org_videos", VIDEO_SCOPES, app_id="app_videos_cms"),
         RoleSpec("videos_unbound", "org_videos", VIDEO_SCOPES),
+        RoleSpec("videos_other", "org_videos_other", VIDEO_SCOPES, app_id="app_videos_other"),
         RoleSpec("suspended", "org_suspended", ALL_SCOPES, app_id="app_suspended"),
         RoleSpec("unlicensed", "org_unlicensed", FILM_SCOPES),
         RoleSpec("production", "org_production", FILM_SCOPES),

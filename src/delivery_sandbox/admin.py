@@ -16,10 +16,12 @@ from delivery_sandbox.context import Sandbox
 from delivery_sandbox.faults import UnknownFault
 from delivery_sandbox.headers import Exchange, Reply
 from delivery_sandbox.limits import LIMITS
+from delivery_sandbox.outages import AREAS
 
 __all__ = ["handle"]
 
 MAX_BODY = 64 * 1024
+FILMS_ORG = "org_films"  # the organisation of the `films` role
 
 
 class AdminError(Exception):
@@ -82,6 +84,9 @@ def state(sb: Sandbox) -> dict[str, Any]:
         "suspended": sorted(sb.accounts.suspended),
         "series_takedowns": sb.store.series_takedowns,
         "playlist_withdrawals": sb.store.playlist_withdrawals,
+        "outages": sorted(sb.outages),
+        "licences_changed": sb.store.changed_licences(),
+        "episodes_withdrawn": sorted(sb.store.withdrawn_episodes),
     }
 
 
@@ -128,6 +133,12 @@ async def dispatch(sb: Sandbox, method: str, parts: list[str], receive: Any) -> 
             raise AdminError(400, "send advance or set")
         sb.changed()
         return _ok({"now": sb.now(), "offset": sb.clock.offset})
+    if parts == ["outages"]:
+        return _outage(sb, await _body(receive))
+    if len(parts) == 3 and parts[0] == "licences":
+        return _licence(sb, parts[1], parts[2], now)
+    if len(parts) == 3 and parts[0] == "episodes":
+        return _episode(sb, parts[1], parts[2])
     if len(parts) == 3 and parts[0] == "roles":
         return await _role_action(sb, parts[1], parts[2], receive, now)
     if len(parts) == 3 and parts[0] in ("series", "playlists") and parts[2] == "withdraw":
@@ -179,6 +190,49 @@ def _withdraw(sb: Sandbox, kind: str, code: str, now: float) -> Reply:
         store.playlist_withdrawals.setdefault(code, int(now))
     sb.changed()
     return _ok({"withdrawn": code, "at": int(now)})
+
+
+def _outage(sb: Sandbox, body: dict[str, Any]) -> Reply:
+    area, on = body.get("area"), body.get("on")
+    if area not in AREAS:
+        raise AdminError(400, f"area must be one of {sorted(AREAS)}")
+    if not isinstance(on, bool):
+        raise AdminError(400, "on must be true or false")
+    if on:
+        sb.outages.add(area)
+    else:
+        sb.outages.discard(area)
+    sb.changed()
+    return _ok({"outages": sorted(sb.outages)})
+
+
+def _licence(sb: Sandbox, film_id: str, action: str, now: float) -> Reply:
+    """End, suspend or restore the `films` organisation's licence of a film (STATE-008)."""
+    try:
+        licence = sb.store.change_licence(FILMS_ORG, film_id, action, int(now))
+    except KeyError as exc:
+        raise AdminError(404, f"the films organisation holds no licence of film {film_id}") from exc
+    except ValueError as exc:
+        raise AdminError(404, f"no such action {action}") from exc
+    sb.changed()
+    return _ok(
+        {
+            "film_id": film_id,
+            "state": licence.state.value,
+            "ends_at": licence.ends_at,
+            "changed_at": licence.changed_at,
+        }
+    )
+
+
+def _episode(sb: Sandbox, episode_id: str, action: str) -> Reply:
+    """Withdraw (unpublish) or publish again a published episode of the seed."""
+    if action not in ("withdraw", "publish"):
+        raise AdminError(404, f"no such action {action}")
+    if not sb.store.set_episode_published(episode_id, action == "publish"):
+        raise AdminError(404, f"no published episode {episode_id} in the seed")
+    sb.changed()
+    return _ok({"episode_id": episode_id, "published": action == "publish"})
 
 
 def _allow(method: str, allowed: str) -> None:

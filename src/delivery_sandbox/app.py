@@ -22,9 +22,11 @@ from delivery_sandbox import (
     config,
     creatives,
     errors,
+    outages,
     playback,
     playlists,
     series,
+    share,
     videos,
 )
 from delivery_sandbox.accounts import Caller
@@ -254,6 +256,8 @@ class SandboxApp:
         if route is None:
             routes, values = self.router.match(path)
             if not routes:
+                if path.startswith(share.PREFIXES):  # keyless links (README decision)
+                    return share.handle(sb, exchange, method, path, scope.get("query_string", b""))
                 return errors.flat(exchange, sb.faults, 404, errors.MSG_NOT_FOUND, "not_found")
             route = next((r for r in routes if r.method == method), None)
         if route is None:
@@ -268,6 +272,10 @@ class SandboxApp:
             # POST /playback reads the first Service-Simulate header, as Starlette's did.
             first = None if simulated is None else _first_header(scope, b"service-simulate")
             return await playback.answer(sb, exchange, outcome, first, partial(_read_body, receive))
+        if sb.outages:  # a named outage (admin API): the endpoint's retryable 503
+            down = outages.reply_for(sb, route.endpoint.name, route.endpoint.family, exchange)
+            if down is not None:
+                return down
         call = Call(_query(scope.get("query_string", b"")), values)
         return await route.handler(sb, exchange, outcome, call)
 

@@ -55,6 +55,7 @@ class Sandbox:
     generation: int = 0
     cache: dict[Any, Any] = field(default_factory=dict)
     tickets: TicketBook = field(default_factory=TicketBook)
+    outages: set[str] = field(default_factory=set)  # areas out (outages.py; admin API)
 
     def now(self) -> float:
         return self.clock.now()
@@ -83,6 +84,7 @@ class Sandbox:
         self.store.reset()
         self.limits.clear()
         self.tickets = TicketBook()
+        self.outages.clear()
         self.faults.only(self.settings.faults)
         self.changed()
 

@@ -8,23 +8,22 @@ or with `redirect=0` the link as JSON.
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from delivery_sandbox import cursors, errors
 from delivery_sandbox.accounts import ORGANISATIONS, Caller
 from delivery_sandbox.context import Sandbox
 from delivery_sandbox.headers import Call, Exchange, Reply
 from delivery_sandbox.listing import ok_envelope, paginate, parse_epoch, parse_limit
-from delivery_sandbox.store import DAY, Creative
+from delivery_sandbox.share import download_link, export_rights_active
+from delivery_sandbox.store import Creative
 
 __all__ = ["creative_record", "handle_file", "handle_list", "handle_one"]
 
 PATH = "/api/delivery/v1/creatives"
 MAX_LIMIT, DEFAULT_LIMIT = 100, 50
-LINK_TTL = 900  # spec: Limits > Other constants, creative download link
 ASPECTS = {"reels_9x16": "9:16", "feed_4x5": "4:5", "square_1x1": "1:1"}
 TARGET = {"width": 1080, "height": 1920, "fps": 30, "codec": "h264"}
 
@@ -160,19 +159,11 @@ async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call
     return Reply(200, ok_envelope(record, sb.now(), {"self": record["links"]["self"]}))
 
 
-def download_link(sb: Sandbox, base_url: str, creative: Creative, now: float) -> tuple[str, int]:
-    expires = int(now) + LINK_TTL
-    signature = hashlib.sha256(sb.cursor_secret + f"{creative.id}:{expires}".encode()).hexdigest()
-    url = f"{base_url}/_files/creatives/{creative.id}.mp4?exp={expires}&sig={quote(signature[:32])}"
-    return url, expires
-
-
 async def handle_file(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
     creative, now = _find(sb, caller, call.params["id"]), sb.now()
     if creative is None:
         return _env_error(sb, exchange, 404, 4040, errors.MSG_NO_CREATIVE)
-    ends = creative.rights_ends_at
-    if ends is not None and now >= ends + DAY:
+    if not export_rights_active(sb, creative, now):
         return _env_error(sb, exchange, 403, 4032, errors.MSG_RIGHTS_ENDED)
     if not creative.final_ready:
         return _env_error(sb, exchange, 409, 4090, errors.MSG_FINAL_NOT_READY)

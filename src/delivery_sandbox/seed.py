@@ -404,7 +404,13 @@ class _Seeder:
             "PL0002",
             "PL0060",
         )
-        grants = {"org_videos": granted, "org_limits_videos": granted, "org_suspended": granted}
+        other = frozenset(c for i, c in enumerate(playlists) if i % 3 != 1)  # videos_other role
+        grants = {
+            "org_videos": granted,
+            "org_limits_videos": granted,
+            "org_suspended": granted,
+            "org_videos_other": other,
+        }
         return categories, clips, playlists, grants
 
     # -- open videos ---------------------------------------------------------------------------
@@ -472,10 +478,16 @@ class _Seeder:
             **{**videos[strength.videos[4]].__dict__, "archived": True}
         )
         videos[shared] = Video(**{**videos[shared].__dict__, "ready": True, "has_720": True})
+        unready = [v for v in strength.videos[5:] if not videos[v].ready]
+        if not unready:  # another seed drew none: make one
+            unready = [strength.videos[5]]
+            videos[unready[0]] = Video(**{**videos[unready[0]].__dict__, "ready": False})
+        f["video_not_ready"] = unready[0]  # granted, published, not playable yet
         grants = {
             "org_videos": ("col-strength", "col-yoga", "col-cardio", "col-draft", "col-broken"),
             "org_limits_videos": ("col-strength",),
             "org_suspended": ("col-strength",),
+            "org_videos_other": ("col-yoga",),
         }
         return videos, collections, grants
 

@@ -224,19 +224,82 @@ class Store:
     anchor: int
     series_takedowns: dict[str, int] = field(default_factory=dict)
     playlist_withdrawals: dict[str, int] = field(default_factory=dict)
+    withdrawn_episodes: set[str] = field(default_factory=set)
     _by_film: dict[str, list[Episode]] = field(default_factory=dict)
     _by_slug: dict[str, Film] = field(default_factory=dict)
     _by_code: dict[str, Film] = field(default_factory=dict)
+    _subtitles: dict[str, tuple[Episode, tuple[tuple[str, str], ...]]] = field(
+        default_factory=dict
+    )
+    _seed_episodes: dict[str, Episode] = field(default_factory=dict)
+    _seed_licences: dict[tuple[str, str], Licence] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for episode in sorted(self.episodes.values(), key=lambda e: e.episode_no):
-            self._by_film.setdefault(episode.film_id, []).append(episode)
+        self._seed_episodes = dict(self.episodes)
+        self._seed_licences = dict(self.licences)
+        self._index_episodes()
         self._by_slug = {f.slug: f for f in self.films.values()}
         self._by_code = {f.code: f for f in self.films.values() if f.code}
+
+    def _index_episodes(self) -> None:
+        """`episodes` and `_by_film` hold the published episodes: the seed less the withdrawn."""
+        self.episodes.clear()
+        self.episodes.update(
+            (k, e) for k, e in self._seed_episodes.items() if k not in self.withdrawn_episodes
+        )
+        self._by_film = {}
+        for episode in sorted(self.episodes.values(), key=lambda e: e.episode_no):
+            self._by_film.setdefault(episode.film_id, []).append(episode)
 
     def reset(self) -> None:
         self.series_takedowns.clear()
         self.playlist_withdrawals.clear()
+        self.licences.clear()
+        self.licences.update(self._seed_licences)
+        if self.withdrawn_episodes:
+            self.withdrawn_episodes.clear()
+            self._index_episodes()
+
+    # -- admin changes (ARCHITECTURE: Sandbox admin API) ---------------------------------------
+
+    def change_licence(self, org_id: str, film_id: str, action: str, now: int) -> Licence:
+        """`end` (the window closes now), `suspend` or `restore` (the seed's licence) a licence.
+
+        KeyError: the organisation holds no licence of the film; ValueError: unknown action.
+        """
+        key = (org_id, film_id)
+        current, seeded = self.licences[key], self._seed_licences.get(key)
+        if action == "end":
+            changed = Licence(current.state, current.starts_at, now, now)
+        elif action == "suspend":
+            changed = Licence(LicenceState.SUSPENDED, current.starts_at, current.ends_at, now)
+        elif action == "restore":
+            if seeded is None:
+                raise KeyError(film_id)
+            changed = seeded
+        else:
+            raise ValueError(action)
+        self.licences[key] = changed
+        return changed
+
+    def changed_licences(self) -> list[str]:
+        """`org/film` of every licence that differs from the seed."""
+        return sorted(
+            f"{org}/{film}"
+            for (org, film), licence in self.licences.items()
+            if self._seed_licences.get((org, film)) != licence
+        )
+
+    def set_episode_published(self, episode_id: str, published: bool) -> bool:
+        """Withdraw or publish again an episode of the seed; False when the seed has none."""
+        if episode_id not in self._seed_episodes:
+            return False
+        if published:
+            self.withdrawn_episodes.discard(episode_id)
+        else:
+            self.withdrawn_episodes.add(episode_id)
+        self._index_episodes()
+        return True
 
     # -- films and episodes --------------------------------------------------------------------
 
@@ -288,6 +351,14 @@ class Store:
 
     def subtitle_url(self, episode: Episode, lang: str) -> str:
         return f"https://subs.delivery.sandbox/{episode.id}/{lang}.vtt"
+
+    def subtitle_pairs(self, episode: Episode) -> tuple[tuple[str, str], ...]:
+        """(lang, url) of every subtitle of the episode, in its order; built once per episode."""
+        found = self._subtitles.get(episode.id)
+        if found is None or found[0] is not episode:
+            pairs = tuple((lang, self.subtitle_url(episode, lang)) for lang in episode.subtitles)
+            found = self._subtitles[episode.id] = (episode, pairs)
+        return found[1]
 
     # -- series (spec: States and transitions, Series) -----------------------------------------
 

@@ -1,0 +1,50 @@
+"""Named outages: a data store the sandbox pretends it cannot read in time (spec: Errors >
+Catalog, Config, Series and playlists, Creatives; Common response headers, `Retry-After`).
+
+An outage is not a fault: the answers are the spec's own 503 rows, switched on through the admin
+API (`POST /_sandbox/outages {"area": ..., "on": true}`) so that clients and the suite can meet
+them. The check runs after authentication and the rate-limit step (the request is counted, as a
+read that timed out would be) and before the endpoint's own logic.
+"""
+
+from __future__ import annotations
+
+from delivery_sandbox import errors
+from delivery_sandbox.context import Sandbox
+from delivery_sandbox.errors import Problem
+from delivery_sandbox.headers import Exchange, Reply
+
+__all__ = ["AREAS", "ENDPOINT_AREAS", "reply_for"]
+
+# area -> what the outage makes unreadable (README: Admin API).
+AREAS: dict[str, str] = {
+    "catalog": "GET /catalog: 503 service_unavailable (catalog not read in time)",
+    "config": "GET /config: 503 service_unavailable (configuration not read in time)",
+    "series": "GET /series, /series/{code}: 503 5030",
+    "playlists": "GET /playlists, /playlists/{code}: 503 5030",
+    "creatives": "GET /creatives, /creatives/{id}, /file and share links: 503 5030",
+}
+
+# Endpoint name (auth.Endpoint.name) -> area.
+ENDPOINT_AREAS: dict[str, str] = {
+    "catalog": "catalog",
+    "config": "config",
+    "series": "series",
+    "series_one": "series",
+    "playlists": "playlists",
+    "playlist": "playlists",
+    "creatives": "creatives",
+    "creative": "creatives",
+    "creative_file": "creatives",
+}
+
+
+def reply_for(
+    sb: Sandbox, endpoint: str, family: errors.Family, exchange: Exchange
+) -> Reply | None:
+    """The endpoint's retryable 503 (flat `service_unavailable` or envelope 5030, with
+    `Retry-After`) while its area is out; None otherwise."""
+    area = ENDPOINT_AREAS.get(endpoint)
+    if area is None or area not in sb.outages:
+        return None
+    return errors.problem(exchange, sb.faults, family, Problem.UNAVAILABLE, sb.now())

@@ -80,7 +80,7 @@ def _burst_stages(exp: Expectations, name: str = "burst") -> list[Stage]:
 
 def _refill(exp: Expectations) -> list[Stage]:
     refill = exp.rate("playback")
-    window = 6.0
+    window = 4.0
     offered = 2 * refill
     return [*_burst_stages(exp, "drain"),
             Stage("window", math.ceil(offered * window), offered, "playback", "play")]
@@ -111,7 +111,7 @@ def _hold(exp: Expectations) -> list[Stage]:
     return [
         Stage("drain", HOLD_LIMIT + 5, 250.0, "playback", "play"),
         # a little faster than the refill: each play finds its ticket up to 0.5 s away
-        Stage("held", 10, 1.2 * refill, "playback", "play"),
+        Stage("held", 8, 1.2 * refill, "playback", "play"),
         Stage("prefetch", 3, 1.2 * refill, "playback", "prefetch"),
     ]
 
@@ -120,7 +120,7 @@ def _catalog(exp: Expectations) -> list[Stage]:
     cap, refill = exp.limit("catalog"), exp.rate("catalog")
     rate = _rate(cap / 1.5, 20, 700)
     duration = cap / rate
-    window = 8.0
+    window = 6.0
     return [
         Stage("burst", math.ceil(cap * 1.15 + refill * duration) + 5, rate, "catalog|series"),
         Stage("window", math.ceil(3 * refill * window), 3 * refill, "catalog|series"),
@@ -136,7 +136,7 @@ def _minute(exp: Expectations) -> list[Stage]:
         limit = exp.limit(counter)
         count = math.ceil(limit * 1.1) + 3
         stages.append(Stage("fill", count, _rate(count / 1.0, 20, 1000), counter, None))
-    stages.append(Stage("after", 8, 16.0, "|".join(MINUTE_FILL), None, pause=2.5))
+    stages.append(Stage("after", 8, 16.0, "|".join(MINUTE_FILL), None, pause=1.5))
     return stages
 
 
@@ -147,14 +147,20 @@ def _after_fill(plan: Plan) -> float:
 
 
 def _simulated(exp: Expectations) -> list[Stage]:
+    """Simulations first, then the whole real allowance: a simulation that spent the real
+    counter shows as missing real tickets (SIM-004). With an admin API the playback limit is
+    lowered to the simulated limit for the run, so the loss cannot hide in the refill."""
     limit = exp.spec_limit("simulated")
     count = math.ceil(limit * 1.2) + 5
     return [
-        Stage("simulated", count, _rate(count / 2.0, 10, 300), "playback", "play",
+        Stage("simulated", count, _rate(count / 0.3, 10, 400), "playback", "play",
               simulate="not_entitled:outside_window"),
-        # then the whole real allowance: simulations must not have spent any of it
         *_burst_stages(exp, "real"),
     ]
+
+
+def _simulated_setup(exp: Expectations) -> list[AdminStep]:
+    return _lower(exp.spec_limit("simulated"))(exp)
 
 
 def _reset(roles: tuple[str, ...]) -> Callable[[Expectations], list[AdminStep]]:
@@ -187,7 +193,7 @@ CAMPAIGNS: dict[str, Campaign] = {
                  ("config", "creatives", "videos"), _minute,
                  _reset(("limits", "limits_videos")), boundary_at=_after_fill),
         Campaign("simulated", "300 simulated answers a minute, apart from real tickets",
-                 ("playback",), _simulated, _reset(("limits",)),
+                 ("playback",), _simulated, _simulated_setup,
                  boundary_at=lambda plan: -0.5),
     )
 }

@@ -58,14 +58,22 @@ def prepare(campaign: Campaign, target: Target, start: float, declared_scale: fl
     if not episode:
         raise CampaignError("the profile has no fixture episode_encrypted")
     steps = campaign.setup(exp)
+    lowered = False
     if target.has_admin:
         for role, action, body in steps:
             target.role_action(role, action, body)
+            lowered = lowered or action == "limits"
     elif steps:
         start += IDLE_S  # counters full again from idle
-    plan = Plan(campaign.stages(exp))
+    # A lowered limit is what /config advertises now (LIM-009): the run is judged against it.
+    run_exp = Expectations.from_config(target.config("limits"), declared_scale) if lowered \
+        else exp
+    if lowered:
+        target.role_action("limits", "reset-limits")
+    plan = Plan(campaign.stages(run_exp))
     context: dict[str, Any] = {"episode": episode, "scale": exp.scale,
-                               "advertised": dict(exp.advertised)}
+                               "advertised": dict(exp.advertised), "lowered": lowered,
+                               "run_advertised": dict(run_exp.advertised)}
     if campaign.boundary_at is not None:
         anchor = campaign.boundary_at(plan)
         if target.has_admin:
@@ -102,7 +110,7 @@ def finish(environment: Environment, campaign: Campaign, target: Target, records
            context: dict[str, Any], stopped_early: bool) -> Verdict:
     """Undo admin changes, judge the records, write the report; set the process exit code."""
     notes = []
-    if campaign.needs_admin and target.has_admin:
+    if context.get("lowered"):
         try:
             limit = context["advertised"].get("playback")
             if limit:
@@ -112,21 +120,23 @@ def finish(environment: Environment, campaign: Campaign, target: Target, records
             notes.append(f"teardown: {error}")
     records = sort_records(records)
     exp = Expectations(context["scale"], context["advertised"])
+    run_exp = Expectations(context["scale"], context["run_advertised"])
     validity = assess_generator([r.lateness for r in records], campaign.lateness)
     failure = _target_failure(records)
     if stopped_early:
         failure = "campaign stopped before its plan was complete (time bound or interrupt)"
-    figures, details = ANALYSES[campaign.name](records, exp, context)
+    figures, details = ANALYSES[campaign.name](records, run_exp, context)
     figures += exp.config_figures(campaign.counters)
     details = {**details, "requests": len(records), "notes": notes,
-               "expectations": {"scale": exp.scale, "advertised": dict(exp.advertised)}}
+               "expectations": {"scale": exp.scale, "advertised": dict(exp.advertised),
+                                "during_run": dict(run_exp.advertised)}}
     if "boundary" in context:
         details["minute_boundary_epoch"] = context["boundary"]
     verdict = Verdict(campaign.name, tuple(figures), validity, failure, details)
     directory = report_dir(environment, campaign.name)
     write_records(directory / "records.jsonl", records)
     verdict.write(directory / "verdict.json")
-    capacity, rate = _plot_bounds(campaign, exp)
+    capacity, rate = _plot_bounds(campaign, run_exp)
     write_plots(directory, records, capacity, rate)
     print(verdict.summary(), flush=True)
     print(f"report: {directory}", flush=True)

@@ -33,7 +33,7 @@ from loadtests.target import CampaignError, Target
 
 __all__ = ["CampaignUser", "use_campaign"]
 
-LEAD_S = 2.0
+LEAD_S = 1.0
 CHUNK = 2000
 PLAN_WAIT_S = 60.0
 
@@ -144,8 +144,10 @@ def _test_start(environment: Environment, **_: Any) -> None:
         if STATE.campaign.single_worker and workers > 1:
             raise CampaignError(f"campaign {STATE.campaign.name} runs on one worker only",
                                 exit_code=2)
+        # time to spawn every user before the first request is due
+        lead = LEAD_S + getattr(runner, "target_user_count", 0) / 400
         plan, start, context = prepare(
-            STATE.campaign, STATE.target, time.time() + LEAD_S,
+            STATE.campaign, STATE.target, time.time() + lead,
             declared_scale=getattr(options, "declared_scale", 0.0) or None,
             allow_production=bool(getattr(options, "allow_production", False)))
     except CampaignError as error:

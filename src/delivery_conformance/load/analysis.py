@@ -314,7 +314,7 @@ def analyse_simulated(records: Sequence[Record], exp: Expectations, ctx: dict[st
     figures.append(_share("past it: real 429 with X-RateLimit-Limit of the simulated limit",
                           ("SIM-006",), good, len(refused)))
     real = [r for r in _phase(records, "real") if r.endpoint == "playback"]
-    cap, details = _capacity_figure("real allowance untouched by simulations", ("SIM-004",),
+    cap, details = _capacity_figure("real allowance left after the simulations", ("SIM-004",),
                                     real, exp.limit("playback"), exp.rate("playback"))
     figures.append(cap)
     figures.append(_problems(records))

@@ -73,6 +73,18 @@ class AdminClient:
     def withdraw_playlist(self, code: str) -> Any:
         return self.call("POST", f"playlists/{code}/withdraw", {})
 
+    def licence(self, film_id: str, action: str) -> Any:
+        """`end`, `suspend` or `restore` the `films` organisation's licence of a film."""
+        return self.call("POST", f"licences/{film_id}/{action}", {})
+
+    def episode(self, episode_id: str, action: str) -> Any:
+        """`withdraw` or `publish` an episode."""
+        return self.call("POST", f"episodes/{episode_id}/{action}", {})
+
+    def outage(self, area: str, on: bool) -> Any:
+        """Switch a named outage (`catalog`, `config`, `series`, `playlists`, `creatives`)."""
+        return self.call("POST", "outages", {"area": area, "on": on})
+
     def faults(self) -> Any:
         return self.call("GET", "faults")
 

@@ -88,7 +88,8 @@ class _Target:
     redactor: Redactor = field(default_factory=lambda: Redactor([]))
     roles: dict[str, str] = field(default_factory=dict)  # API key -> role
     pins: dict[str, str] = field(default_factory=dict)  # role -> pinned dated version
-    cursors: dict[str, set[str]] = field(default_factory=dict)  # operation -> cursors issued
+    # operation -> cursor issued -> the filters of the request that issued it
+    cursors: dict[str, dict[str, frozenset[tuple[str, str]]]] = field(default_factory=dict)
 
 
 _TARGET = _Target()
@@ -181,17 +182,29 @@ def _path_params(endpoint: Endpoint, path: str) -> dict[str, str]:
     }
 
 
-def _remember_cursors(operation: str, body: Any) -> None:
+# Decision (README, cursor filters): a cursor goes with the filters of the listing that issued
+# it; passed back with other filters the spec does not say whether it is still "this endpoint's".
+_FILTERS = ("updated_since", "category", "collection")
+
+
+def _filters(query: dict[str, list[str]]) -> frozenset[tuple[str, str]]:
+    return frozenset((name, value) for name in _FILTERS for value in query.get(name, []))
+
+
+def _remember_cursors(operation: str, body: Any, query: dict[str, list[str]]) -> None:
     data = body.get("data") if isinstance(body, dict) else None
     holders = [h for h in (body, data) if isinstance(h, dict)]
-    seen = _TARGET.cursors.setdefault(operation, set())
+    seen = _TARGET.cursors.setdefault(operation, {})
+    found: list[str] = []
     for holder in holders:
         if isinstance(holder.get("next_cursor"), str):
-            seen.add(holder["next_cursor"])
+            found.append(holder["next_cursor"])
         links = holder.get("links")
         following = links.get("next") if isinstance(links, dict) else None
         if isinstance(following, str):
-            seen.update(parse_qs(urlsplit(following).query).get("cursor", []))
+            found += parse_qs(urlsplit(following).query).get("cursor", [])
+    for cursor in found:
+        seen[cursor] = _filters(query)
 
 
 def error_table_violations(response: HarnessResponse, request_body: str) -> list[Violation]:
@@ -202,7 +215,8 @@ def error_table_violations(response: HarnessResponse, request_body: str) -> list
     operation, status = endpoint.operation, response.status_code
     body = _json(response.content)
     if status == 200:
-        _remember_cursors(operation, body)
+        query = parse_qs(urlsplit(str(response.http.request.url)).query, keep_blank_values=True)
+        _remember_cursors(operation, body, query)
     found = _judged_by_rules(response, endpoint, body, request_body)
     if found or documented(operation, status):
         return found
@@ -234,12 +248,15 @@ def _judged_by_rules(
     sent_body = _json(request_body.encode()) if request_body else None
     if operation == "postPlayback" and request_body and sent_body is None:
         sent_body = request_body  # not JSON at all
+    issued = _TARGET.cursors.get(operation, {})
+    filters = _filters(query)
     expectation = expected_answer(
         operation,
         query,
         _path_params(endpoint, context.path),
         body=sent_body,
-        issued_cursors=frozenset(_TARGET.cursors.get(operation, set())),
+        issued_cursors=frozenset(c for c, bound in issued.items() if bound == filters),
+        unclear_cursors=frozenset(c for c, bound in issued.items() if bound != filters),
     )
     if expectation is None:
         return []

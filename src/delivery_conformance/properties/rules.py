@@ -174,7 +174,9 @@ class Expectation:
         return status in statuses and (status, code) not in self.forbidden
 
 
-def _read(rule: ParamRule, value: str, issued_cursors: frozenset[str]) -> Reading:
+def _read(
+    rule: ParamRule, value: str, issued_cursors: frozenset[str], unclear_cursors: frozenset[str]
+) -> Reading:
     if rule.kind.startswith("limit:"):
         return read_limit(value, int(rule.kind.split(":")[1]))
     if rule.kind == "updated_since":
@@ -183,7 +185,9 @@ def _read(rule: ParamRule, value: str, issued_cursors: frozenset[str]) -> Readin
         return read_slug(value)
     if rule.kind == "uuid":
         return read_uuid(value)
-    return Reading.VALID if value in issued_cursors else Reading.INVALID
+    if value in issued_cursors:
+        return Reading.VALID
+    return Reading.UNCLEAR if value in unclear_cursors else Reading.INVALID
 
 
 def _always_allowed(operation_id: str, validation: frozenset[Answer]) -> frozenset[Answer]:
@@ -222,11 +226,13 @@ def expected_answer(
     *,
     body: Any = None,
     issued_cursors: frozenset[str] = frozenset(),
+    unclear_cursors: frozenset[str] = frozenset(),
 ) -> Expectation | None:
     """The answers due to a request sent with a good key and no version header (None: no rule).
 
     `query` is the query as sent (every value of every name); `issued_cursors` are the cursors
-    this operation has handed out so far in the run (a cursor it never issued is foreign).
+    this operation has handed out so far in the run for the same filters (a cursor it never
+    issued is foreign); `unclear_cursors` it issued for other filters (no verdict on those).
     """
     if operation_id == "postPlayback":
         return _playback(body)
@@ -243,7 +249,7 @@ def expected_answer(
             continue
         if len(values) != 1:
             return None  # a repeated parameter: the spec does not say which one counts
-        reading = _read(rule, values[0], issued_cursors)
+        reading = _read(rule, values[0], issued_cursors, unclear_cursors)
         if reading is Reading.UNCLEAR:
             return None
         if reading is Reading.INVALID:

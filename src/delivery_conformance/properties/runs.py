@@ -55,6 +55,9 @@ THOROUGH_EXAMPLES = 200
 ENV_SEED = "DELIVERY_PROPERTIES_SEED"
 ENV_EXAMPLES = "DELIVERY_PROPERTIES_EXAMPLES"
 ENV_STEPS = "DELIVERY_PROPERTIES_STEPS"
+ENV_SCENARIOS = "DELIVERY_PROPERTIES_SCENARIOS"
+QUICK_STEPS = 8
+QUICK_SCENARIOS = 20
 _HEADER_VALUE = re.compile(r"(?:[\x21-\x7e](?:[\x20-\x7e\t]*[\x21-\x7e])?)?")
 
 # Built-in Schemathesis checks: on where they agree with the spec, off (with the reason) where not.
@@ -92,7 +95,8 @@ class PropertySettings:
 
     seed: int = DEFAULT_SEED
     examples: int = QUICK_EXAMPLES
-    stateful_steps: int = 6
+    stateful_steps: int = QUICK_STEPS  # most steps in one stateful scenario (links followed)
+    scenarios: int = QUICK_SCENARIOS  # stateful scenarios in a run
     coverage: bool = True  # Schemathesis's coverage phase: boundary values of every parameter
 
     @classmethod
@@ -108,21 +112,27 @@ class PropertySettings:
         return cls(
             seed=number(ENV_SEED, DEFAULT_SEED),
             examples=number(ENV_EXAMPLES, QUICK_EXAMPLES),
-            stateful_steps=number(ENV_STEPS, 6),
+            stateful_steps=number(ENV_STEPS, QUICK_STEPS),
+            scenarios=number(ENV_SCENARIOS, QUICK_SCENARIOS),
         )
 
     def replay_hint(self) -> str:
-        return f"{ENV_SEED}={self.seed} {ENV_EXAMPLES}={self.examples}"
+        return (
+            f"{ENV_SEED}={self.seed} {ENV_EXAMPLES}={self.examples} "
+            f"{ENV_STEPS}={self.stateful_steps} {ENV_SCENARIOS}={self.scenarios}"
+        )
 
 
-def schemathesis_config(profile: TargetProfile, settings: PropertySettings) -> dict[str, Any]:
+def schemathesis_config(
+    profile: TargetProfile, settings: PropertySettings, mode: str = "all"
+) -> dict[str, Any]:
     checks: dict[str, Any] = {name: {"enabled": on} for name, on in BUILTIN_CHECKS.items()}
     checks.update({name: {"enabled": True} for name in CHECK_NAMES})
     return {
         "seed": settings.seed,
         "base-url": profile.base_url,
         "generation": {
-            "mode": "all",
+            "mode": mode,
             "max-examples": settings.examples,
             "deterministic": True,
             "database": "none",
@@ -142,12 +152,16 @@ def schemathesis_config(profile: TargetProfile, settings: PropertySettings) -> d
 
 
 def load_schema(
-    profile: TargetProfile, settings: PropertySettings, path: Path = OPENAPI_PATH
+    profile: TargetProfile,
+    settings: PropertySettings,
+    path: Path = OPENAPI_PATH,
+    mode: str = "all",
 ) -> schemathesis.BaseSchema:
-    """spec/openapi.yaml for this target, with the harness checks and our built-in choices."""
+    """spec/openapi.yaml for this target, with the harness checks and our built-in choices.
+    `mode`: "all" (valid and invalid requests), "positive" or "negative"."""
     if not path.is_file():
         raise HarnessFailure(f"property tests need {path}, which does not exist")
-    config = schemathesis.Config.from_dict(schemathesis_config(profile, settings))
+    config = schemathesis.Config.from_dict(schemathesis_config(profile, settings, mode))
     return schemathesis.openapi.from_path(path, config=config)
 
 

@@ -136,6 +136,23 @@ _TABLE: tuple[Fault, ...] = (
     Fault("videos_bad_limit_coded", ("VID-019",), "a bad limit on GET /videos carries error_code"),
     Fault("playlists_bad_category_404", ("PLS-039",), "a malformed category is 404, not 4220"),
     Fault("cache_control_missing_on_422", ("HDR-014",), "no Cache-Control on 422 answers only"),
+    # Outages, second organisation, not-ready videos (admin outages, videos_other, video_not_ready)
+    Fault(
+        "outage_retry_after_missing",
+        ("CAT-076", "CFG-034"),
+        "a catalog or config outage 503 has no Retry-After",
+    ),
+    Fault(
+        "outage_envelope_500",
+        ("SER-045", "PLS-041", "CRE-059"),
+        "a series, playlists or creatives outage answers 500 5000 instead of 503 5030",
+    ),
+    Fault(
+        "playlist_metadata_version_per_org",
+        ("PLS-006",),
+        "a playlist's metadata_version differs by organisation",
+    ),
+    Fault("video_not_ready_served", ("VID-027",), "GET /videos/{id} serves a video not ready yet"),
 )
 
 FAULTS: dict[str, Fault] = {fault.name: fault for fault in _TABLE}

@@ -47,4 +47,9 @@ def reply_for(
     area = ENDPOINT_AREAS.get(endpoint)
     if area is None or area not in sb.outages:
         return None
-    return errors.problem(exchange, sb.faults, family, Problem.UNAVAILABLE, sb.now())
+    faults, now = sb.faults, sb.now()
+    if family is errors.Family.ENVELOPE and faults.enabled("outage_envelope_500"):
+        return errors.envelope(exchange, faults, 500, 5000, errors.MSG_UNAVAILABLE, now)
+    if family is errors.Family.FLAT and faults.enabled("outage_retry_after_missing"):
+        return errors.flat(exchange, faults, 503, errors.MSG_UNAVAILABLE, "service_unavailable")
+    return errors.problem(exchange, faults, family, Problem.UNAVAILABLE, now)

@@ -103,7 +103,9 @@ def playlist_detail(sb: Sandbox, caller: Caller, playlist: Playlist, now: int) -
         if playlist.group
         else None,
         "updated_at": playlist.updated_at,
-        "metadata_version": playlist.metadata_version,
+        "metadata_version": playlist.metadata_version
+        if not sb.faults.enabled("playlist_metadata_version_per_org")
+        else f"{playlist.metadata_version}-{caller.org_id}",
         "granted": granted,
         "media": {
             "space": space,

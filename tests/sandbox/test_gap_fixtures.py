@@ -169,3 +169,26 @@ def test_outage_touches_only_its_area_and_reset_ends_it(api: Api) -> None:
 )
 def test_outage_refuses_bad_bodies(api: Api, body: dict[str, Any]) -> None:
     assert api.admin("POST", "outages", body).status_code == 400
+
+
+def test_outage_faults_drop_retry_after_or_answer_500(api: Api) -> None:
+    api.admin("POST", "outages", {"area": "catalog", "on": True})
+    api.admin("POST", "outages", {"area": "series", "on": True})
+    api.admin("POST", "faults", {"enable": ["outage_retry_after_missing", "outage_envelope_500"]})
+    catalog = api.get("catalog", "films")
+    assert catalog.status_code == 503 and "retry-after" not in catalog.headers
+    series = api.get("series", "films")
+    assert series.status_code == 500 and series.json()["code"] == 5000
+
+
+def test_second_org_faults_change_metadata_version_and_serve_not_ready(api: Api) -> None:
+    api.admin(
+        "POST",
+        "faults",
+        {"enable": ["playlist_metadata_version_per_org", "video_not_ready_served"]},
+    )
+    code = api.fx["playlist_code"]
+    mine = api.get(f"playlists/{code}", "videos").json()["data"]["metadata_version"]
+    theirs = api.get(f"playlists/{code}", "videos_other").json()["data"]["metadata_version"]
+    assert mine != theirs
+    assert api.get(f"videos/{api.fx['video_not_ready']}", "videos").status_code == 200

@@ -45,9 +45,10 @@ def test_share_link_of_ended_rights_is_410_with_a_flat_body(api: Api) -> None:
     assert response.status_code == 410
     assert_common_headers(response)
     body = response.json()
-    assert body["error_code"] == "gone" and body["request_id"] == response.headers[
-        "service-request-id"
-    ]
+    assert (
+        body["error_code"] == "gone"
+        and body["request_id"] == response.headers["service-request-id"]
+    )
     assert "location" not in response.headers
 
 

@@ -47,7 +47,7 @@ def ticket_book(sb: Sandbox) -> TicketBook:
     return sb.tickets
 
 
-@dataclass
+@dataclass(slots=True)
 class Outcome:
     """One item's answer: a ticket (status 200) or an error."""
 
@@ -137,7 +137,7 @@ def _mint(sb: Sandbox, caller: Caller, episode: Episode, now: float, tune: Tunin
         episode_no=episode.episode_no,
         protection=episode.protection,
         vid=episode.vid_for(space),
-        subtitles=[(lang, sb.store.subtitle_url(episode, lang)) for lang in episode.subtitles],
+        subtitles=sb.store.subtitle_pairs(episode),
         now=now,
         new_secret=lambda: f"pat_{sb.rng.getrandbits(160):040x}",
         policy=tune.tickets,
@@ -154,15 +154,20 @@ async def _admit(
     """Turn every checked episode into a ticket or a 429, play-class items first."""
     org, limits, book = caller.org_id, sb.limits, ticket_book(sb)
     book.policy = tune.tickets
+    items = request.items
     pending = [i for i, o in enumerate(outcomes) if isinstance(o, Episode)]
-    classes = [request.items[i].intent_class for i in pending]
+    if len(pending) == 1:
+        order = [0]  # one item: nothing to order
+    else:
+        order = admission_order([items[i].intent_class for i in pending], limits.policy)
     hold_left = limits.policy.max_hold_s
-    for position in admission_order(classes, limits.policy):
+    viewer_ref = request.viewer_ref
+    for position in order:
         index = pending[position]
-        item, episode = request.items[index], outcomes[index]
+        item, episode = items[index], outcomes[index]
         assert isinstance(episode, Episode)
         now = sb.now()
-        key = _reuse_key(request, item)
+        key = None if viewer_ref is None else _reuse_key(request, item)
         kept = book.find(key, now) if key is not None else None
         if kept is not None:
             if sb.faults.enabled("reuse_counted"):
@@ -308,8 +313,10 @@ async def answer(
     if caller.suspended:
         return _suspended(sb, exchange)
     now = sb.now()
-    test_org = caller.organisation.test or sb.faults.enabled("production_honours_simulate")
-    scenario = simulate.scenario_for(simulate_header, "playback", test_org)
+    scenario = None
+    if simulate_header is not None:
+        test_org = caller.organisation.test or sb.faults.enabled("production_honours_simulate")
+        scenario = simulate.scenario_for(simulate_header, "playback", test_org)
     if scenario is not None and scenario.name != simulate.PARTIAL_BATCH:
         return simulate.respond(
             exchange, sb.faults, sb.limits, caller.org_id, scenario, "playback", now
@@ -354,8 +361,9 @@ async def _issue(
             outcomes.append(_partial_failure(sb, caller, item))
             continue
         outcomes.append(check(sb, caller, item, request, now))
-    if any(isinstance(o, Outcome) and o.status == 500 for o in outcomes):
-        return errors.flat(exchange, sb.faults, 500, MSG_INTERNAL)  # spec: 500 whole request
+    for found in outcomes:
+        if isinstance(found, Outcome) and found.status == 500:
+            return errors.flat(exchange, sb.faults, 500, MSG_INTERNAL)  # spec: 500 whole request
     if sb.faults.enabled("next_past_end_issued"):
         for index, item in enumerate(request.items):
             found = outcomes[index]

@@ -203,11 +203,11 @@ def parse(raw: bytes, rules: BodyRules | None = None) -> PlaybackRequest | BodyE
     viewer_ref = body.get("viewer_ref")
     if not isinstance(viewer_ref, str) or len(viewer_ref) > VIEWER_REF_MAX:
         viewer_ref = None  # README: PLAY-024 — longer or not a string: served without reuse
-    rejected = tuple(
-        name
-        for name, value in (("union_info", union_info), ("drm_kek", drm_kek))
-        if value is not None and _device_rejected(value, rules)
-    )
+    rejected: tuple[str, ...] = ()
+    if union_info is not None and _device_rejected(union_info, rules):
+        rejected = ("union_info",)
+    if drm_kek is not None and _device_rejected(drm_kek, rules):
+        rejected += ("drm_kek",)
     if rejected:
         return BodyError(MSG_DEVICE_INFO, "invalid_device_info", rejected)
     return PlaybackRequest(

@@ -18,5 +18,6 @@ except ImportError:
     playback = None
 if playback is not None and hasattr(playback, "main"):
     status = playback.main([]) or status
+status = importlib.import_module("benchmarks.load").main([]) or status
 status = inprocess.main(["--requests", "3000", "--rounds", "3"]) or status
 raise SystemExit(status)

@@ -238,7 +238,7 @@ class Verdict:
         for f in self.figures:
             mark = "ok  " if f.passed else "FAIL"
             lines.append(
-                f"  {mark} {f.name}: {f.measured:.4g} {f.unit} "
-                f"(expected {f.expected:.4g}, accepted {f.low:.4g}..{f.high:.4g})"
+                f"  {mark} {f.name}: {f.measured:.6g} {f.unit} "
+                f"(expected {f.expected:.6g}, accepted {f.low:.6g}..{f.high:.6g})"
             )
         return "\n".join(lines)

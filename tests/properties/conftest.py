@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import pytest
@@ -13,9 +14,20 @@ from delivery_conformance.properties import PropertySettings, configure, load_sc
 pytest_plugins = ["delivery_conformance.plugin"]
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """The property seed is the run's seed: `--conformance-seed` (set by `delivery-conformance
+    run --seed`) wins; without it, DELIVERY_PROPERTIES_SEED or the default, recorded as the run's
+    seed in results.json before the plugin reads it."""
+    if config.getoption("conformance_seed", None) is None:
+        config.option.conformance_seed = PropertySettings.from_env(os.environ).seed
+
+
 @pytest.fixture(scope="session")
-def property_settings() -> PropertySettings:
-    return PropertySettings.from_env(os.environ)
+def property_settings(pytestconfig: pytest.Config) -> PropertySettings:
+    settings = PropertySettings.from_env(os.environ)
+    seed = pytestconfig.getoption("conformance_seed", None)
+    return settings if seed is None else dataclasses.replace(settings, seed=int(seed))
 
 
 @pytest.fixture(scope="session")

@@ -38,18 +38,33 @@ class Figure:
     ok: int
     seconds: float
     target: int
+    server_cpu: float = 0.0  # share of one core the sandbox used during the run
 
     @property
     def rps(self) -> float:
         return self.ok / self.seconds if self.seconds else 0.0
 
+    @property
+    def per_core(self) -> float:
+        return self.rps / self.server_cpu if self.server_cpu else 0.0
+
     def line(self) -> str:
         verdict = "meets" if self.rps >= self.target else "below"
         return (
             f"POST /playback {self.name:<7} {self.rps:>9,.0f} req/s  "
+            f"server CPU {self.server_cpu:.0%}, {self.per_core:,.0f}/s per server core  "
             f"({self.ok}/{self.requests} 200 in {self.seconds:.1f} s; target {self.target:,}: "
             f"{verdict})"
         )
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux /proc), 0.0 where unavailable."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _pin(core: int) -> None:
@@ -121,12 +136,22 @@ async def _worker(host: str, port: int, payload: bytes, stop: float, counts: lis
 
 
 async def _measure(
-    host: str, port: int, payload: bytes, seconds: float, connections: int
+    host: str,
+    port: int,
+    payload: bytes,
+    seconds: float,
+    connections: int,
+    pid: int,
+    cpu: list[float],
 ) -> tuple[int, int, float]:
+    """Counts and seconds of the measured run; appends the sandbox's CPU seconds to `cpu`."""
     await _drive(host, port, payload, 0.5, connections)  # warm-up
+    before = _cpu_seconds(pid)
     start = time.monotonic()
     counts = await _drive(host, port, payload, seconds, connections)
-    return counts[0], counts[1], time.monotonic() - start
+    took = time.monotonic() - start
+    cpu.append(_cpu_seconds(pid) - before)
+    return counts[0], counts[1], took
 
 
 async def _drive(
@@ -161,8 +186,12 @@ def run(seconds: float = 4.0, connections: int = 32) -> list[Figure]:
             figures = []
             for name, body in (("single", single), ("batch3", batch)):
                 payload = _request(f"{host}:{port}", key, body)
-                total, ok, took = asyncio.run(_measure(host, port, payload, seconds, connections))
-                figures.append(Figure(name, total, ok, took, TARGETS[name]))
+                cpu: list[float] = []
+                total, ok, took = asyncio.run(
+                    _measure(host, port, payload, seconds, connections, proc.pid, cpu)
+                )
+                share = cpu[0] / took if took else 0.0
+                figures.append(Figure(name, total, ok, took, TARGETS[name], round(share, 2)))
             return figures
         finally:
             proc.terminate()

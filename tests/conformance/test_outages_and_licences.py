@@ -1,0 +1,335 @@
+"""Outages, licence and episode changes, a second video organisation, not-ready videos.
+
+spec: Errors > Catalog, Config, Series and playlists, Creatives (the 503 rows); States and
+transitions (Series); Freshness (licences, episodes); Resources > Playlist detail
+(`metadata_version`); Endpoints > GET /videos, GET /videos/{id}. Admin-driven scenarios use the
+target's admin API (outages, licences, episodes); the `admin` fixture resets the target after.
+README readings: CAT-076, CFG-034, SER-045, PLS-041, CRE-059 (outages).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from listing_support import Code, Family, error_shape_violations, expect_error, items_of, walk
+
+from delivery_conformance.checks import ConformanceFailure, expect
+from delivery_conformance.client import DeliveryClient
+
+DEVICE = {"union_info": "conformance-union-01", "drm_kek": "conformance-kek-0001"}
+LICENCE_BOUND = 30.0  # spec: Freshness, licence changes in catalog and tickets
+EPISODE_CATALOG_BOUND, EPISODE_TICKET_BOUND = 30.0, 60.0
+POLL_EVERY = 0.25
+
+
+def poll(send: Callable[[], Any], done: Callable[[Any], bool], bound: float) -> tuple[Any, bool]:
+    """Call `send` until `done` or `bound` seconds pass (bounded count)."""
+    start = time.monotonic()
+    response = send()
+    for _ in range(int(bound / POLL_EVERY) + 1):
+        if done(response) or time.monotonic() - start >= bound:
+            break
+        time.sleep(POLL_EVERY)
+        response = send()
+    return response, done(response)
+
+
+def retry_after_ok(response: Any) -> bool:
+    value = response.headers.get("retry-after", "")
+    return value.isdigit()
+
+
+# -- outages -----------------------------------------------------------------------------------
+
+# (requirement, area, path template, role, where the code sits, code)
+OUTAGES = [
+    ("CAT-076", "catalog", "catalog", "films", Code.ERROR_CODE, "service_unavailable"),
+    ("CFG-034", "config", "config", "films", Code.ERROR_CODE, "service_unavailable"),
+    ("SER-045", "series", "series", "films", Code.ENVELOPE, 5030),
+    ("SER-045", "series", "series/{series_code}", "films", Code.ENVELOPE, 5030),
+    ("PLS-041", "playlists", "playlists", "videos", Code.ENVELOPE, 5030),
+    ("PLS-041", "playlists", "playlists/{playlist_code}", "videos", Code.ENVELOPE, 5030),
+    ("CRE-059", "creatives", "creatives", "films", Code.ENVELOPE, 5030),
+    ("CRE-059", "creatives", "creatives/{creative_id}", "films", Code.ENVELOPE, 5030),
+    ("CRE-059", "creatives", "creatives/{creative_id}/file", "films", Code.ENVELOPE, 5030),
+]
+
+
+def _fixtures_in(template: str) -> list[str]:
+    return [part[1:-1] for part in template.split("/") if part.startswith("{")]
+
+
+@pytest.mark.parametrize(
+    ("requirement_id", "area", "template", "role", "where", "code"),
+    [
+        pytest.param(
+            *row,
+            marks=[
+                pytest.mark.requirement(row[0]),
+                pytest.mark.needs(
+                    "admin", f"role:{row[3]}", *(f"fixture:{f}" for f in _fixtures_in(row[2]))
+                ),
+            ],
+            id=f"{row[0]}-{row[2]}",
+        )
+        for row in OUTAGES
+    ],
+)
+def test_outage_answers_the_retryable_503_of_its_error_table(
+    client: DeliveryClient,
+    admin: Any,
+    fixture_id: Any,
+    requirement_id: str,
+    area: str,
+    template: str,
+    role: str,
+    where: Code,
+    code: object,
+) -> None:
+    path = template.format(**{name: fixture_id(name) for name in _fixtures_in(template)})
+    admin.outage(area, True)
+    response = client.get(path, role=role)
+    expect_error(requirement_id, response, 503, where, code)
+    expect(
+        requirement_id,
+        retry_after_ok(response),
+        expected="Retry-After in whole seconds on a retryable 503",
+        actual=response.headers.get("retry-after", "absent"),
+        response=response,
+    )
+    found = error_shape_violations(requirement_id, response)
+    if found:
+        raise ConformanceFailure(found)
+    admin.outage(area, False)
+    back = client.get(path, role=role)
+    expect(
+        requirement_id,
+        back.status_code in (200, 302),
+        expected="the endpoint answers again once the outage ends",
+        actual=back.status_code,
+        response=back,
+    )
+
+
+# -- licences ----------------------------------------------------------------------------------
+
+
+def _series_item(client: DeliveryClient, code: str) -> dict[str, Any] | None:
+    pages = walk(
+        client,
+        Family.ENVELOPE,
+        "series",
+        role="films_metadata",
+        params={"limit": 100},
+        requirement_id="STATE-008",
+    )
+    found = [i for i in items_of(pages) if isinstance(i, dict) and i.get("code") == code]
+    return found[0] if found else None
+
+
+def _in_catalog(response: Any, film_id: str) -> bool:
+    body = response.json_body()
+    films = body.get("films") if isinstance(body, dict) else None
+    return any(isinstance(f, dict) and f.get("id") == film_id for f in films or [])
+
+
+@pytest.mark.needs("admin", "role:films_metadata", "fixture:film_id", "fixture:series_code")
+@pytest.mark.requirement("STATE-008", "FRESH-003")
+@pytest.mark.parametrize("action", ["end", "suspend"])
+def test_licence_ended_or_suspended_withdraws_the_series_and_leaves_the_catalog(
+    client: DeliveryClient, admin: Any, fixture_id: Any, action: str
+) -> None:
+    film_id, code = fixture_id("film_id"), fixture_id("series_code")
+    before = _series_item(client, code)
+    if before is None or before.get("status") != "active":
+        pytest.skip("not exercised: series_code is not an active series of the films organisation")
+    admin.licence(film_id, action)
+    response, gone = poll(
+        lambda: client.get("catalog", role="films_metadata"),
+        lambda r: r.status_code == 200 and not _in_catalog(r, film_id),
+        LICENCE_BOUND,
+    )
+    expect(
+        "FRESH-003",
+        gone,
+        expected=f"film out of the catalog within {LICENCE_BOUND:g} s of the licence {action}",
+        actual="still listed",
+        response=response,
+    )
+    item = _series_item(client, code)
+    expect(
+        "STATE-008",
+        item is not None and item.get("status") == "withdrawn",
+        expected="the series listed as withdrawn",
+        actual="missing" if item is None else item.get("status"),
+        response=response,
+    )
+    detail = client.get(f"series/{code}", role="films_metadata")
+    expect_error("STATE-008", detail, 404, Code.ENVELOPE, 4040)
+
+
+@pytest.mark.needs("admin", "role:films_playback", "fixture:episode_encrypted", "fixture:film_id")
+@pytest.mark.requirement("FRESH-004")
+def test_licence_suspension_reaches_ticket_requests_within_30_s(
+    client: DeliveryClient, admin: Any, fixture_id: Any
+) -> None:
+    body = {"episode_id": fixture_id("episode_encrypted"), **DEVICE}
+    first = client.post("playback", role="films_playback", json=body)
+    if first.status_code != 200:
+        pytest.skip(f"not exercised: episode_encrypted is not issuable ({first.status_code})")
+    admin.licence(fixture_id("film_id"), "suspend")
+    response, refused = poll(
+        lambda: client.post("playback", role="films_playback", json=body),
+        lambda r: r.status_code == 403,
+        LICENCE_BOUND,
+    )
+    expect(
+        "FRESH-004",
+        refused,
+        expected=f"403 not_entitled within {LICENCE_BOUND:g} s of the suspension",
+        actual=response.status_code,
+        response=response,
+    )
+    found = response.json_body()
+    expect(
+        "FRESH-004",
+        found.get("error_code") == "not_entitled"
+        and found.get("reason") == "entitlement_suspended",
+        expected="not_entitled, reason entitlement_suspended",
+        actual=f"{found.get('error_code')} / {found.get('reason')}",
+        response=response,
+    )
+
+
+# -- episodes ----------------------------------------------------------------------------------
+
+
+@pytest.mark.needs("admin", "role:films", "fixture:episode_encrypted", "fixture:film_id")
+@pytest.mark.requirement("FRESH-001", "FRESH-002")
+def test_withdrawn_episode_leaves_the_catalog_and_ticket_requests(
+    client: DeliveryClient, admin: Any, fixture_id: Any
+) -> None:
+    episode_id = fixture_id("episode_encrypted")
+    body = {"episode_id": episode_id, **DEVICE}
+
+    def listed(response: Any) -> bool:
+        data = response.json_body()
+        rows = data.get("episodes") if isinstance(data, dict) else None
+        return any(isinstance(e, dict) and e.get("id") == episode_id for e in rows or [])
+
+    if not listed(client.get("catalog", role="films")):
+        pytest.skip("not exercised: episode_encrypted is not in the catalog")
+    admin.episode(episode_id, "withdraw")
+    response, gone = poll(
+        lambda: client.get("catalog", role="films"),
+        lambda r: not listed(r),
+        EPISODE_CATALOG_BOUND,
+    )
+    expect(
+        "FRESH-001",
+        gone,
+        expected=f"episode out of the catalog within {EPISODE_CATALOG_BOUND:g} s",
+        actual="still listed",
+        response=response,
+    )
+    ticket, refused = poll(
+        lambda: client.post("playback", role="films", json=body),
+        lambda r: r.status_code == 404,
+        EPISODE_TICKET_BOUND,
+    )
+    expect(
+        "FRESH-002",
+        refused and ticket.json_body().get("error_code") == "not_ready",
+        expected=f"404 not_ready within {EPISODE_TICKET_BOUND:g} s",
+        actual=ticket.status_code,
+        response=ticket,
+    )
+
+
+# -- creatives and licences --------------------------------------------------------------------
+
+
+@pytest.mark.needs("admin", "role:films", "fixture:creative_id")
+@pytest.mark.requirement("CRE-049")
+def test_file_of_a_creative_whose_film_licence_is_suspended_is_4032(
+    client: DeliveryClient, admin: Any, fixture_id: Any
+) -> None:
+    record = client.get(f"creatives/{fixture_id('creative_id')}", role="films").json_body()
+    film = ((record.get("data") or {}) if isinstance(record, dict) else {}).get("film") or {}
+    catalog = client.get("catalog", role="films").json_body()
+    film_id = next(
+        (
+            f.get("id")
+            for f in (catalog.get("films") if isinstance(catalog, dict) else None) or []
+            if isinstance(f, dict) and film.get("code") and f.get("code") == film.get("code")
+        ),
+        None,
+    )
+    if not isinstance(film_id, str):
+        pytest.skip("not exercised: the creative's film is not in the catalog of its organisation")
+    admin.licence(film_id, "suspend")
+    response = client.get(f"creatives/{fixture_id('creative_id')}/file", role="films")
+    expect_error("CRE-049", response, 403, Code.ENVELOPE, 4032)
+
+
+# -- a second video organisation ---------------------------------------------------------------
+
+
+@pytest.mark.needs("role:videos", "role:videos_other", "fixture:playlist_code")
+@pytest.mark.requirement("PLS-006")
+def test_playlist_metadata_version_is_the_same_for_every_organisation(
+    client: DeliveryClient, fixture_id: Any
+) -> None:
+    path = f"playlists/{fixture_id('playlist_code')}"
+    mine = client.get(path, role="videos")
+    theirs = client.get(path, role="videos_other")
+    if mine.status_code != 200 or theirs.status_code != 200:
+        pytest.skip(f"not exercised: detail answered {mine.status_code}/{theirs.status_code}")
+    first = (mine.json_body().get("data") or {}).get("metadata_version")
+    second = (theirs.json_body().get("data") or {}).get("metadata_version")
+    expect(
+        "PLS-006",
+        first == second,
+        expected="the same metadata_version for both organisations",
+        actual="different" if first != second else "same",
+        response=theirs,
+    )
+
+
+# -- not-ready videos --------------------------------------------------------------------------
+
+
+@pytest.mark.needs("role:videos", "fixture:video_not_ready")
+@pytest.mark.requirement("VID-012")
+def test_video_not_ready_is_left_out_of_every_list_page(
+    client: DeliveryClient, fixture_id: Any
+) -> None:
+    target = fixture_id("video_not_ready")
+    pages = walk(
+        client,
+        Family.VIDEOS,
+        "videos",
+        role="videos",
+        params={"limit": 200},
+        requirement_id="VID-012",
+    )
+    rows = items_of(pages)
+    expect(
+        "VID-012",
+        all(not (isinstance(r, dict) and r.get("id") == target) for r in rows),
+        expected="the not-ready video in no page",
+        actual="listed",
+        response=pages[-1].response if pages else None,
+    )
+
+
+@pytest.mark.needs("role:videos", "fixture:video_not_ready")
+@pytest.mark.requirement("VID-027")
+def test_video_not_ready_single_read_is_video_not_found(
+    client: DeliveryClient, fixture_id: Any
+) -> None:
+    response = client.get(f"videos/{fixture_id('video_not_ready')}", role="videos")
+    expect_error("VID-027", response, 404, Code.ERROR, "video_not_found")

@@ -68,9 +68,11 @@ async def _serve(
 ) -> None:
     import uvicorn
 
+    from delivery_sandbox.transport import CoalescingHttpToolsProtocol
+
     config = uvicorn.Config(
         app,
-        http="httptools",
+        http=CoalescingHttpToolsProtocol,
         loop="uvloop",
         access_log=False,
         lifespan="off",

@@ -136,6 +136,11 @@ _TABLE: tuple[Fault, ...] = (
     Fault("videos_bad_limit_coded", ("VID-019",), "a bad limit on GET /videos carries error_code"),
     Fault("playlists_bad_category_404", ("PLS-039",), "a malformed category is 404, not 4220"),
     Fault("cache_control_missing_on_422", ("HDR-014",), "no Cache-Control on 422 answers only"),
+    Fault(
+        "playlists_since_2038_500",
+        ("PLS-037",),
+        "GET /playlists?updated_since past 2147483647 (after 2038-01-19) answers 500",
+    ),
     # Outages, second organisation, not-ready videos (admin outages, videos_other, video_not_ready)
     Fault(
         "outage_retry_after_missing",

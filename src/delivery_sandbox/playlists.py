@@ -169,6 +169,9 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     query, now = call.query, int(sb.now())
     limit = parse_limit(query.get("limit"), MAX_LIMIT, DEFAULT_LIMIT)
     since = parse_epoch(query.get("updated_since"))
+    # fault (properties): a 32-bit overflow on epoch seconds after 2038-01-19
+    if since and since > 2**31 - 1 and sb.faults.enabled("playlists_since_2038_500"):
+        return errors.envelope(exchange, sb.faults, 500, 5000, "internal error", sb.now())
     category = query.get("category")
     bad_category = category is not None and not (len(category) <= 100 and SLUG.match(category))
     if bad_category and sb.faults.enabled("playlists_bad_category_404"):  # fault (properties)

@@ -18,17 +18,21 @@ from delivery_conformance.client import DeliveryClient
 from delivery_conformance.embedded import EmbeddedSandbox
 from delivery_conformance.profile import TargetProfile, load_profile
 from delivery_conformance.properties import PropertySettings, configure, load_schema
+from delivery_conformance.properties.links import run_links
 from delivery_conformance.properties.runs import run_operation
 
-# fault -> the operation whose generated requests meet it. Not here: `series_since_zero_refused`
-# (sandbox table): at this budget Schemathesis never draws `updated_since=0` for GET /series, so
-# the property run does not catch it; it is listed in the README as not caught.
+# fault -> the operation whose generated requests meet it; every one must be caught.
+# `series_since_zero_refused` (sandbox table) is not here: Schemathesis meets `updated_since=0`
+# on GET /series only beside the OpenAPI example cursor, which is refused 4220 anyway, so no
+# generated request tells the fault from the clean sandbox (README > Property tests).
 PROPERTY_FAULTS = {
     "creatives_limit_max_500": "listCreatives",
     "videos_bad_limit_coded": "listVideos",
     "playlists_bad_category_404": "listPlaylists",
     "cache_control_missing_on_422": "listCreatives",
+    "playlists_since_2038_500": "listPlaylists",
 }
+CLEAN_RUNS = 3  # the clean sandbox passes this many runs in a row (same seed: no flake)
 SETTINGS = PropertySettings(examples=25)
 
 
@@ -81,5 +85,15 @@ def test_property_run_catches_fault(target: Target, fault: str) -> None:
 
 @pytest.mark.parametrize("operation_id", sorted(set(PROPERTY_FAULTS.values())))
 def test_property_run_passes_the_clean_sandbox(target: Target, operation_id: str) -> None:
-    findings = _run(target, [], operation_id)
-    assert not findings, [v.line() for v in findings.violations] + list(findings.builtin)
+    for _ in range(CLEAN_RUNS):
+        findings = _run(target, [], operation_id)
+        assert not findings, [v.line() for v in findings.violations] + list(findings.builtin)
+
+
+def test_stateful_run_passes_the_clean_sandbox(target: Target) -> None:
+    target.admin.set_faults(only=[])
+    configure(target.profile, dict(target.client.pins))
+    schema = load_schema(target.profile, SETTINGS, mode="positive")
+    walk = run_links(schema, target.client, replace(SETTINGS, scenarios=10, stateful_steps=6))
+    assert walk.followed, "the stateful run followed no link"
+    assert not walk.findings, [v.line() for v in walk.findings.violations]

@@ -6,9 +6,7 @@ sent as headers and never written anywhere.
 
 from __future__ import annotations
 
-import tempfile
 import time
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +36,7 @@ class Target:
         try:
             return cls(load_profile(path))
         except ProfileError as error:
-            if "quote numbers" not in str(error):
-                raise CampaignError(str(error), exit_code=2) from None
-        return cls(_numbers_as_strings(Path(path)))
+            raise CampaignError(str(error), exit_code=2) from None
 
     @property
     def base_url(self) -> str:
@@ -119,27 +115,3 @@ class Target:
     def close(self) -> None:
         self._http.close()
 
-
-def _numbers_as_strings(path: Path) -> TargetProfile:
-    """Accept whole-number fixtures written unquoted (the sandbox writes `episode_no = 2`):
-    the same profile with those numbers quoted, validated by `load_profile` like any other."""
-    text = path.read_text("utf-8")
-    data = tomllib.loads(text)
-    fixtures = data.get("fixtures", {})
-    lines = []
-    section = ""
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("["):
-            section = stripped
-        name = stripped.split("=", 1)[0].strip()
-        if section == "[fixtures]" and isinstance(fixtures.get(name), int):
-            line = f'{name} = "{fixtures[name]}"'
-        lines.append(line)
-    with tempfile.TemporaryDirectory() as scratch:
-        copy = Path(scratch) / path.name
-        copy.write_text("\n".join(lines) + "\n", "utf-8")
-        try:
-            return load_profile(copy)
-        except ProfileError as error:
-            raise CampaignError(str(error).replace(str(copy), str(path)), exit_code=2) from None

@@ -132,3 +132,28 @@ def test_every_limiter_fault_has_a_campaign(sandbox: Path) -> None:
         if any(r.startswith("LIM-") or r in LIMIT_SIM for r in f["requirements"])
     }
     assert limit_faults - NOT_LOAD <= set(FAULT_PROOFS), limit_faults - NOT_LOAD - set(FAULT_PROOFS)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "loadtests.run", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_unknown_profile_or_missing_target_is_a_one_line_usage_error(tmp_path: Path) -> None:
+    for args in (("nope",), ("burst", "--target", str(tmp_path / "missing.toml"))):
+        done = _cli(*args)
+        assert done.returncode == 2, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_production_organisation_is_refused_without_allow_production(sandbox: Path,
+                                                                      tmp_path: Path) -> None:
+    text = sandbox.read_text()
+    keys = tomllib.loads(text)["keys"]
+    production = tmp_path / "production.toml"
+    production.write_text(text.replace(keys["limits"], keys["production"]))
+    done = _cli("burst", "--target", str(production), "--report-dir", str(tmp_path))
+    assert done.returncode == 2
+    assert "not a test organisation" in done.stderr and "svc_live_" not in done.stderr
+    assert not list(tmp_path.glob("load/*"))

@@ -8,7 +8,7 @@ PROFILE ?= burst
 WORKERS ?= 0
 REPORTS ?= reports
 
-.PHONY: install lint test conformance killrate bench load clean
+.PHONY: install lint test conformance killrate bench compare load clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -33,6 +33,9 @@ killrate: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(if $(TARGET),--target $(TARGET))
+
+compare: $(STAMP)
+	$(BIN)/python -m benchmarks compare
 
 load: $(STAMP)
 	$(BIN)/python -m loadtests.run $(PROFILE) $(if $(TARGET),--target $(TARGET)) --workers $(WORKERS) --report-dir $(REPORTS)

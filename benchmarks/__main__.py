@@ -11,6 +11,10 @@ from benchmarks import inprocess
 from benchmarks.sandbox import main
 
 argv = sys.argv[1:]
+if argv[:1] == ["compare"]:  # `python -m benchmarks compare`: bare Schemathesis vs the harness
+    from benchmarks import schemathesis_compare
+
+    raise SystemExit(schemathesis_compare.main(argv[1:]))
 status = main(argv)
 try:
     playback = importlib.import_module("benchmarks.playback")

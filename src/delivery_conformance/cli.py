@@ -3,6 +3,8 @@
     delivery-conformance run [--target FILE] [--report-dir DIR] [-k EXPR] [--requirement ID ...]
                              [--no-properties] [--no-pacing] [--seed N]
     delivery-conformance check-profile FILE
+    delivery-conformance killrate [--report-dir DIR] [--mode targeted|full|properties]
+                                  [--fault NAME ...] [--clean-runs N] [--no-properties]
 
 Exit codes (README > Exit codes): 0 conforming, 1 violations found, 2 usage or profile error,
 3 target unreachable or harness failure. Errors are one line on stderr, never a traceback.
@@ -24,6 +26,8 @@ from typing import NoReturn
 from delivery_conformance.client import DeliveryClient
 from delivery_conformance.embedded import EmbeddedSandbox
 from delivery_conformance.exceptions import HarnessError, TargetGarbage
+from delivery_conformance.killrate import KillRateOptions, Mode, run_killrate
+from delivery_conformance.killrate_report import KillRateWriter, ProgressPrinter
 from delivery_conformance.profile import TargetProfile, load_profile
 from delivery_conformance.runner import RunOptions, run_suite, suite_paths
 
@@ -56,6 +60,12 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=_seed, default=None)
     check = commands.add_parser("check-profile", help="validate a target profile")
     check.add_argument("file", type=Path)
+    kill = commands.add_parser("killrate", help="run the suite against every sandbox fault")
+    kill.add_argument("--report-dir", type=Path, default=Path("reports"))
+    kill.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.FULL.value)
+    kill.add_argument("--fault", action="append", default=[], metavar="NAME")
+    kill.add_argument("--clean-runs", type=_seed, default=3, metavar="N")
+    kill.add_argument("--no-properties", action="store_true", help="skip tests/properties")
     return root
 
 
@@ -114,9 +124,24 @@ def command_check_profile(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_killrate(args: argparse.Namespace) -> int:
+    run_dir = args.report_dir / "killrate" / run_id(dt.datetime.now(dt.UTC), random.Random())
+    options = KillRateOptions(
+        run_dir=run_dir,
+        mode=Mode(args.mode),
+        faults=tuple(args.fault),
+        clean_runs=args.clean_runs,
+        properties=not args.no_properties,
+    )
+    report = run_killrate(options, [ProgressPrinter(sys.stdout), KillRateWriter(run_dir)])
+    print(f"report: {run_dir / 'killrate.md'}")
+    return 0 if report.ok() else 1
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": command_run,
     "check-profile": command_check_profile,
+    "killrate": command_killrate,
 }
 
 

@@ -21,7 +21,7 @@ HARNESS_THIRD_PARTY = {
 }  # fmt: skip
 # Inside the harness, some libraries belong to one kind of module only.
 RUNNER_ONLY = {"pytest", "_pytest", "pluggy", "schemathesis", "hypothesis"}
-RUNNER_MODULES = ("plugin.py", "runner.py", "report.py", "checks/", "properties/")
+RUNNER_MODULES = ("plugin.py", "runner.py", "report.py", "checks/", "properties/", "killrate")
 LOAD_ONLY = {"locust", "gevent", "matplotlib"}
 
 

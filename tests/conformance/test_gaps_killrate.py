@@ -1,0 +1,159 @@
+"""Scenarios the kill rate showed missing: each checks one rule on its own, so that a server
+breaking only that rule fails a test naming it (and not a neighbour rule checked first).
+
+spec: Errors > Formats (envelope code); Endpoints > GET /creatives (order); Endpoints > GET
+/videos (collection order); Errors > Series and playlists (epoch seconds, README reading for
+CRE-029, SER-042, PLS-037: a valid `updated_since` is a non-negative integer of 1 to 11 digits).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+
+from delivery_conformance.checks import expect
+from delivery_conformance.client import DeliveryClient, Response
+
+# (method, path, role, fixture put into the path, status); each answers an envelope error.
+ENVELOPE_ERRORS = [
+    ("series", None, None, 401),
+    ("creatives", "films_metadata", None, 403),
+    ("creatives/{}", "films", "creative_other_org", 404),
+    ("creatives?limit=0", "films", None, 422),
+]
+
+
+def _json(response: Response) -> Any:
+    body = response.json_body()
+    return body if isinstance(body, dict) else {}
+
+
+@pytest.mark.requirement("ERR-009")
+@pytest.mark.parametrize(
+    ("path", "role", "fixture", "status"),
+    ENVELOPE_ERRORS,
+    ids=[f"{e[0].split('?')[0]}-{e[3]}" for e in ENVELOPE_ERRORS],
+)
+def test_envelope_error_code_starts_with_the_status(
+    client: DeliveryClient,
+    key: Any,
+    fixture_id: Any,
+    path: str,
+    role: str | None,
+    fixture: str | None,
+    status: int,
+) -> None:
+    if role:
+        key(role)
+    response = client.get(path.format(fixture_id(fixture) if fixture else ""), role=role)
+    expect(
+        "ERR-009",
+        response.status_code == status,
+        expected=f"status {status}",
+        actual=response.status_code,
+        response=response,
+    )
+    code = _json(response).get("code")
+    fits = isinstance(code, int) and not isinstance(code, bool) and 1000 <= code <= 9999
+    expect(
+        "ERR-009",
+        fits and code // 10 == status,
+        expected=f"a four-digit code whose first three digits are {status}",
+        actual=code,
+        response=response,
+    )
+
+
+@pytest.mark.requirement("CRE-027")
+@pytest.mark.needs("role:films", "fixture:creative_id")
+def test_one_page_of_creatives_is_in_feed_order(client: DeliveryClient) -> None:
+    """The order holds inside a single page, whatever the cursor does."""
+    response = client.get("creatives", role="films", params={"limit": 100})
+    data = _json(response).get("data")
+    rows = data.get("items") if isinstance(data, dict) else None
+    expect(
+        "CRE-027",
+        response.status_code == 200 and isinstance(rows, list) and len(rows) > 1,
+        expected="200 with more than one record",
+        actual=response.status_code,
+        response=response,
+    )
+    assert isinstance(rows, list)
+    keys = [(r.get("updated_at"), str(r.get("creative_id")).lower()) for r in rows]
+    bad = [
+        (a, b)
+        for a, b in itertools.pairwise(keys)
+        if not (isinstance(a[0], int) and isinstance(b[0], int) and a <= b)
+    ]
+    expect(
+        "CRE-027",
+        not bad,
+        expected="updated_at then creative_id ascending in the page",
+        actual=bad[:2],
+        response=response,
+    )
+
+
+@pytest.mark.requirement("VID-007")
+@pytest.mark.needs("role:videos", "fixture:collection_code")
+def test_one_page_of_videos_is_in_collection_order(client: DeliveryClient, fixture_id: Any) -> None:
+    params = {"collection": fixture_id("collection_code"), "limit": 200}
+    response = client.get("videos", role="videos", params=params)
+    rows = _json(response).get("rows")
+    expect(
+        "VID-007",
+        response.status_code == 200 and isinstance(rows, list) and len(rows) > 1,
+        expected="200 with more than one row",
+        actual=response.status_code,
+        response=response,
+    )
+    assert isinstance(rows, list)
+    positions = [r.get("position") for r in rows]
+    ordered = all(
+        isinstance(a, int) and isinstance(b, int) and a < b
+        for a, b in itertools.pairwise(positions)
+    )
+    expect(
+        "VID-007",
+        ordered,
+        expected="position increasing along the page",
+        actual=positions[:10],
+        response=response,
+    )
+
+
+BOUNDARY_SECONDS = ["0", "2147483648", "99999999999"]
+
+
+@pytest.mark.requirement("SER-042")
+@pytest.mark.needs("role:films_metadata")
+@pytest.mark.parametrize("since", BOUNDARY_SECONDS)
+def test_series_takes_every_epoch_second_of_up_to_11_digits(
+    client: DeliveryClient, since: str
+) -> None:
+    response = client.get("series", role="films_metadata", params={"updated_since": since})
+    expect(
+        "SER-042",
+        response.status_code == 200,
+        expected="200: epoch seconds, not a 422",
+        actual=f"{response.status_code} {_json(response).get('code')!r}",
+        response=response,
+    )
+
+
+@pytest.mark.requirement("PLS-037")
+@pytest.mark.needs("role:videos")
+@pytest.mark.parametrize("since", BOUNDARY_SECONDS)
+def test_playlists_take_every_epoch_second_of_up_to_11_digits(
+    client: DeliveryClient, since: str
+) -> None:
+    response = client.get("playlists", role="videos", params={"updated_since": since})
+    expect(
+        "PLS-037",
+        response.status_code == 200,
+        expected="200: epoch seconds, not an error",
+        actual=f"{response.status_code} {_json(response).get('code')!r}",
+        response=response,
+    )

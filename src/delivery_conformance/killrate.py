@@ -95,6 +95,7 @@ class FaultVerdict:
     tests: int  # tests run with the fault on
     failing_ids: tuple[str, ...]  # every requirement ID a violation named
     caught_by: tuple[str, ...]  # tests that failed naming one of the fault's IDs (first few)
+    failed_tests: tuple[str, ...]  # every test that failed with the fault on (first few)
     caught_elsewhere: tuple[str, ...]  # failing IDs that are not the fault's
     caught_by_properties: bool | None  # None when no property test ran with the fault
     errors: int  # tests the harness could not finish with the fault on
@@ -109,6 +110,7 @@ class FaultVerdict:
             "tests": self.tests,
             "failing_ids": list(self.failing_ids),
             "caught_by": list(self.caught_by),
+            "failed_tests": list(self.failed_tests),
             "caught_elsewhere": list(self.caught_elsewhere),
             "caught_by_properties": self.caught_by_properties,
             "errors": self.errors,
@@ -218,10 +220,9 @@ def judge_fault(
         tests=len(results),
         failing_ids=tuple(failing),
         caught_by=tuple(r.test for r in catching[:LISTED_TESTS]),
+        failed_tests=tuple(r.test for r in evidence[:LISTED_TESTS]),
         caught_elsewhere=tuple(i for i in failing if i not in wanted),
-        caught_by_properties=(
-            any(r.properties for r in catching) if property_results else None
-        ),
+        caught_by_properties=(any(r.properties for r in catching) if property_results else None),
         errors=sum(1 for r in results if r.outcome is Outcome.ERROR),
         duration=duration,
     )

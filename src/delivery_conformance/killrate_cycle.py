@@ -181,6 +181,7 @@ class FaultCycle:
             pytest.exit(f"cannot switch the target to {cycle.key}: {error}", returncode=3)
         self._last_used_admin = placed.uses_admin
 
+    @pytest.hookimpl(optionalhook=True)
     def pytest_conformance_event(self, event: Event) -> None:
         if not isinstance(event, TestFinished):
             return

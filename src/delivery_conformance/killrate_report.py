@@ -26,6 +26,8 @@ from delivery_conformance.killrate import (
 
 __all__ = ["KillRateWriter", "ProgressPrinter", "markdown"]
 
+PRINTED_IDS = 8  # failing IDs printed per fault (the JSON has them all)
+
 
 def _yes_no(value: bool | None) -> str:
     return "-" if value is None else ("yes" if value else "no")
@@ -101,7 +103,9 @@ class ProgressPrinter:
         elif isinstance(event, FaultVerdict):
             self.done += 1
             caught = "caught" if event.caught else "NOT CAUGHT"
-            ids = ", ".join(event.failing_ids) or "no failure"
+            ids = ", ".join(event.failing_ids[:PRINTED_IDS]) or "no failure"
+            if len(event.failing_ids) > PRINTED_IDS:
+                ids += f" (+{len(event.failing_ids) - PRINTED_IDS} more)"
             self._print(
                 f"[{self.done}/{self.total}] {event.fault.name} "
                 f"({', '.join(event.fault.requirement_ids)}): {caught}; failing: {ids}; "

@@ -161,3 +161,99 @@ def test_every_fault_is_caught_and_the_clean_sandbox_passes_three_times(
     assert not uncaught, f"faults not caught (failing IDs seen instead): {uncaught}"
     assert not dirty, f"clean runs with failures: {dirty}"
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+CYCLE_SUITE = """
+from pathlib import Path
+
+import pytest
+
+
+def note(what):
+    with Path("setups.txt").open("a") as out:
+        out.write(what + "\\n")
+
+
+@pytest.fixture(scope="module")
+def walked():
+    note("module")
+
+
+@pytest.fixture
+def admin():
+    return "resets the target after the test"
+
+
+@pytest.mark.requirement("CAT-010")
+def test_admin_used(walked, admin):
+    note("admin")
+
+
+@pytest.mark.requirement("CAT-010")
+def test_order(walked):
+    note("order")
+
+
+@pytest.mark.requirement("HDR-001")
+@pytest.mark.parametrize("n", [pytest.param(1, marks=pytest.mark.requirement("CAT-010")), 2])
+def test_headers(walked, n):
+    note(f"headers{n}")
+
+
+def test_unmarked():
+    note("unmarked")
+"""
+
+
+def test_cycles_switch_the_fault_and_tear_fixtures_down_between_them(
+    pytester: pytest.Pytester,
+) -> None:
+    """Targeted: clean runs take every test, a fault only the tests naming its IDs; a module
+    fixture is set up again in every cycle; the switch comes before the cycle's fixtures, and
+    again after a test whose `admin` fixture reset the target."""
+    from delivery_conformance.killrate_cycle import FaultCycle
+
+    pytester.makeini("[pytest]\nmarkers =\n    requirement(*ids): ids\n")
+    pytester.makepyfile(test_suite=CYCLE_SUITE)
+    switched: list[tuple[str | None, bool]] = []
+    faults = [SORT, FaultRow("api_status_missing", ("HDR-001",))]
+    cycle = FaultCycle(
+        faults,
+        targeted=True,
+        clean_runs=1,
+        switch=lambda fault, fresh: switched.append((fault, fresh)),
+        consumers=[],
+        clock=lambda: 0.0,
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", plugins=[cycle])
+    result.assert_outcomes(passed=10, deselected=1)  # headers[2] names no CAT-010
+    assert switched == [
+        (None, True),
+        ("catalog_sort_broken", True),
+        ("catalog_sort_broken", False),  # again after a test that used `admin`
+        ("api_status_missing", True),
+    ]
+    setups = (pytester.path / "setups.txt").read_text().split()
+    assert setups == [
+        *("module", "admin", "order", "headers1", "headers2", "unmarked"),  # clean-1: all
+        *("module", "admin", "order", "headers1"),  # catalog_sort_broken: tests naming CAT-010
+        *("module", "headers1", "headers2"),  # api_status_missing: HDR-001
+    ]
+
+
+def test_progress_names_each_fault_and_the_rate() -> None:
+    import io
+
+    from delivery_conformance.killrate import KillRunStarted
+    from delivery_conformance.killrate_report import ProgressPrinter
+
+    out = io.StringIO()
+    printer = ProgressPrinter(out)
+    missed = judge_fault(FaultRow("x", ("HDR-001",), "no header"), [failed("a", "HDR-002")], 1.0)
+    printer(KillRunStarted(Mode.TARGETED, (missed.fault,), 1, "http://127.0.0.1:1"))
+    printer(missed)
+    printer(KillRunFinished(KillRate(Mode.TARGETED, (missed,), ())))
+    lines = out.getvalue().splitlines()
+    assert lines[1] == "[1/1] x (HDR-001): NOT CAUGHT; failing: HDR-002; 1 tests, 1.0 s"
+    assert lines[2].startswith("kill rate (targeted): 0/1 faults caught (0.0 %)")
+    assert lines[3] == "not caught: x (no header)"

@@ -14,7 +14,10 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
+import pytest
+
 from delivery_conformance.checks import CHECKS, ConformanceFailure, Violation, expect
+from delivery_conformance.checks.schema import expect_schema
 from delivery_conformance.client import DeliveryClient, Response
 from delivery_conformance.exceptions import TargetGarbage
 
@@ -167,6 +170,138 @@ def error_shape_violations(requirement_id: str, response: Response) -> list[Viol
                 Violation(requirement_id, seen.title, seen.expected, seen.actual, seen.exchange)
             )
     return found
+
+
+# One error row: (requirement, path template, role or key, query, status, code place, code).
+ErrorRow = tuple[str, str, str | None, dict[str, str], int, Code, object]
+
+
+def error_row_params(rows: list[ErrorRow], shape_id: str) -> list[Any]:
+    """pytest params for error rows: marked with the row's ID and the area's shape ID."""
+    return [
+        pytest.param(
+            *row,
+            marks=pytest.mark.requirement(row[0], shape_id),
+            id=f"{row[0]}-{row[1]}-{row[2]}-{'-'.join(row[3].values())}",
+        )
+        for row in rows
+    ]
+
+
+def send_error_row(
+    client: DeliveryClient,
+    key: Any,
+    path: str,
+    who: str | None,
+    query: dict[str, str],
+    code: object,
+    unknown_key: str,
+) -> Response:
+    """The request of one error row: a role, `unknown` (a key no one issued) or no key at all.
+
+    A row whose code is `unsupported_version` pins a version the target never had.
+    """
+    version = "1999-01-01" if code == "unsupported_version" else None
+    if who == "unknown":
+        return client.get(path, key=unknown_key, params=query, version=version)
+    if who is not None:
+        key(who)
+    return client.get(path, role=who, params=query, version=version)
+
+
+def expect_error_shapes(requirement_id: str, response: Response) -> None:
+    """Raise every envelope/flat error shape and request_id violation of this answer at once."""
+    found = error_shape_violations(requirement_id, response)
+    if found:
+        raise ConformanceFailure(found)
+
+
+def expect_retry_after(requirement_id: str, response: Response) -> None:
+    expect(
+        requirement_id,
+        "retry-after" in response.headers,
+        expected="Retry-After",
+        actual="absent",
+        response=response,
+    )
+
+
+def expect_error_row(
+    requirement_id: str,
+    shape_id: str,
+    response: Response,
+    status: int,
+    where: Code,
+    code: object,
+    *,
+    retry_after: bool = True,
+) -> None:
+    """The row's status and code, Retry-After on a 503 (unless told not to), then the shapes."""
+    expect_error(requirement_id, response, status, where, code)
+    if retry_after and status == 503:
+        expect_retry_after(requirement_id, response)
+    expect_error_shapes(shape_id, response)
+
+
+def expect_counter_refused(
+    requirement_id: str, answers: list[Response], *, limit: int, flat_only: bool = False
+) -> Response:
+    """spec: Limits: some answer past the limit is a flat 429 `rate_limited` (returned).
+
+    With `flat_only`, the 429 must also carry no envelope `code` (an envelope family's list).
+    """
+    refused = [r for r in answers if r.status_code == 429]
+    expect(
+        requirement_id,
+        bool(refused),
+        expected=f"a 429 past a limit of {limit}",
+        actual=[r.status_code for r in answers],
+        response=answers[-1],
+    )
+    expect_error(requirement_id, refused[0], 429, Code.ERROR_CODE, "rate_limited")
+    if flat_only:
+        expect(
+            requirement_id,
+            "code" not in refused[0].json_body(),
+            expected="no envelope code",
+            actual=refused[0].json_body().get("code"),
+            response=refused[0],
+        )
+    return refused[0]
+
+
+def expect_list_envelope(page: Page, requirement_id: str) -> None:
+    """A page of an envelope list is a list envelope (spec: Endpoints > Paging and envelopes)."""
+    problems = envelope_problems(page, listing=True)
+    expect(
+        requirement_id,
+        not problems,
+        expected="list envelope",
+        actual=problems,
+        response=page.response,
+    )
+
+
+def expect_list_items(pages: list[Page], envelope_id: str, item_id: str, schema: str) -> None:
+    """Page by page: the list envelope (envelope_id), then each item against `schema`."""
+    for page in pages:
+        expect_list_envelope(page, envelope_id)
+        for index, item in enumerate(page.items):
+            expect_schema(
+                item_id, item, schema, where=f"data.items[{index}]", response=page.response
+            )
+
+
+def expect_next_link_ends_with_the_walk(page: Page) -> None:
+    """PAGE-010: links.next is null exactly where next_cursor is."""
+    link = page.links.get("next")
+    expect(
+        "PAGE-010",
+        (link is None) == (page.next_cursor is None),
+        expected="links.next null exactly on the last page",
+        actual=link,
+        response=page.response,
+    )
 
 
 # -- times -------------------------------------------------------------------------------------

@@ -14,14 +14,19 @@ from typing import Any
 import pytest
 from listing_support import (
     Code,
+    ErrorRow,
     Family,
     Page,
-    envelope_problems,
-    error_shape_violations,
+    error_row_params,
+    expect_counter_refused,
     expect_error,
+    expect_error_row,
+    expect_list_envelope,
+    expect_next_link_ends_with_the_walk,
     is_int,
     items_of,
     page_of,
+    send_error_row,
     walk,
 )
 
@@ -307,21 +312,8 @@ def test_small_pages_walk_the_feed_in_order(
         requirement_id="CRE-033",
     )
     for page in pages:
-        problems = envelope_problems(page, listing=True)
-        expect(
-            "CRE-032",
-            not problems,
-            expected="list envelope",
-            actual=problems,
-            response=page.response,
-        )
-        expect(
-            "PAGE-010",
-            (page.links.get("next") is None) == (page.next_cursor is None),
-            expected="links.next null exactly on the last page",
-            actual=page.links.get("next"),
-            response=page.response,
-        )
+        expect_list_envelope(page, "CRE-032")
+        expect_next_link_ends_with_the_walk(page)
     keys = [(r.get("updated_at"), str(r.get("creative_id")).lower()) for r in records(pages)]
     bad = [
         f"{a} then {b}"
@@ -413,7 +405,7 @@ def test_limit_caps_the_page(client: DeliveryClient, limit: int | None) -> None:
 # -- errors (spec: Errors > Creatives list, single read and file) ------------------------------
 
 LIST, ONE, FILE = "creatives", "creatives/{id}", "creatives/{id}/file"
-ERROR_ROWS: list[tuple[str, str, str | None, dict[str, str], int, Code, object]] = [
+ERROR_ROWS: list[ErrorRow] = [
     *[
         ("CRE-044", p, ROLE, {}, 400, Code.ERROR_CODE, "unsupported_version")
         for p in (LIST, ONE, FILE)
@@ -443,14 +435,7 @@ ERROR_ROWS: list[tuple[str, str, str | None, dict[str, str], int, Code, object]]
 @FILMS
 @pytest.mark.parametrize(
     ("requirement_id", "template", "who", "query", "status", "where", "code"),
-    [
-        pytest.param(
-            *row,
-            marks=pytest.mark.requirement(row[0], "CRE-062"),
-            id=f"{row[0]}-{row[1]}-{row[2]}-{'-'.join(row[3].values())}",
-        )
-        for row in ERROR_ROWS
-    ],
+    error_row_params(ERROR_ROWS, "CRE-062"),
 )
 def test_error_rows(
     client: DeliveryClient,
@@ -465,25 +450,8 @@ def test_error_rows(
     code: object,
 ) -> None:
     path = template.replace("{id}", fixture_id("creative_id"))
-    version = "1999-01-01" if code == "unsupported_version" else None
-    if who == "unknown":
-        response = client.get(path, key=UNKNOWN_KEY, params=query, version=version)
-    else:
-        if who is not None:
-            key(who)
-        response = client.get(path, role=who, params=query, version=version)
-    expect_error(requirement_id, response, status, where, code)
-    if status == 503:
-        expect(
-            requirement_id,
-            "retry-after" in response.headers,
-            expected="Retry-After",
-            actual="absent",
-            response=response,
-        )
-    found = error_shape_violations("CRE-062", response)
-    if found:
-        raise ConformanceFailure(found)
+    response = send_error_row(client, key, path, who, query, code, UNKNOWN_KEY)
+    expect_error_row(requirement_id, "CRE-062", response, status, where, code)
 
 
 @pytest.mark.needs(f"role:{ROLE}", "fixture:creative_other_org", "role:films_metadata")
@@ -498,10 +466,7 @@ def test_foreign_unknown_and_malformed_ids_get_the_same_404(
     }
     for requirement_id, creative in cases.items():
         response = client.get(f"creatives/{creative}", role=ROLE)
-        expect_error(requirement_id, response, 404, Code.ENVELOPE, 4040)
-        found = error_shape_violations("CRE-062", response)
-        if found:
-            raise ConformanceFailure(found)
+        expect_error_row(requirement_id, "CRE-062", response, 404, Code.ENVELOPE, 4040)
 
 
 @FILMS
@@ -522,19 +487,4 @@ def test_cursor_of_another_list_is_refused(client: DeliveryClient, key: Any) -> 
 def test_creatives_counter_reached_is_a_flat_429(client: DeliveryClient, admin: Any) -> None:
     admin.set_limit("limits", "creatives", 2)
     answers = [client.get("creatives", role="limits", params={"limit": 1}) for _ in range(4)]
-    refused = [r for r in answers if r.status_code == 429]
-    expect(
-        "CRE-058",
-        bool(refused),
-        expected="a 429 past a limit of 2",
-        actual=[r.status_code for r in answers],
-        response=answers[-1],
-    )
-    expect_error("CRE-058", refused[0], 429, Code.ERROR_CODE, "rate_limited")
-    expect(
-        "CRE-058",
-        "code" not in refused[0].json_body(),
-        expected="no envelope code",
-        actual=refused[0].json_body().get("code"),
-        response=refused[0],
-    )
+    expect_counter_refused("CRE-058", answers, limit=2, flat_only=True)

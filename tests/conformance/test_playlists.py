@@ -12,19 +12,23 @@ from typing import Any
 import pytest
 from listing_support import (
     Code,
+    ErrorRow,
     Family,
     Page,
-    envelope_problems,
-    error_shape_violations,
+    error_row_params,
+    expect_counter_refused,
     expect_error,
+    expect_error_row,
+    expect_list_items,
     is_int,
     items_of,
     link_path,
     page_of,
+    send_error_row,
     walk,
 )
 
-from delivery_conformance.checks import ConformanceFailure, expect
+from delivery_conformance.checks import expect
 from delivery_conformance.checks.schema import expect_schema
 from delivery_conformance.client import DeliveryClient, Response
 
@@ -279,23 +283,7 @@ def test_list_item_matches_its_detail(
 @VIDEOS
 @pytest.mark.requirement("PLS-001", "PLS-023", "PAGE-005", "PAGE-006", "PAGE-007", "PAGE-009")
 def test_list_pages_are_envelopes_of_playlist_items(library: list[Page]) -> None:
-    for page in library:
-        problems = envelope_problems(page, listing=True)
-        expect(
-            "PLS-023",
-            not problems,
-            expected="list envelope",
-            actual=problems,
-            response=page.response,
-        )
-        for index, item in enumerate(page.items):
-            expect_schema(
-                "PLS-001",
-                item,
-                "PlaylistListItem",
-                where=f"data.items[{index}]",
-                response=page.response,
-            )
+    expect_list_items(library, "PLS-023", "PLS-001", "PlaylistListItem")
 
 
 @pytest.mark.needs(f"role:{ROLE}", "fixture:playlist_code", "fixture:playlist_code_not_granted")
@@ -517,7 +505,7 @@ def test_detail_links_itself(client: DeliveryClient, fixture_id: Any, profile: A
 # -- errors (spec: Errors > Series and playlists) ----------------------------------------------
 
 LIST, DETAIL = "playlists", "playlists/{code}"
-ERROR_ROWS: list[tuple[str, str, str | None, dict[str, str], int, Code, object]] = [
+ERROR_ROWS: list[ErrorRow] = [
     ("PLS-028", LIST, ROLE, {}, 400, Code.ERROR_CODE, "unsupported_version"),
     ("PLS-028", DETAIL, ROLE, {}, 400, Code.ERROR_CODE, "unsupported_version"),
     ("PLS-029", LIST, None, {}, 401, Code.ENVELOPE, 4010),
@@ -552,14 +540,7 @@ ERROR_ROWS: list[tuple[str, str, str | None, dict[str, str], int, Code, object]]
 @VIDEOS
 @pytest.mark.parametrize(
     ("requirement_id", "template", "who", "query", "status", "where", "code"),
-    [
-        pytest.param(
-            *row,
-            marks=pytest.mark.requirement(row[0], "PLS-043"),
-            id=f"{row[0]}-{row[1]}-{row[2]}-{'-'.join(row[3].values())}",
-        )
-        for row in ERROR_ROWS
-    ],
+    error_row_params(ERROR_ROWS, "PLS-043"),
 )
 def test_error_rows(
     client: DeliveryClient,
@@ -574,17 +555,8 @@ def test_error_rows(
     code: object,
 ) -> None:
     path = template.replace("{code}", fixture_id("playlist_code"))
-    version = "1999-01-01" if code == "unsupported_version" else None
-    if who == "unknown":
-        response = client.get(path, key=UNKNOWN_KEY, params=query, version=version)
-    else:
-        if who is not None:
-            key(who)
-        response = client.get(path, role=who, params=query, version=version)
-    expect_error(requirement_id, response, status, where, code)
-    found = error_shape_violations("PLS-043", response)
-    if found:
-        raise ConformanceFailure(found)
+    response = send_error_row(client, key, path, who, query, code, UNKNOWN_KEY)
+    expect_error_row(requirement_id, "PLS-043", response, status, where, code, retry_after=False)
 
 
 @pytest.mark.needs(f"role:{ROLE}", "fixture:playlist_code_withdrawn")
@@ -602,19 +574,4 @@ def test_withdrawn_and_unknown_playlists_get_the_same_404(
 def test_catalog_counter_reached_is_a_flat_429(client: DeliveryClient, admin: Any) -> None:
     admin.set_limit(ROLE, "catalog", 2)
     answers = [client.get("playlists", role=ROLE, params={"limit": 1}) for _ in range(4)]
-    refused = [r for r in answers if r.status_code == 429]
-    expect(
-        "PLS-040",
-        bool(refused),
-        expected="a 429 past a limit of 2",
-        actual=[r.status_code for r in answers],
-        response=answers[-1],
-    )
-    expect_error("PLS-040", refused[0], 429, Code.ERROR_CODE, "rate_limited")
-    expect(
-        "PLS-040",
-        "code" not in refused[0].json_body(),
-        expected="no envelope code",
-        actual=refused[0].json_body().get("code"),
-        response=refused[0],
-    )
+    expect_counter_refused("PLS-040", answers, limit=2, flat_only=True)

@@ -13,20 +13,25 @@ from typing import Any
 import pytest
 from listing_support import (
     Code,
+    ErrorRow,
     Family,
     Page,
-    envelope_problems,
-    error_shape_violations,
+    error_row_params,
+    expect_counter_refused,
     expect_error,
+    expect_error_row,
+    expect_list_items,
+    expect_next_link_ends_with_the_walk,
     is_int,
     items_of,
     link_path,
     page_of,
+    send_error_row,
     server_time_close,
     walk,
 )
 
-from delivery_conformance.checks import ConformanceFailure, expect
+from delivery_conformance.checks import expect
 from delivery_conformance.checks.schema import expect_schema
 from delivery_conformance.client import DeliveryClient, Response
 
@@ -276,23 +281,7 @@ def test_detail_agrees_with_the_catalog(client: DeliveryClient, fixture_id: Any)
 @META
 @pytest.mark.requirement("SER-023", "SER-030", "PAGE-005", "PAGE-006", "PAGE-007", "PAGE-009")
 def test_list_pages_are_envelopes_of_series_items(series_walk: list[Page]) -> None:
-    for page in series_walk:
-        problems = envelope_problems(page, listing=True)
-        expect(
-            "SER-030",
-            not problems,
-            expected="list envelope",
-            actual=problems,
-            response=page.response,
-        )
-        for index, item in enumerate(page.items):
-            expect_schema(
-                "SER-023",
-                item,
-                "SeriesListItem",
-                where=f"data.items[{index}]",
-                response=page.response,
-            )
+    expect_list_items(series_walk, "SER-030", "SER-023", "SeriesListItem")
 
 
 @META
@@ -332,14 +321,7 @@ def test_walk_is_oldest_first_without_repeats(series_walk: list[Page]) -> None:
         response=series_walk[-1].response,
     )
     for page in series_walk:
-        link = page.links.get("next")
-        expect(
-            "PAGE-010",
-            (link is None) == (page.next_cursor is None),
-            expected="links.next null exactly on the last page",
-            actual=link,
-            response=page.response,
-        )
+        expect_next_link_ends_with_the_walk(page)
 
 
 @META
@@ -474,7 +456,7 @@ def test_limit_caps_the_page(client: DeliveryClient, limit: int | None) -> None:
 
 LIST, DETAIL = "series", "series/{code}"
 # (requirement, path template, role or key, query, status, code place, code)
-ERROR_ROWS: list[tuple[str, str, str | None, dict[str, str], int, Code, object]] = [
+ERROR_ROWS: list[ErrorRow] = [
     ("SER-036", LIST, ROLE, {}, 400, Code.ERROR_CODE, "unsupported_version"),
     ("SER-036", DETAIL, ROLE, {}, 400, Code.ERROR_CODE, "unsupported_version"),
     ("SER-037", LIST, None, {}, 401, Code.ENVELOPE, 4010),
@@ -499,34 +481,10 @@ ERROR_ROWS: list[tuple[str, str, str | None, dict[str, str], int, Code, object]]
 ]
 
 
-def _send(
-    client: DeliveryClient,
-    fixture_id: Any,
-    key: Any,
-    template: str,
-    who: str | None,
-    query: dict[str, str],
-    version: str | None = None,
-) -> Response:
-    path = template.replace("{code}", fixture_id("series_code"))
-    if who == "unknown":
-        return client.get(path, key=UNKNOWN_KEY, params=query, version=version)
-    if who is not None:
-        key(who)
-    return client.get(path, role=who, params=query, version=version)
-
-
 @pytest.mark.needs(f"role:{ROLE}", "fixture:series_code")
 @pytest.mark.parametrize(
     ("requirement_id", "template", "who", "query", "status", "where", "code"),
-    [
-        pytest.param(
-            *row,
-            marks=pytest.mark.requirement(row[0], "SER-047"),
-            id=f"{row[0]}-{row[1]}-{row[2]}-{'-'.join(row[3].values())}",
-        )
-        for row in ERROR_ROWS
-    ],
+    error_row_params(ERROR_ROWS, "SER-047"),
 )
 def test_error_rows(
     client: DeliveryClient,
@@ -540,20 +498,9 @@ def test_error_rows(
     where: Code,
     code: object,
 ) -> None:
-    version = "1999-01-01" if code == "unsupported_version" else None
-    response = _send(client, fixture_id, key, template, who, query, version)
-    expect_error(requirement_id, response, status, where, code)
-    found = error_shape_violations("SER-047", response)
-    if found:
-        raise ConformanceFailure(found)
-    if status == 503:
-        expect(
-            requirement_id,
-            "retry-after" in response.headers,
-            expected="Retry-After",
-            actual="absent",
-            response=response,
-        )
+    path = template.replace("{code}", fixture_id("series_code"))
+    response = send_error_row(client, key, path, who, query, code, UNKNOWN_KEY)
+    expect_error_row(requirement_id, "SER-047", response, status, where, code)
 
 
 @META
@@ -582,19 +529,4 @@ def test_unlicensed_and_unknown_series_get_the_same_404(
 def test_catalog_counter_reached_is_a_flat_429(client: DeliveryClient, admin: Any) -> None:
     admin.set_limit("limits", "catalog", 2)
     answers = [client.get("series", role="limits", params={"limit": 1}) for _ in range(4)]
-    refused = [r for r in answers if r.status_code == 429]
-    expect(
-        "SER-044",
-        bool(refused),
-        expected="a 429 past a limit of 2",
-        actual=[r.status_code for r in answers],
-        response=answers[-1],
-    )
-    expect_error("SER-044", refused[0], 429, Code.ERROR_CODE, "rate_limited")
-    expect(
-        "SER-044",
-        "code" not in refused[0].json_body(),
-        expected="no envelope code",
-        actual=refused[0].json_body().get("code"),
-        response=refused[0],
-    )
+    expect_counter_refused("SER-044", answers, limit=2, flat_only=True)

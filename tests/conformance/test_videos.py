@@ -13,20 +13,24 @@ from typing import Any
 import pytest
 from listing_support import (
     Code,
+    ErrorRow,
     Family,
     Page,
-    error_shape_violations,
+    error_row_params,
+    expect_counter_refused,
     expect_error,
+    expect_error_row,
     is_int,
     iso_epoch,
     items_of,
     page_of,
     response_time,
+    send_error_row,
     walk,
     within,
 )
 
-from delivery_conformance.checks import ConformanceFailure, expect
+from delivery_conformance.checks import expect
 from delivery_conformance.checks.schema import expect_schema
 from delivery_conformance.client import DeliveryClient, Response
 
@@ -254,7 +258,7 @@ def test_slug_is_not_an_id(client: DeliveryClient, fixture_id: Any) -> None:
 # -- errors (spec: Errors > Open videos) -------------------------------------------------------
 
 LIST, ONE = "videos", "videos/{id}"
-ERROR_ROWS: list[tuple[str, str, str | None, dict[str, str], int, Code, object]] = [
+ERROR_ROWS: list[ErrorRow] = [
     *[("VID-018", LIST, ROLE, {"cursor": "forged"}, 400, Code.NONE, None)],
     *[("VID-019", LIST, ROLE, {"limit": v}, 400, Code.NONE, None) for v in ("0", "201", "abc", "")],
     ("VID-020", "videos/not-a-uuid", ROLE, {}, 400, Code.NONE, None),
@@ -296,14 +300,7 @@ FIXTURE_ROWS = [
 @pytest.mark.needs(f"role:{ROLE}", "fixture:video_id")
 @pytest.mark.parametrize(
     ("requirement_id", "template", "who", "query", "status", "where", "code"),
-    [
-        pytest.param(
-            *row,
-            marks=pytest.mark.requirement(row[0], "VID-031"),
-            id=f"{row[0]}-{row[1]}-{row[2]}-{'-'.join(row[3].values())}",
-        )
-        for row in ERROR_ROWS
-    ],
+    error_row_params(ERROR_ROWS, "VID-031"),
 )
 def test_error_rows(
     client: DeliveryClient,
@@ -318,25 +315,8 @@ def test_error_rows(
     code: object,
 ) -> None:
     path = template.replace("{id}", fixture_id("video_id"))
-    version = "1999-01-01" if code == "unsupported_version" else None
-    if who == "unknown":
-        response = client.get(path, key=UNKNOWN_KEY, params=query, version=version)
-    else:
-        if who is not None:
-            key(who)
-        response = client.get(path, role=who, params=query, version=version)
-    expect_error(requirement_id, response, status, where, code)
-    if status == 503:
-        expect(
-            requirement_id,
-            "retry-after" in response.headers,
-            expected="Retry-After",
-            actual="absent",
-            response=response,
-        )
-    found = error_shape_violations("VID-031", response)
-    if found:
-        raise ConformanceFailure(found)
+    response = send_error_row(client, key, path, who, query, code, UNKNOWN_KEY)
+    expect_error_row(requirement_id, "VID-031", response, status, where, code)
 
 
 @pytest.mark.needs(f"role:{ROLE}")
@@ -364,10 +344,7 @@ def test_fixture_error_rows(
         response = client.get(LIST, role=ROLE, params={"collection": target})
     else:
         response = client.get(f"videos/{target}", role=ROLE)
-    expect_error(requirement_id, response, status, where, code)
-    found = error_shape_violations("VID-031", response)
-    if found:
-        raise ConformanceFailure(found)
+    expect_error_row(requirement_id, "VID-031", response, status, where, code)
 
 
 @pytest.mark.needs("role:films", f"role:{ROLE}")
@@ -390,12 +367,4 @@ def test_counters_reached_are_429(
     path = "videos" if counter == "videos" else f"videos/{fixture_id('video_id')}"
     params = {"collection": fixture_id("collection_code")} if counter == "videos" else {}
     answers = [client.get(path, role="limits_videos", params=params) for _ in range(4)]
-    refused = [r for r in answers if r.status_code == 429]
-    expect(
-        "VID-028",
-        bool(refused),
-        expected="a 429 past a limit of 2",
-        actual=[r.status_code for r in answers],
-        response=answers[-1],
-    )
-    expect_error("VID-028", refused[0], 429, Code.ERROR_CODE, "rate_limited")
+    expect_counter_refused("VID-028", answers, limit=2)

@@ -15,6 +15,7 @@ from typing import Any
 
 from playback_support import DEVICE, body_of, post
 
+from delivery_conformance.checks import expect
 from delivery_conformance.client import DeliveryClient, Response
 
 __all__ = [
@@ -22,7 +23,12 @@ __all__ = [
     "CONTINUOUS",
     "COUNTERS",
     "CounterCall",
+    "admitted_count",
+    "expect_each_status",
+    "lower",
     "median_elapsed",
+    "play_batch",
+    "require_fixtures",
     "spend",
     "tickets",
 ]
@@ -74,6 +80,27 @@ COUNTERS: dict[str, CounterCall] = {
 }
 
 
+def lower(admin: Any, role: str, counter: str, limit: int) -> None:
+    """Set a counter's limit for a role's organisation and start it full."""
+    admin.set_limit(role, counter, limit)
+    admin.reset_limits(role)
+
+
+def require_fixtures(fixture_id: Callable[[str], Any], counter: str) -> None:
+    """Ask for the fixtures the counter's cheap call needs (an absent one skips the test)."""
+    for name in COUNTERS[counter].fixtures:
+        fixture_id(name)
+
+
+def play_batch(episode: object, size: int = 3) -> dict[str, Any]:
+    """A batch of `size` play items for one episode: costs `size` tickets when all issue."""
+    return {
+        "intent": "play",
+        "episodes": [{"episode_id": episode, "intent": "play"}] * size,
+        **DEVICE,
+    }
+
+
 def spend(
     send: Callable[[], Response], *, until_429: bool = True, limit: int = MAX_SPEND
 ) -> tuple[list[Response], Response | None]:
@@ -85,6 +112,27 @@ def spend(
             return admitted, response
         admitted.append(response)
     return admitted, None
+
+
+def admitted_count(send: Callable[[], Response], limit: int) -> int:
+    """How many 200s before the first 429, spending at most `limit` + 5 calls."""
+    admitted, _ = spend(send, limit=limit + 5)
+    return sum(1 for r in admitted if r.status_code == 200)
+
+
+def expect_each_status(
+    requirement_id: str, send: Callable[[], Response], times: int, status: int, expected: str
+) -> None:
+    """Send `times` times; every answer must have `status`."""
+    for _ in range(times):
+        response = send()
+        expect(
+            requirement_id,
+            response.status_code == status,
+            expected=expected,
+            actual=response.status_code,
+            response=response,
+        )
 
 
 def tickets(response: Response) -> int:

@@ -10,7 +10,7 @@ LIM-042 (429 before the body is read), LIM-043 (a hold of up to 0.7 s is accepte
 from __future__ import annotations
 
 import pytest
-from limits_support import median_elapsed, spend, tickets
+from limits_support import lower, median_elapsed, play_batch, spend, tickets
 from playback_support import DEVICE, body_of, expect_answer, expect_batch, post
 
 from delivery_conformance.checks import expect
@@ -28,8 +28,7 @@ def episode(fixture_id) -> str:
 
 
 def _lower(admin, limit: int) -> None:
-    admin.set_limit("limits", "playback", limit)
-    admin.reset_limits("limits")
+    lower(admin, "limits", "playback", limit)
 
 
 def _single(client, episode: str, intent: str = "play") -> Response:
@@ -38,11 +37,7 @@ def _single(client, episode: str, intent: str = "play") -> Response:
 
 def _spend_tickets(client, episode: str, count: int) -> None:
     """Spend `count` tickets with play requests (batches of 3, then singles)."""
-    batch = {
-        "intent": "play",
-        "episodes": [{"episode_id": episode, "intent": "play"}] * 3,
-        **DEVICE,
-    }
+    batch = play_batch(episode)
     issued = 0
     for _ in range(count // 3):
         issued += tickets(post(client, batch, role="limits"))
@@ -276,8 +271,7 @@ def test_prefetch_at_the_ceiling_is_never_held(client, admin, episode):
 
 @pytest.mark.requirement("LIM-045")
 def test_catalog_at_the_ceiling_is_never_held(client, admin):
-    admin.set_limit("limits", "catalog", 120)
-    admin.reset_limits("limits")
+    lower(admin, "limits", "catalog", 120)
     admitted, refused = spend(
         lambda: client.get("catalog", role="limits", params={"limit": 1}), limit=140
     )

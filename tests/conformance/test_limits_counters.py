@@ -15,7 +15,16 @@ import time
 import uuid
 
 import pytest
-from limits_support import COUNTERS, spend, tickets
+from limits_support import (
+    COUNTERS,
+    admitted_count,
+    expect_each_status,
+    lower,
+    play_batch,
+    require_fixtures,
+    spend,
+    tickets,
+)
 from playback_support import DEVICE, expect_answer, new_viewer, post
 
 from delivery_conformance.checks import expect
@@ -26,18 +35,8 @@ UNKNOWN_KEY = "svc_live_" + "Lm9" * 10 + "q2"
 RAISE_BOUND = 65.0  # README LIM-003: the suite allows 65 s
 
 
-def _lower(admin, role: str, counter: str, limit: int) -> None:
-    admin.set_limit(role, counter, limit)
-    admin.reset_limits(role)
-
-
 def _ticket_body(fixture_id) -> dict:
     return {"episode_id": fixture_id("episode_encrypted"), "intent": "play", **DEVICE}
-
-
-def _admitted_count(send, limit: int) -> int:
-    admitted, _ = spend(send, limit=limit + 5)
-    return sum(1 for r in admitted if r.status_code == 200)
 
 
 @pytest.mark.requirement("LIM-006", "LIM-007")
@@ -45,9 +44,8 @@ def _admitted_count(send, limit: int) -> int:
 @pytest.mark.parametrize("counter", list(COUNTERS))
 def test_lowered_counter_admits_its_limit_and_no_more(client, admin, fixture_id, counter):
     call = COUNTERS[counter]
-    for name in call.fixtures:
-        fixture_id(name)
-    _lower(admin, call.role, counter, 10)
+    require_fixtures(fixture_id, counter)
+    lower(admin, call.role, counter, 10)
     admitted, refused = spend(lambda: call.send(client, fixture_id), limit=15)
     ok = sum(1 for r in admitted if r.status_code == 200)
     last = refused or admitted[-1]
@@ -70,7 +68,7 @@ def test_lowered_counter_admits_its_limit_and_no_more(client, admin, fixture_id,
 @pytest.mark.requirement("LIM-001")
 @pytest.mark.needs("role:films", "role:films_metadata")
 def test_two_keys_of_one_organisation_share_a_counter(client, admin):
-    _lower(admin, "films", "catalog", 5)
+    lower(admin, "films", "catalog", 5)
     admitted, refused = spend(
         lambda: client.get("series", role="films_metadata", params={"limit": 1}), limit=10
     )
@@ -94,7 +92,7 @@ def test_two_keys_of_one_organisation_share_a_counter(client, admin):
 @pytest.mark.requirement("LIM-002")
 @pytest.mark.needs("role:films_metadata")
 def test_another_organisation_is_not_refused(client, admin):
-    _lower(admin, "limits", "catalog", 3)
+    lower(admin, "limits", "catalog", 3)
     spend(lambda: client.get("catalog", role="limits", params={"limit": 1}), limit=8)
     response = client.get("catalog", role="films_metadata", params={"limit": 1})
     expect(
@@ -108,7 +106,7 @@ def test_another_organisation_is_not_refused(client, admin):
 
 @pytest.mark.requirement("LIM-003")
 def test_raised_limit_takes_effect(client, admin):
-    _lower(admin, "limits", "config", 2)
+    lower(admin, "limits", "config", 2)
     _, refused = spend(lambda: client.get("config", role="limits"), limit=6)
     expect(
         "LIM-003",
@@ -135,18 +133,16 @@ def test_raised_limit_takes_effect(client, admin):
 @pytest.mark.requirement("LIM-004")
 @pytest.mark.needs("role:revoked")
 def test_requests_without_a_valid_key_are_not_counted(client, admin, key):
-    _lower(admin, "limits", "catalog", 5)
+    lower(admin, "limits", "catalog", 5)
     for secret in (UNKNOWN_KEY, key("revoked"), None):
-        for _ in range(5):
-            response = client.get("catalog", key=secret, params={"limit": 1})
-            expect(
-                "LIM-004",
-                response.status_code == 401,
-                expected="401",
-                actual=response.status_code,
-                response=response,
-            )
-    ok = _admitted_count(lambda: client.get("catalog", role="limits", params={"limit": 1}), 5)
+        expect_each_status(
+            "LIM-004",
+            lambda s=secret: client.get("catalog", key=s, params={"limit": 1}),
+            5,
+            401,
+            "401",
+        )
+    ok = admitted_count(lambda: client.get("catalog", role="limits", params={"limit": 1}), 5)
     expect(
         "LIM-004",
         ok >= 5,
@@ -158,41 +154,33 @@ def test_requests_without_a_valid_key_are_not_counted(client, admin, key):
 
 @pytest.mark.requirement("LIM-005")
 def test_requests_refused_before_the_rate_limit_step_are_not_counted(client, admin):
-    _lower(admin, "limits", "catalog", 5)
-    for _ in range(10):
-        response = client.get("catalog", role="limits", version="1999-01-01")
-        expect(
-            "LIM-005",
-            response.status_code == 400,
-            expected="400 unsupported_version",
-            actual=response.status_code,
-            response=response,
-        )
+    lower(admin, "limits", "catalog", 5)
+    expect_each_status(
+        "LIM-005",
+        lambda: client.get("catalog", role="limits", version="1999-01-01"),
+        10,
+        400,
+        "400 unsupported_version",
+    )
     admin.suspend("limits")
-    for _ in range(5):
-        response = client.get("catalog", role="limits", params={"limit": 1})
-        expect(
-            "LIM-005",
-            response.status_code == 403,
-            expected="403 while suspended",
-            actual=response.status_code,
-            response=response,
-        )
+    expect_each_status(
+        "LIM-005",
+        lambda: client.get("catalog", role="limits", params={"limit": 1}),
+        5,
+        403,
+        "403 while suspended",
+    )
     admin.unsuspend("limits")
-    ok = _admitted_count(lambda: client.get("catalog", role="limits", params={"limit": 1}), 5)
+    ok = admitted_count(lambda: client.get("catalog", role="limits", params={"limit": 1}), 5)
     expect("LIM-005", ok >= 5, expected="all 5 valid requests admitted", actual=ok, response=None)
 
 
 @pytest.mark.requirement("LIM-014", "LIM-006")
 @pytest.mark.needs("fixture:episode_encrypted")
 def test_full_allowance_is_available_as_a_burst(client, admin, fixture_id):
-    _lower(admin, "limits", "playback", 30)
+    lower(admin, "limits", "playback", 30)
     body = _ticket_body(fixture_id)
-    batch = {
-        "intent": "play",
-        "episodes": [{"episode_id": body["episode_id"], "intent": "play"}] * 3,
-        **DEVICE,
-    }
+    batch = play_batch(body["episode_id"])
     issued = sum(tickets(post(client, batch, role="limits")) for _ in range(10))
     expect(
         "LIM-014",
@@ -223,10 +211,10 @@ def test_continuous_counter_refills_at_a_sixtieth_of_the_limit_per_second(
     client, admin, fixture_id, counter, rid
 ):
     call = COUNTERS[counter]
-    _lower(admin, "limits", counter, 60)
+    lower(admin, "limits", counter, 60)
     spend(lambda: call.send(client, fixture_id), limit=70)
     admin.clock(advance=10)
-    ok = _admitted_count(lambda: call.send(client, fixture_id), 20)
+    ok = admitted_count(lambda: call.send(client, fixture_id), 20)
     # a play request may be held for the ticket after those 10 (spec: ceiling item 3)
     expect(
         rid,
@@ -240,13 +228,8 @@ def test_continuous_counter_refills_at_a_sixtieth_of_the_limit_per_second(
 @pytest.mark.requirement("LIM-015")
 @pytest.mark.needs("fixture:episode_encrypted")
 def test_a_batch_costs_one_ticket_per_issued_ticket(client, admin, fixture_id):
-    _lower(admin, "limits", "playback", 9)
-    episode = fixture_id("episode_encrypted")
-    batch = {
-        "intent": "play",
-        "episodes": [{"episode_id": episode, "intent": "play"}] * 3,
-        **DEVICE,
-    }
+    lower(admin, "limits", "playback", 9)
+    batch = play_batch(fixture_id("episode_encrypted"))
     issued = [tickets(post(client, batch, role="limits")) for _ in range(3)]
     expect(
         "LIM-015",
@@ -268,7 +251,7 @@ def test_a_batch_costs_one_ticket_per_issued_ticket(client, admin, fixture_id):
 @pytest.mark.requirement("LIM-016")
 @pytest.mark.needs("fixture:episode_encrypted")
 def test_a_malformed_body_costs_one_ticket(client, admin, fixture_id):
-    _lower(admin, "limits", "playback", 10)
+    lower(admin, "limits", "playback", 10)
     bodies = [
         None,
         {},
@@ -289,7 +272,7 @@ def test_a_malformed_body_costs_one_ticket(client, admin, fixture_id):
             actual=response.status_code,
             response=response,
         )
-    ok = _admitted_count(lambda: post(client, _ticket_body(fixture_id), role="limits"), 10)
+    ok = admitted_count(lambda: post(client, _ticket_body(fixture_id), role="limits"), 10)
     expect(
         "LIM-016",
         4 <= ok <= 5,
@@ -302,7 +285,7 @@ def test_a_malformed_body_costs_one_ticket(client, admin, fixture_id):
 @pytest.mark.requirement("LIM-017")
 @pytest.mark.needs("fixture:episode_encrypted")
 def test_a_reused_ticket_costs_nothing(client, admin, fixture_id):
-    _lower(admin, "limits", "playback", 5)
+    lower(admin, "limits", "playback", 5)
     body = {**_ticket_body(fixture_id), "viewer_ref": new_viewer()}
     tokens = {
         expect_answer("LIM-017", post(client, body, role="limits"), 200).get("play_auth_token")
@@ -315,14 +298,14 @@ def test_a_reused_ticket_costs_nothing(client, admin, fixture_id):
         actual=f"{len(tokens)} tokens",
         response=None,
     )
-    ok = _admitted_count(lambda: post(client, _ticket_body(fixture_id), role="limits"), 5)
+    ok = admitted_count(lambda: post(client, _ticket_body(fixture_id), role="limits"), 5)
     expect("LIM-017", ok >= 4, expected="4 more tickets after the reuses", actual=ok, response=None)
 
 
 @pytest.mark.requirement("LIM-018")
 @pytest.mark.needs("fixture:episode_encrypted")
 def test_a_refused_ticket_costs_nothing(client, admin, fixture_id):
-    _lower(admin, "limits", "playback", 5)
+    lower(admin, "limits", "playback", 5)
     episode = fixture_id("episode_encrypted")
     for _ in range(6):
         expect_answer(
@@ -336,7 +319,7 @@ def test_a_refused_ticket_costs_nothing(client, admin, fixture_id):
     )
     missing = {"episodes": [{"episode_id": str(uuid.uuid4())}] * 3, **DEVICE}
     post(client, missing, role="limits")
-    ok = _admitted_count(lambda: post(client, _ticket_body(fixture_id), role="limits"), 5)
+    ok = admitted_count(lambda: post(client, _ticket_body(fixture_id), role="limits"), 5)
     expect(
         "LIM-018", ok >= 5, expected="all 5 tickets after refused ones", actual=ok, response=None
     )
@@ -344,7 +327,7 @@ def test_a_refused_ticket_costs_nothing(client, admin, fixture_id):
 
 @pytest.mark.requirement("LIM-021")
 def test_series_and_catalog_share_the_catalog_counter(client, admin):
-    _lower(admin, "limits", "catalog", 6)
+    lower(admin, "limits", "catalog", 6)
     series = client.get("series", role="limits", params={"limit": 1})
     codes = [i.get("code") for i in series.json_body().get("data", {}).get("items", [])]
     expect(
@@ -367,7 +350,7 @@ def test_series_and_catalog_share_the_catalog_counter(client, admin):
 @pytest.mark.requirement("LIM-021")
 @pytest.mark.needs("role:videos", "fixture:playlist_code")
 def test_playlists_and_catalog_share_the_catalog_counter(client, admin, fixture_id):
-    _lower(admin, "videos", "catalog", 4)
+    lower(admin, "videos", "catalog", 4)
     client.get("playlists", role="videos", params={"limit": 1})
     client.get("playlists", role="videos", params={"limit": 1})
     client.get(f"playlists/{fixture_id('playlist_code')}", role="videos")
@@ -386,7 +369,7 @@ def test_playlists_and_catalog_share_the_catalog_counter(client, admin, fixture_
 @pytest.mark.needs("fixture:creative_id")
 @pytest.mark.parametrize("last", ["list", "single", "file"])
 def test_creatives_endpoints_share_one_counter(client, admin, fixture_id, last):
-    _lower(admin, "limits", "creatives", 6)
+    lower(admin, "limits", "creatives", 6)
     cid = fixture_id("creative_id")
     calls = {
         "list": lambda: client.get("creatives", role="limits", params={"limit": 1}),
@@ -420,7 +403,7 @@ def test_creatives_endpoints_share_one_counter(client, admin, fixture_id, last):
 @pytest.mark.parametrize("exhausted", ["videos", "video"])
 def test_video_list_and_single_are_counted_separately(client, admin, fixture_id, exhausted):
     other = "video" if exhausted == "videos" else "videos"
-    _lower(admin, "limits_videos", exhausted, 3)
+    lower(admin, "limits_videos", exhausted, 3)
     _, refused = spend(lambda: COUNTERS[exhausted].send(client, fixture_id), limit=8)
     expect(
         "LIM-027",

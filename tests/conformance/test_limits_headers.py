@@ -13,7 +13,7 @@ import math
 import time
 
 import pytest
-from limits_support import CLOCK_MINUTE, CONTINUOUS, COUNTERS, spend
+from limits_support import CLOCK_MINUTE, CONTINUOUS, COUNTERS, lower, require_fixtures, spend
 from playback_support import body_of
 
 from delivery_conformance.checks import expect
@@ -24,16 +24,10 @@ pytestmark = pytest.mark.needs("admin", "role:limits", "role:limits_videos")
 LOWERED = 3
 
 
-def _needs_fixtures(fixture_id, counter: str) -> None:
-    for name in COUNTERS[counter].fixtures:
-        fixture_id(name)
-
-
 def _exhaust(client, admin, fixture_id, counter: str, limit: int = LOWERED) -> Response:
     call = COUNTERS[counter]
-    _needs_fixtures(fixture_id, counter)
-    admin.set_limit(call.role, counter, limit)
-    admin.reset_limits(call.role)
+    require_fixtures(fixture_id, counter)
+    lower(admin, call.role, counter, limit)
     admitted, refused = spend(lambda: call.send(client, fixture_id), limit=limit + 5)
     expect(
         "LIM-029",
@@ -119,7 +113,7 @@ def _set_second(admin, second: int) -> float:
 @pytest.mark.requirement("LIM-034")
 @pytest.mark.parametrize("counter", CLOCK_MINUTE)
 def test_clock_minute_retry_after_is_the_rest_of_the_minute(client, admin, fixture_id, counter):
-    _needs_fixtures(fixture_id, counter)
+    require_fixtures(fixture_id, counter)
     base = _set_second(admin, 30)
     refused = _exhaust(client, admin, fixture_id, counter)
     started = base + time.monotonic() - refused.exchange.elapsed
@@ -140,7 +134,7 @@ def test_clock_minute_retry_after_is_the_rest_of_the_minute(client, admin, fixtu
 def test_clock_minute_counter_refills_at_the_next_minute_and_not_before(
     client, admin, fixture_id, counter
 ):
-    _needs_fixtures(fixture_id, counter)
+    require_fixtures(fixture_id, counter)
     _set_second(admin, 30)
     _exhaust(client, admin, fixture_id, counter)
     call = COUNTERS[counter]

@@ -53,21 +53,36 @@ def withdraw(admin: Any, kind: str, code: str) -> None:
         admin.withdraw_playlist(code)
 
 
-IDS = {
-    "series": ("STATE-001", "STATE-002", "STATE-003", "STATE-004", "STATE-007"),
-    "playlists": ("STATE-009", "STATE-010", "STATE-011", "STATE-012", "STATE-014"),
-}
+def expect_seeded_withdrawn(
+    client: DeliveryClient, kind: str, code: str, listed_id: str, nulls_id: str, detail_id: str
+) -> None:
+    """A withdrawn item: listed as withdrawn, its KINDS fields null, its detail a 404."""
+    role, path, nulls = KINDS[kind]
+    item = listed(client, kind, code)
+    expect(
+        listed_id,
+        item is not None and item.get("status") == "withdrawn",
+        expected="listed as withdrawn",
+        actual=item and item.get("status"),
+    )
+    assert item is not None
+    expect(
+        nulls_id,
+        all(item.get(name) is None for name in nulls),
+        expected=f"{' and '.join(nulls)} null",
+        actual=item,
+    )
+    expect_error(detail_id, client.get(f"{path}/{code}", role=role), 404, Code.ENVELOPE, 4040)
 
 
-@pytest.mark.needs("admin")
-@pytest.mark.parametrize(
-    ("kind", "fixture"),
-    [
+def kind_params(series_ids: tuple[str, ...], playlist_ids: tuple[str, ...]) -> list[Any]:
+    """(kind, fixture) params for both kinds, each marked with its IDs and what it needs."""
+    return [
         pytest.param(
             "series",
             "series_code",
             marks=[
-                pytest.mark.requirement(*IDS["series"]),
+                pytest.mark.requirement(*series_ids),
                 pytest.mark.needs(f"role:{SERIES_ROLE}", "fixture:series_code"),
             ],
         ),
@@ -75,12 +90,21 @@ IDS = {
             "playlists",
             "playlist_code",
             marks=[
-                pytest.mark.requirement(*IDS["playlists"]),
+                pytest.mark.requirement(*playlist_ids),
                 pytest.mark.needs(f"role:{PLAYLIST_ROLE}", "fixture:playlist_code"),
             ],
         ),
-    ],
-)
+    ]
+
+
+IDS = {
+    "series": ("STATE-001", "STATE-002", "STATE-003", "STATE-004", "STATE-007"),
+    "playlists": ("STATE-009", "STATE-010", "STATE-011", "STATE-012", "STATE-014"),
+}
+
+
+@pytest.mark.needs("admin")
+@pytest.mark.parametrize(("kind", "fixture"), kind_params(IDS["series"], IDS["playlists"]))
 def test_withdrawn_item_stays_listed_with_nulls_and_its_detail_is_404(
     client: DeliveryClient, admin: Any, fixture_id: Any, kind: str, fixture: str
 ) -> None:
@@ -132,25 +156,7 @@ def test_withdrawn_item_stays_listed_with_nulls_and_its_detail_is_404(
 
 @pytest.mark.needs("admin")
 @pytest.mark.parametrize(
-    ("kind", "fixture"),
-    [
-        pytest.param(
-            "series",
-            "series_code",
-            marks=[
-                pytest.mark.requirement("STATE-005", "STATE-006"),
-                pytest.mark.needs(f"role:{SERIES_ROLE}", "fixture:series_code"),
-            ],
-        ),
-        pytest.param(
-            "playlists",
-            "playlist_code",
-            marks=[
-                pytest.mark.requirement("STATE-013"),
-                pytest.mark.needs(f"role:{PLAYLIST_ROLE}", "fixture:playlist_code"),
-            ],
-        ),
-    ],
+    ("kind", "fixture"), kind_params(("STATE-005", "STATE-006"), ("STATE-013",))
 )
 def test_withdrawn_item_is_kept_30_days_then_gone(
     client: DeliveryClient, admin: Any, fixture_id: Any, kind: str, fixture: str
@@ -179,46 +185,14 @@ def test_withdrawn_item_is_kept_30_days_then_gone(
 @pytest.mark.requirement("STATE-001", "STATE-002", "STATE-004")
 def test_seeded_withdrawn_series(client: DeliveryClient, fixture_id: Any) -> None:
     code = fixture_id("series_code_withdrawn")
-    item = listed(client, "series", code)
-    expect(
-        "STATE-001",
-        item is not None and item.get("status") == "withdrawn",
-        expected="listed as withdrawn",
-        actual=item and item.get("status"),
-    )
-    assert item is not None
-    expect(
-        "STATE-002",
-        item.get("content_version") is None and item.get("episode_count") is None,
-        expected="content_version and episode_count null",
-        actual=item,
-    )
-    expect_error(
-        "STATE-004", client.get(f"series/{code}", role=SERIES_ROLE), 404, Code.ENVELOPE, 4040
-    )
+    expect_seeded_withdrawn(client, "series", code, "STATE-001", "STATE-002", "STATE-004")
 
 
 @pytest.mark.needs(f"role:{PLAYLIST_ROLE}", "fixture:playlist_code_withdrawn")
 @pytest.mark.requirement("STATE-009", "STATE-010", "STATE-012")
 def test_seeded_withdrawn_playlist(client: DeliveryClient, fixture_id: Any) -> None:
     code = fixture_id("playlist_code_withdrawn")
-    item = listed(client, "playlists", code)
-    expect(
-        "STATE-009",
-        item is not None and item.get("status") == "withdrawn",
-        expected="listed as withdrawn",
-        actual=item and item.get("status"),
-    )
-    assert item is not None
-    expect(
-        "STATE-010",
-        item.get("clip_count") is None and item.get("content_version") is None,
-        expected="clip_count and content_version null",
-        actual=item,
-    )
-    expect_error(
-        "STATE-012", client.get(f"playlists/{code}", role=PLAYLIST_ROLE), 404, Code.ENVELOPE, 4040
-    )
+    expect_seeded_withdrawn(client, "playlists", code, "STATE-009", "STATE-010", "STATE-012")
 
 
 @pytest.mark.needs(f"role:{PLAYLIST_ROLE}", "fixture:category_withdrawn")

@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from delivery_conformance.admin import AdminClient
+from delivery_conformance.checks.violation import Violation
 from delivery_conformance.client import DeliveryClient
 from delivery_conformance.embedded import EmbeddedSandbox
 from delivery_conformance.events import Outcome
@@ -55,6 +56,8 @@ __all__ = [
     "judge_clean_run",
     "judge_fault",
     "run_killrate",
+    "select_faults",
+    "specific_ids",
 ]
 
 TEST_TIMEOUT = 120  # seconds per test: a fault that makes a test hang must not hang the run
@@ -83,7 +86,9 @@ class TestResult:
     __test__ = False
     test: str  # node id without the cycle parameter
     outcome: Outcome
-    failing_ids: tuple[str, ...] = ()  # requirement IDs of the violations (failed tests only)
+    failing_ids: tuple[str, ...] = ()  # requirement IDs of the violations (failed tests only);
+    # for property tests only typed ones: their markers list every ID a check may judge, so a
+    # failure charged to all of them names no rule in particular (`specific_ids`)
     properties: bool = False  # the test is a property test (tests/properties)
     reason: str = ""
 
@@ -199,6 +204,24 @@ class KillRunFinished:
 
 KillRateEvent = KillRunStarted | CleanRun | FaultVerdict | KillRunFinished
 Consumer = Callable[[KillRateEvent], None]
+
+
+def specific_ids(violations: Iterable[Violation], claimed: Iterable[str]) -> tuple[str, ...]:
+    """IDs of the typed violations, leaving out a blanket: one failure the plugin charged to
+    every ID the test claims (a bare assertion, or a Schemathesis check of its own)."""
+    claimed_ids = set(claimed)
+    groups: dict[tuple[str, str, str], set[str]] = {}
+    for found in violations:
+        key = (found.title, found.expected, repr(found.actual))
+        groups.setdefault(key, set()).add(found.requirement_id)
+    blanket = {k for k, ids in groups.items() if len(claimed_ids) > 1 and ids == claimed_ids}
+    return tuple(
+        dict.fromkeys(
+            v.requirement_id
+            for v in violations
+            if (v.title, v.expected, repr(v.actual)) not in blanket
+        )
+    )
 
 
 def judge_fault(

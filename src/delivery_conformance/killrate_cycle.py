@@ -33,6 +33,7 @@ from delivery_conformance.killrate import (
     TestResult,
     judge_clean_run,
     judge_fault,
+    specific_ids,
 )
 
 __all__ = ["CYCLE_ARG", "Cycle", "FaultCycle"]
@@ -188,7 +189,10 @@ class FaultCycle:
         placed = self._placed.get(event.nodeid)
         if placed is None:
             return
-        ids = tuple(dict.fromkeys(v.requirement_id for v in event.violations))
+        if placed.properties:
+            ids = specific_ids(event.violations, event.requirement_ids)
+        else:
+            ids = tuple(dict.fromkeys(v.requirement_id for v in event.violations))
         self._results[placed.cycle.key].append(
             TestResult(placed.test, event.outcome, ids, placed.properties, event.reason)
         )

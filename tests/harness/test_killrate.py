@@ -257,3 +257,15 @@ def test_progress_names_each_fault_and_the_rate() -> None:
     assert lines[1] == "[1/1] x (HDR-001): NOT CAUGHT; failing: HDR-002; 1 tests, 1.0 s"
     assert lines[2].startswith("kill rate (targeted): 0/1 faults caught (0.0 %)")
     assert lines[3] == "not caught: x (no header)"
+
+
+def test_a_failure_charged_to_every_claimed_id_names_none_in_particular() -> None:
+    from delivery_conformance.checks.violation import Violation
+    from delivery_conformance.killrate import specific_ids
+
+    claimed = ("HDR-001", "CAT-010", "VER-013")
+    blanket = [Violation(i, "scenario assertion failed", "to hold", "boom") for i in claimed]
+    typed = Violation("HDR-001", "Service-API-Status missing", "the header", "none")
+    assert specific_ids([*blanket, typed], claimed) == ("HDR-001",)
+    assert specific_ids(blanket, claimed) == ()
+    assert specific_ids(blanket[:1], ("HDR-001",)) == ("HDR-001",)  # one claimed ID: its own

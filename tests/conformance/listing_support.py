@@ -177,10 +177,10 @@ ErrorRow = tuple[str, str, str | None, dict[str, str], int, Code, object]
 
 
 def error_row_params(rows: list[ErrorRow], shape_id: str) -> list[Any]:
-    """pytest params for error rows: marked with the row's ID and the area's shape ID."""
+    """pytest params (one `row` each) marked with the row's ID and the area's shape ID."""
     return [
         pytest.param(
-            *row,
+            row,
             marks=pytest.mark.requirement(row[0], shape_id),
             id=f"{row[0]}-{row[1]}-{row[2]}-{'-'.join(row[3].values())}",
         )
@@ -268,6 +268,70 @@ def expect_counter_refused(
             response=refused[0],
         )
     return refused[0]
+
+
+def expect_limit_caps_the_page(
+    requirement_id: str, client: DeliveryClient, path: str, role: str, limit: int | None
+) -> None:
+    """spec: Paging and envelopes: a page holds 1 to `limit` items (50 without one)."""
+    params = {} if limit is None else {"limit": limit}
+    page = page_of(Family.ENVELOPE, client.get(path, role=role, params=params))
+    cap = limit or 50
+    expect(
+        requirement_id,
+        page.response.status_code == 200 and 1 <= len(page.items) <= cap,
+        expected=f"1 to {cap} items",
+        actual=len(page.items),
+        response=page.response,
+    )
+
+
+def expect_next_link_is_the_cursor(
+    client: DeliveryClient, path: str, role: str, limit: int
+) -> None:
+    """PAGE-011: following links.next gives the page that passing next_cursor gives."""
+    first = page_of(Family.ENVELOPE, client.get(path, role=role, params={"limit": limit}))
+    by_link = page_of(Family.ENVELOPE, client.get(link_path(first.links.get("next")), role=role))
+    by_cursor = page_of(
+        Family.ENVELOPE,
+        client.get(path, role=role, params={"limit": limit, "cursor": str(first.next_cursor)}),
+    )
+    codes = [[i.get("code") for i in p.items] for p in (by_link, by_cursor)]
+    expect(
+        "PAGE-011",
+        codes[0] == codes[1] and bool(codes[1]),
+        expected=codes[1],
+        actual=codes[0],
+        response=by_link.response,
+    )
+
+
+def expect_updated_since_leaves_out_older(
+    requirement_id: str, client: DeliveryClient, walked: list[Page], path: str, role: str
+) -> None:
+    """From the middle item's updated_at on: a non-empty walk with no older item in it."""
+    items = items_of(walked)
+    pivot = items[len(items) // 2].get("updated_at")
+    pages = walk(
+        client,
+        Family.ENVELOPE,
+        path,
+        role=role,
+        params={"updated_since": pivot, "limit": 100},
+        requirement_id=requirement_id,
+    )
+    older = [
+        i.get("code")
+        for i in items_of(pages)
+        if is_int(i.get("updated_at")) and i["updated_at"] < pivot
+    ]
+    expect(
+        requirement_id,
+        not older and bool(items_of(pages)),
+        expected=f"no item older than {pivot}",
+        actual=older[:5],
+        response=pages[0].response,
+    )
 
 
 def expect_list_envelope(page: Page, requirement_id: str) -> None:

@@ -21,6 +21,7 @@ from listing_support import (
     expect_counter_refused,
     expect_error,
     expect_error_row,
+    expect_limit_caps_the_page,
     expect_list_envelope,
     expect_next_link_ends_with_the_walk,
     is_int,
@@ -389,17 +390,8 @@ def test_updated_since_takes_up_to_11_digits(
 @pytest.mark.requirement("CRE-030", "CRE-031")
 @pytest.mark.parametrize("limit", [1, 100, None])
 def test_limit_caps_the_page(client: DeliveryClient, limit: int | None) -> None:
-    params = {} if limit is None else {"limit": limit}
-    page = page_of(Family.ENVELOPE, client.get("creatives", role=ROLE, params=params))
-    cap = limit or 50
     rid = "CRE-031" if limit is None else "CRE-030"
-    expect(
-        rid,
-        page.response.status_code == 200 and 1 <= len(page.items) <= cap,
-        expected=f"1 to {cap} items",
-        actual=len(page.items),
-        response=page.response,
-    )
+    expect_limit_caps_the_page(rid, client, "creatives", ROLE, limit)
 
 
 # -- errors (spec: Errors > Creatives list, single read and file) ------------------------------
@@ -433,22 +425,9 @@ ERROR_ROWS: list[ErrorRow] = [
 
 
 @FILMS
-@pytest.mark.parametrize(
-    ("requirement_id", "template", "who", "query", "status", "where", "code"),
-    error_row_params(ERROR_ROWS, "CRE-062"),
-)
-def test_error_rows(
-    client: DeliveryClient,
-    fixture_id: Any,
-    key: Any,
-    requirement_id: str,
-    template: str,
-    who: str | None,
-    query: dict[str, str],
-    status: int,
-    where: Code,
-    code: object,
-) -> None:
+@pytest.mark.parametrize("row", error_row_params(ERROR_ROWS, "CRE-062"))
+def test_error_rows(client: DeliveryClient, fixture_id: Any, key: Any, row: ErrorRow) -> None:
+    requirement_id, template, who, query, status, where, code = row
     path = template.replace("{id}", fixture_id("creative_id"))
     response = send_error_row(client, key, path, who, query, code, UNKNOWN_KEY)
     expect_error_row(requirement_id, "CRE-062", response, status, where, code)

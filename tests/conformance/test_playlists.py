@@ -19,11 +19,12 @@ from listing_support import (
     expect_counter_refused,
     expect_error,
     expect_error_row,
+    expect_limit_caps_the_page,
     expect_list_items,
+    expect_next_link_is_the_cursor,
+    expect_updated_since_leaves_out_older,
     is_int,
     items_of,
-    link_path,
-    page_of,
     send_error_row,
     walk,
 )
@@ -401,44 +402,14 @@ def test_category_filter_keeps_only_that_category(
 @VIDEOS
 @pytest.mark.requirement("PLS-020")
 def test_updated_since_leaves_out_older_items(client: DeliveryClient, library: list[Page]) -> None:
-    items = items_of(library)
-    pivot = items[len(items) // 2].get("updated_at")
-    pages = walk(
-        client,
-        Family.ENVELOPE,
-        "playlists",
-        role=ROLE,
-        params={"updated_since": pivot, "limit": 100},
-        requirement_id="PLS-020",
-    )
-    older = [
-        i.get("code")
-        for i in items_of(pages)
-        if is_int(i.get("updated_at")) and i["updated_at"] < pivot
-    ]
-    expect(
-        "PLS-020",
-        not older and bool(items_of(pages)),
-        expected=f"nothing older than {pivot}",
-        actual=older[:5],
-        response=pages[0].response,
-    )
+    expect_updated_since_leaves_out_older("PLS-020", client, library, "playlists", ROLE)
 
 
 @VIDEOS
 @pytest.mark.requirement("PLS-021")
 @pytest.mark.parametrize("limit", [1, 100, None])
 def test_limit_caps_the_page(client: DeliveryClient, limit: int | None) -> None:
-    params = {} if limit is None else {"limit": limit}
-    page = page_of(Family.ENVELOPE, client.get("playlists", role=ROLE, params=params))
-    cap = limit or 50
-    expect(
-        "PLS-021",
-        page.response.status_code == 200 and 1 <= len(page.items) <= cap,
-        expected=f"1 to {cap} items",
-        actual=len(page.items),
-        response=page.response,
-    )
+    expect_limit_caps_the_page("PLS-021", client, "playlists", ROLE, limit)
 
 
 def _strings(tree: Any) -> list[str]:
@@ -470,20 +441,7 @@ def test_list_holds_no_playback_link(library: list[Page]) -> None:
 @VIDEOS
 @pytest.mark.requirement("PAGE-011")
 def test_following_links_next_equals_passing_the_cursor(client: DeliveryClient) -> None:
-    first = page_of(Family.ENVELOPE, client.get("playlists", role=ROLE, params={"limit": 2}))
-    by_link = page_of(Family.ENVELOPE, client.get(link_path(first.links.get("next")), role=ROLE))
-    by_cursor = page_of(
-        Family.ENVELOPE,
-        client.get("playlists", role=ROLE, params={"limit": 2, "cursor": str(first.next_cursor)}),
-    )
-    codes = [[i.get("code") for i in p.items] for p in (by_link, by_cursor)]
-    expect(
-        "PAGE-011",
-        codes[0] == codes[1] and bool(codes[1]),
-        expected=codes[1],
-        actual=codes[0],
-        response=by_link.response,
-    )
+    expect_next_link_is_the_cursor(client, "playlists", ROLE, 2)
 
 
 @VIDEOS
@@ -538,22 +496,9 @@ ERROR_ROWS: list[ErrorRow] = [
 
 
 @VIDEOS
-@pytest.mark.parametrize(
-    ("requirement_id", "template", "who", "query", "status", "where", "code"),
-    error_row_params(ERROR_ROWS, "PLS-043"),
-)
-def test_error_rows(
-    client: DeliveryClient,
-    fixture_id: Any,
-    key: Any,
-    requirement_id: str,
-    template: str,
-    who: str | None,
-    query: dict[str, str],
-    status: int,
-    where: Code,
-    code: object,
-) -> None:
+@pytest.mark.parametrize("row", error_row_params(ERROR_ROWS, "PLS-043"))
+def test_error_rows(client: DeliveryClient, fixture_id: Any, key: Any, row: ErrorRow) -> None:
+    requirement_id, template, who, query, status, where, code = row
     path = template.replace("{code}", fixture_id("playlist_code"))
     response = send_error_row(client, key, path, who, query, code, UNKNOWN_KEY)
     expect_error_row(requirement_id, "PLS-043", response, status, where, code, retry_after=False)

@@ -20,11 +20,13 @@ from listing_support import (
     expect_counter_refused,
     expect_error,
     expect_error_row,
+    expect_limit_caps_the_page,
     expect_list_items,
     expect_next_link_ends_with_the_walk,
+    expect_next_link_is_the_cursor,
+    expect_updated_since_leaves_out_older,
     is_int,
     items_of,
-    link_path,
     page_of,
     send_error_row,
     server_time_close,
@@ -327,20 +329,7 @@ def test_walk_is_oldest_first_without_repeats(series_walk: list[Page]) -> None:
 @META
 @pytest.mark.requirement("PAGE-011")
 def test_following_links_next_equals_passing_the_cursor(client: DeliveryClient) -> None:
-    first = page_of(Family.ENVELOPE, client.get("series", role=ROLE, params={"limit": 1}))
-    by_link = page_of(Family.ENVELOPE, client.get(link_path(first.links.get("next")), role=ROLE))
-    by_cursor = page_of(
-        Family.ENVELOPE,
-        client.get("series", role=ROLE, params={"limit": 1, "cursor": str(first.next_cursor)}),
-    )
-    codes = [[i.get("code") for i in p.items] for p in (by_link, by_cursor)]
-    expect(
-        "PAGE-011",
-        codes[0] == codes[1] and bool(codes[1]),
-        expected=codes[1],
-        actual=codes[0],
-        response=by_link.response,
-    )
+    expect_next_link_is_the_cursor(client, "series", ROLE, 1)
 
 
 @META
@@ -412,44 +401,14 @@ def test_every_active_series_opens(client: DeliveryClient, series_walk: list[Pag
 def test_updated_since_leaves_out_older_items(
     client: DeliveryClient, series_walk: list[Page]
 ) -> None:
-    items = items_of(series_walk)
-    pivot = items[len(items) // 2].get("updated_at")
-    pages = walk(
-        client,
-        Family.ENVELOPE,
-        "series",
-        role=ROLE,
-        params={"updated_since": pivot, "limit": 100},
-        requirement_id="SER-028",
-    )
-    older = [
-        i.get("code")
-        for i in items_of(pages)
-        if is_int(i.get("updated_at")) and i["updated_at"] < pivot
-    ]
-    expect(
-        "SER-028",
-        not older and bool(items_of(pages)) is True,
-        expected=f"no item older than {pivot}",
-        actual=older[:5],
-        response=pages[0].response,
-    )
+    expect_updated_since_leaves_out_older("SER-028", client, series_walk, "series", ROLE)
 
 
 @META
 @pytest.mark.requirement("SER-029")
 @pytest.mark.parametrize("limit", [1, 100, None])
 def test_limit_caps_the_page(client: DeliveryClient, limit: int | None) -> None:
-    params = {} if limit is None else {"limit": limit}
-    page = page_of(Family.ENVELOPE, client.get("series", role=ROLE, params=params))
-    cap = limit or 50
-    expect(
-        "SER-029",
-        page.response.status_code == 200 and 1 <= len(page.items) <= cap,
-        expected=f"1 to {cap} items",
-        actual=len(page.items),
-        response=page.response,
-    )
+    expect_limit_caps_the_page("SER-029", client, "series", ROLE, limit)
 
 
 # -- errors (spec: Errors > Series and playlists) ----------------------------------------------
@@ -482,22 +441,9 @@ ERROR_ROWS: list[ErrorRow] = [
 
 
 @pytest.mark.needs(f"role:{ROLE}", "fixture:series_code")
-@pytest.mark.parametrize(
-    ("requirement_id", "template", "who", "query", "status", "where", "code"),
-    error_row_params(ERROR_ROWS, "SER-047"),
-)
-def test_error_rows(
-    client: DeliveryClient,
-    fixture_id: Any,
-    key: Any,
-    requirement_id: str,
-    template: str,
-    who: str | None,
-    query: dict[str, str],
-    status: int,
-    where: Code,
-    code: object,
-) -> None:
+@pytest.mark.parametrize("row", error_row_params(ERROR_ROWS, "SER-047"))
+def test_error_rows(client: DeliveryClient, fixture_id: Any, key: Any, row: ErrorRow) -> None:
+    requirement_id, template, who, query, status, where, code = row
     path = template.replace("{code}", fixture_id("series_code"))
     response = send_error_row(client, key, path, who, query, code, UNKNOWN_KEY)
     expect_error_row(requirement_id, "SER-047", response, status, where, code)

@@ -298,22 +298,9 @@ FIXTURE_ROWS = [
 
 
 @pytest.mark.needs(f"role:{ROLE}", "fixture:video_id")
-@pytest.mark.parametrize(
-    ("requirement_id", "template", "who", "query", "status", "where", "code"),
-    error_row_params(ERROR_ROWS, "VID-031"),
-)
-def test_error_rows(
-    client: DeliveryClient,
-    fixture_id: Any,
-    key: Any,
-    requirement_id: str,
-    template: str,
-    who: str | None,
-    query: dict[str, str],
-    status: int,
-    where: Code,
-    code: object,
-) -> None:
+@pytest.mark.parametrize("row", error_row_params(ERROR_ROWS, "VID-031"))
+def test_error_rows(client: DeliveryClient, fixture_id: Any, key: Any, row: ErrorRow) -> None:
+    requirement_id, template, who, query, status, where, code = row
     path = template.replace("{id}", fixture_id("video_id"))
     response = send_error_row(client, key, path, who, query, code, UNKNOWN_KEY)
     expect_error_row(requirement_id, "VID-031", response, status, where, code)

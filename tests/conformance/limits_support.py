@@ -15,7 +15,7 @@ from typing import Any
 
 from playback_support import DEVICE, body_of, post
 
-from delivery_conformance.checks import expect
+from delivery_conformance.checks import expect_status
 from delivery_conformance.client import DeliveryClient, Response
 
 __all__ = [
@@ -125,14 +125,7 @@ def expect_each_status(
 ) -> None:
     """Send `times` times; every answer must have `status`."""
     for _ in range(times):
-        response = send()
-        expect(
-            requirement_id,
-            response.status_code == status,
-            expected=expected,
-            actual=response.status_code,
-            response=response,
-        )
+        expect_status(requirement_id, send(), status, expected=expected)
 
 
 def tickets(response: Response) -> int:

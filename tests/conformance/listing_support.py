@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from delivery_conformance.checks import CHECKS, ConformanceFailure, Violation, expect
+from delivery_conformance.checks import CHECKS, ConformanceFailure, Violation, expect, expect_status
 from delivery_conformance.checks.schema import expect_schema
 from delivery_conformance.client import DeliveryClient, Response
 from delivery_conformance.exceptions import TargetGarbage
@@ -74,13 +74,7 @@ def walk(
     query: dict[str, str | int] = dict(params or {})
     for _ in range(max_pages):
         response = client.get(path, role=role, params=query)
-        expect(
-            requirement_id,
-            response.status_code == 200,
-            expected=f"200 on every page of {path}",
-            actual=response.status_code,
-            response=response,
-        )
+        expect_status(requirement_id, response, 200, expected=f"200 on every page of {path}")
         page = page_of(family, response)
         pages.append(page)
         if page.next_cursor is None:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from listing_support import Code, expect_error, is_int, iso_epoch
 
-from delivery_conformance.checks import expect
+from delivery_conformance.checks import expect, expect_status
 from delivery_conformance.checks.schema import expect_schema
 from delivery_conformance.client import DeliveryClient, Response
 
@@ -81,13 +81,7 @@ class Catalog:
 
 def read_catalog(client: DeliveryClient, role: str = "films") -> Catalog:
     response = client.get("catalog", role=role)
-    expect(
-        "CAT-055",
-        response.status_code == 200,
-        expected="200",
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status("CAT-055", response, 200, expected="200")
     return Catalog(response)
 
 

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 from listing_support import Code, error_shape_violations, expect_error, is_int
 
-from delivery_conformance.checks import ConformanceFailure, expect
+from delivery_conformance.checks import ConformanceFailure, expect, expect_status
 from delivery_conformance.client import DeliveryClient
 from delivery_conformance.redact import Redactor
 
@@ -42,13 +42,7 @@ def test_file_redirects_to_an_absolute_link(
     params = {} if redirect is None else {"redirect": redirect}
     response = client.get(file_path(fixture_id("creative_id")), role=ROLE, params=params)
     rid = "CRE-037" if redirect is None else "CRE-041"
-    expect(
-        rid,
-        response.status_code == 302,
-        expected="302",
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status(rid, response, 302, expected="302")
     location = urlsplit(response.headers.get("location", ""))
     expect(
         "CRE-038",
@@ -119,13 +113,7 @@ def test_file_url_of_ended_rights_is_gone(
     if not isinstance(url, str) or not url.startswith(profile.base_url):
         pytest.skip("not exercised: the creative carries no file_url on the target")
     response = open_keyless(profile, url)
-    expect(
-        "CRE-024",
-        response.status_code == 410,
-        expected="410",
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status("CRE-024", response, 410, expected="410")
 
 
 FILE_ROWS = [

@@ -27,7 +27,7 @@ from limits_support import (
 )
 from playback_support import DEVICE, expect_answer, new_viewer, post
 
-from delivery_conformance.checks import expect
+from delivery_conformance.checks import expect, expect_status
 
 pytestmark = pytest.mark.needs("admin", "role:limits")
 
@@ -80,13 +80,7 @@ def test_two_keys_of_one_organisation_share_a_counter(client, admin):
         response=admitted[-1],
     )
     response = client.get("catalog", role="films", params={"limit": 1})
-    expect(
-        "LIM-001",
-        response.status_code == 429,
-        expected="429 for the other key at once",
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status("LIM-001", response, 429, expected="429 for the other key at once")
 
 
 @pytest.mark.requirement("LIM-002")
@@ -95,13 +89,7 @@ def test_another_organisation_is_not_refused(client, admin):
     lower(admin, "limits", "catalog", 3)
     spend(lambda: client.get("catalog", role="limits", params={"limit": 1}), limit=8)
     response = client.get("catalog", role="films_metadata", params={"limit": 1})
-    expect(
-        "LIM-002",
-        response.status_code == 200,
-        expected="200 for another organisation",
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status("LIM-002", response, 200, expected="200 for another organisation")
 
 
 @pytest.mark.requirement("LIM-003")
@@ -121,13 +109,7 @@ def test_raised_limit_takes_effect(client, admin):
     while response.status_code == 429 and time.monotonic() < deadline:
         time.sleep(1.0)
         response = client.get("config", role="limits")
-    expect(
-        "LIM-003",
-        response.status_code == 200,
-        expected=f"200 within {RAISE_BOUND:g} s of the raise",
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status("LIM-003", response, 200, expected=f"200 within {RAISE_BOUND:g} s of the raise")
 
 
 @pytest.mark.requirement("LIM-004")
@@ -190,13 +172,7 @@ def test_full_allowance_is_available_as_a_burst(client, admin, fixture_id):
         response=None,
     )
     extra = post(client, body, role="limits")
-    expect(
-        "LIM-006",
-        extra.status_code == 429,
-        expected="429 past the 30 tickets",
-        actual=extra.status_code,
-        response=extra,
-    )
+    expect_status("LIM-006", extra, 429, expected="429 past the 30 tickets")
 
 
 @pytest.mark.parametrize(
@@ -239,13 +215,7 @@ def test_a_batch_costs_one_ticket_per_issued_ticket(client, admin, fixture_id):
         response=None,
     )
     extra = post(client, _ticket_body(fixture_id), role="limits")
-    expect(
-        "LIM-015",
-        extra.status_code == 429,
-        expected="429 after 9 tickets",
-        actual=extra.status_code,
-        response=extra,
-    )
+    expect_status("LIM-015", extra, 429, expected="429 after 9 tickets")
 
 
 @pytest.mark.requirement("LIM-016")
@@ -265,13 +235,7 @@ def test_a_malformed_body_costs_one_ticket(client, admin, fixture_id):
             if body is None
             else post(client, body, role="limits")
         )
-        expect(
-            "LIM-016",
-            response.status_code == 400,
-            expected="400 for a malformed body",
-            actual=response.status_code,
-            response=response,
-        )
+        expect_status("LIM-016", response, 400, expected="400 for a malformed body")
     ok = admitted_count(lambda: post(client, _ticket_body(fixture_id), role="limits"), 10)
     expect(
         "LIM-016",
@@ -338,13 +302,7 @@ def test_series_and_catalog_share_the_catalog_counter(client, admin):
     for _ in range(2):
         client.get(f"series/{codes[0]}", role="limits")
     response = client.get("catalog", role="limits", params={"limit": 1})
-    expect(
-        "LIM-021",
-        response.status_code == 429,
-        expected="429 on /catalog after 6 series calls",
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status("LIM-021", response, 429, expected="429 on /catalog after 6 series calls")
 
 
 @pytest.mark.requirement("LIM-021")
@@ -356,13 +314,7 @@ def test_playlists_and_catalog_share_the_catalog_counter(client, admin, fixture_
     client.get(f"playlists/{fixture_id('playlist_code')}", role="videos")
     client.get(f"playlists/{fixture_id('playlist_code')}", role="videos")
     response = client.get("catalog", role="videos", params={"limit": 1})
-    expect(
-        "LIM-021",
-        response.status_code == 429,
-        expected="429 on /catalog after 4 playlist calls",
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status("LIM-021", response, 429, expected="429 on /catalog after 4 playlist calls")
 
 
 @pytest.mark.requirement("LIM-023")
@@ -389,13 +341,7 @@ def test_creatives_endpoints_share_one_counter(client, admin, fixture_id, last):
                 response=response,
             )
     response = calls[last]()
-    expect(
-        "LIM-023",
-        response.status_code == 429,
-        expected=f"429 on {last} after 6 calls",
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status("LIM-023", response, 429, expected=f"429 on {last} after 6 calls")
 
 
 @pytest.mark.requirement("LIM-027")
@@ -413,10 +359,4 @@ def test_video_list_and_single_are_counted_separately(client, admin, fixture_id,
         response=None,
     )
     response = COUNTERS[other].send(client, fixture_id)
-    expect(
-        "LIM-027",
-        response.status_code == 200,
-        expected=f"{other} still answers 200",
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status("LIM-027", response, 200, expected=f"{other} still answers 200")

@@ -23,7 +23,7 @@ from playback_support import (
     within,
 )
 
-from delivery_conformance.checks import expect
+from delivery_conformance.checks import expect, expect_status
 from delivery_conformance.client import DeliveryClient
 
 pytestmark = pytest.mark.needs("role:films")
@@ -35,13 +35,7 @@ MANIFEST_TTL = 900
 def _catalog_episode(client: DeliveryClient, episode_id: str) -> dict[str, Any]:
     """The catalog row of an episode (role films), to compare a ticket's `vid` with."""
     response = client.get("catalog", role="films")
-    expect(
-        "PLAY-005",
-        response.status_code == 200,
-        expected="200 from GET /catalog",
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status("PLAY-005", response, 200, expected="200 from GET /catalog")
     rows = [e for e in body_of(response).get("episodes", []) if isinstance(e, dict)]
     found = [e for e in rows if e.get("id") == episode_id]
     expect(

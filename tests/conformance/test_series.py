@@ -33,7 +33,7 @@ from listing_support import (
     walk,
 )
 
-from delivery_conformance.checks import expect
+from delivery_conformance.checks import expect, expect_status
 from delivery_conformance.checks.schema import expect_schema
 from delivery_conformance.client import DeliveryClient, Response
 
@@ -65,13 +65,7 @@ DETAIL_FIELDS: dict[str, tuple[str, ...]] = {
 
 def detail(client: DeliveryClient, code: str, role: str = ROLE) -> tuple[Response, dict[str, Any]]:
     response = client.get(f"series/{code}", role=role)
-    expect(
-        "SER-032",
-        response.status_code == 200,
-        expected=f"200 for series {code}",
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status("SER-032", response, 200, expected=f"200 for series {code}")
     body = response.json_body()
     data = body.get("data") if isinstance(body, dict) else None
     expect(
@@ -385,13 +379,7 @@ def test_every_active_series_opens(client: DeliveryClient, series_walk: list[Pag
     active = [i.get("code") for i in items_of(series_walk) if i.get("status") == "active"]
     for code in active[:: max(1, len(active) // 15)]:
         response = client.get(f"series/{code}", role=ROLE)
-        expect(
-            "SER-034",
-            response.status_code == 200,
-            expected=f"200 for {code}",
-            actual=response.status_code,
-            response=response,
-        )
+        expect_status("SER-034", response, 200, expected=f"200 for {code}")
         status = response.json_body().get("data", {}).get("status")
         expect("SER-002", status == "active", expected="active", actual=status, response=response)
 

@@ -23,6 +23,7 @@ from delivery_conformance.checks.violation import (
     Severity,
     Violation,
     expect,
+    expect_status,
     violation,
 )
 
@@ -35,6 +36,7 @@ __all__ = [
     "Violation",
     "assert_conforms",
     "expect",
+    "expect_status",
     "register",
     "run_checks",
     "violation",

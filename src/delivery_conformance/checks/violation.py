@@ -108,3 +108,14 @@ def expect(
             requirement_id, title, expected=expected, actual=actual, response=response
         )
         raise ConformanceFailure([found])
+
+
+def expect_status(requirement_id: str, response: Response, status: int, *, expected: str) -> None:
+    """`expect` that the answer has exactly this status (the status itself shown when not)."""
+    expect(
+        requirement_id,
+        response.status_code == status,
+        expected=expected,
+        actual=response.status_code,
+        response=response,
+    )

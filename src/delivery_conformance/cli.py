@@ -29,7 +29,7 @@ from delivery_conformance.exceptions import HarnessError, TargetGarbage
 from delivery_conformance.killrate import KillRateOptions, Mode, run_killrate
 from delivery_conformance.killrate_report import KillRateWriter, ProgressPrinter
 from delivery_conformance.profile import TargetProfile, load_profile
-from delivery_conformance.runner import RunOptions, run_suite, suite_paths
+from delivery_conformance.runner import DEFAULT_SEED, RunOptions, run_suite, suite_paths
 
 __all__ = ["COMMANDS", "main"]
 
@@ -57,7 +57,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--requirement", action="append", default=[], metavar="ID")
     run.add_argument("--no-properties", action="store_true", help="skip tests/properties")
     run.add_argument("--no-pacing", action="store_true")
-    run.add_argument("--seed", type=_seed, default=None)
+    run.add_argument(
+        "--seed", type=_seed, default=DEFAULT_SEED, help=f"generation seed (default {DEFAULT_SEED})"
+    )
     check = commands.add_parser("check-profile", help="validate a target profile")
     check.add_argument("file", type=Path)
     kill = commands.add_parser("killrate", help="run the suite against every sandbox fault")
@@ -86,7 +88,7 @@ def run_id(now: dt.datetime, rng: random.Random) -> str:
 
 def command_run(args: argparse.Namespace) -> int:
     rng = random.Random()
-    seed = args.seed if args.seed is not None else rng.randrange(2**32)
+    seed = args.seed  # fixed by default, so two runs of one version of the tool are comparable
     run_dir = args.report_dir / run_id(dt.datetime.now(dt.UTC), rng)
     profile = load_profile(args.target) if args.target is not None else None
     options = RunOptions(

@@ -24,6 +24,7 @@ from delivery_conformance.results import RunSummary
 __all__ = ["REPO_ROOT", "RunOptions", "has_tests", "run_suite", "suite_paths"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_SEED = 20261002  # the generation seed of a run unless --seed says otherwise
 PYTEST_USAGE_ERROR = 4
 PYTEST_NO_TESTS = 5
 

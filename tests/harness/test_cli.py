@@ -119,3 +119,10 @@ def test_run_against_the_embedded_sandbox_ends_with_a_verdict(tmp_path: Path) ->
     data = json.loads(results.read_text())
     assert data["run"]["tests"]["passed"] + data["run"]["tests"]["failed"] >= 1
     assert data["run"]["pacing"] is False
+
+
+def test_run_uses_the_fixed_default_seed_unless_told_otherwise() -> None:
+    from delivery_conformance.runner import DEFAULT_SEED
+
+    assert cli.parser().parse_args(["run"]).seed == DEFAULT_SEED
+    assert cli.parser().parse_args(["run", "--seed", "7"]).seed == 7

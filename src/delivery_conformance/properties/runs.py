@@ -33,6 +33,7 @@ from delivery_conformance.properties.checks import (
     OPERATION_ROLES,
     ContractViolation,
 )
+from delivery_conformance.runner import DEFAULT_SEED
 
 __all__ = [
     "BUILTIN_CHECKS",
@@ -49,7 +50,6 @@ __all__ = [
 ]
 
 OPENAPI_PATH = Path(__file__).resolve().parents[3] / "spec" / "openapi.yaml"
-DEFAULT_SEED = 20261002
 QUICK_EXAMPLES = 10
 THOROUGH_EXAMPLES = 200
 ENV_SEED = "DELIVERY_PROPERTIES_SEED"

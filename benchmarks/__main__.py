@@ -1,4 +1,5 @@
-"""`python -m benchmarks`: the sandbox's own endpoints, then POST /playback when present, then
+"""`python -m benchmarks`: the sandbox's own endpoints (Python generator, then wrk where installed),
+then POST /playback, then
 the in-process cost per request (benchmarks/inprocess.py).
 
 Options other than the shared ones are passed to benchmarks/sandbox.py only.
@@ -7,7 +8,7 @@ Options other than the shared ones are passed to benchmarks/sandbox.py only.
 import importlib
 import sys
 
-from benchmarks import inprocess
+from benchmarks import inprocess, wrk
 from benchmarks.sandbox import main
 
 argv = sys.argv[1:]
@@ -16,6 +17,7 @@ if argv[:1] == ["compare"]:  # `python -m benchmarks compare`: bare Schemathesis
 
     raise SystemExit(schemathesis_compare.main(argv[1:]))
 status = main(argv)
+status = wrk.main([]) or status  # the same scenarios with a C generator, where wrk is installed
 try:
     playback = importlib.import_module("benchmarks.playback")
 except ImportError:

@@ -173,6 +173,21 @@ def test_rate_limit_doors_list_the_five_counters(client, key, role):
            actual=sorted(doors), response=response)
 
 
+@pytest.mark.requirement("LIM-008", "LIM-010")
+@pytest.mark.parametrize("role", ["films", "videos"])
+def test_doors_name_every_counter_but_single_video_with_its_unit(client, key, role):
+    """spec: Limits (GET /config reports every counter except the single-video one; units)."""
+    key(role)
+    response = client.get("config", role=role)
+    doors = _body(response).get("rate_limits", {}).get("doors")
+    names = sorted(doors) if isinstance(doors, dict) else doors
+    expect("LIM-008", isinstance(doors, dict) and set(DOORS) <= set(doors) and "video" not in doors,
+           expected=f"doors {sorted(DOORS)} and no 'video'", actual=names, response=response)
+    units = {name: (doors.get(name) or {}).get("unit") for name in DOORS}
+    wanted = {name: "tickets" if name == "playback" else "requests" for name in DOORS}
+    expect("LIM-010", units == wanted, expected=wanted, actual=units, response=response)
+
+
 @pytest.mark.requirement("CFG-017", "CFG-032")
 @pytest.mark.needs("role:limits", "admin")
 def test_config_door_follows_the_limit_and_refuses_past_it(client, admin):

@@ -8,7 +8,7 @@ Options other than the shared ones are passed to benchmarks/sandbox.py only.
 import importlib
 import sys
 
-from benchmarks import inprocess, wrk
+from benchmarks import conformance_run, inprocess, wrk
 from benchmarks.sandbox import main
 
 argv = sys.argv[1:]
@@ -25,5 +25,6 @@ except ImportError:
 if playback is not None and hasattr(playback, "main"):
     status = playback.main([]) or status
 status = importlib.import_module("benchmarks.load").main([]) or status
+status = conformance_run.main([]) or status  # wall time of a full run (target < 2 min)
 status = inprocess.main(["--requests", "3000", "--rounds", "3"]) or status
 raise SystemExit(status)

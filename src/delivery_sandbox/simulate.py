@@ -115,8 +115,10 @@ SCENARIOS: dict[str, Scenario] = {
             summary="502 without error_code: retry with backoff",
         ),
         Scenario(
-            "internal_error", ALL, 500, "unexpected error (simulated)",
-            summary="500 without error_code, with request_id",
+            # Only playback lists a 500 (spec: Errors > Catalog, Config, Playback): on catalog
+            # and config the header is ignored and the request runs normally.
+            "internal_error", ONLY_PLAYBACK, 500, "unexpected error (simulated)",
+            summary="500 without error_code, with request_id (playback only)",
         ),
         Scenario(
             PARTIAL_BATCH, ONLY_PLAYBACK, 200, "",

@@ -213,6 +213,8 @@ def test_production_organisation_ignores_simulation(client, fixture_id, path):
     ("playback", "no_such_scenario"), ("config", "no_such_scenario"),
     ("catalog", "partial_batch"), ("config", "not_entitled:outside_window"),
     ("playback", "partial_batch"), ("catalog", ""),
+    # 500 is in the playback error table only (spec: Errors): elsewhere it is not a scenario.
+    ("catalog", "internal_error"), ("config", "internal_error"),
 ])
 def test_unknown_or_unsupported_scenario_is_ignored(client, fixture_id, films, path, scenario):
     _expect_normal("SIM-008", _call(client, fixture_id, path, films, simulate=scenario))

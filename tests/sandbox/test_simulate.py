@@ -30,7 +30,18 @@ def test_table_covers_every_error_a_partner_must_handle() -> None:
                       "prefetch_shed", "no_playable_version", "sdk_required", "stream_error",
                       "internal_error"} <= set(SCENARIOS)
     assert set(scenarios_for("catalog")) == set(scenarios_for("config")) == {
-        "rate_limited", "service_unavailable", "org_suspended", "internal_error"}
+        "rate_limited", "service_unavailable", "org_suspended"}
+
+
+def test_every_scenario_answers_a_status_its_endpoints_list() -> None:
+    """A simulated answer is a real one: only where the endpoint's error table has it."""
+    tables = {"catalog": {400, 401, 403, 405, 429, 503}, "config": {400, 401, 403, 405, 429, 503},
+              "playback": {200, 400, 401, 403, 404, 405, 409, 429, 500, 502, 503}}
+    for scenario in SCENARIOS.values():
+        for endpoint in scenario.endpoints:
+            assert scenario.status in tables[endpoint], (scenario.name, endpoint)
+    assert scenario_for("internal_error", "catalog", True) is None
+    assert scenario_for("internal_error", "config", True) is None
 
 
 def test_scenario_is_ignored_for_production_unknown_and_unsupported() -> None:

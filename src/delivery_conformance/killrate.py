@@ -273,6 +273,8 @@ def catalogue_rows(answer: Any) -> tuple[FaultRow, ...]:
         ids = entry.get("requirements") if ok else None
         if not ok or not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
             raise HarnessFailure(f"malformed fault catalogue row: {str(entry)[:120]}")
+        if entry.get("load_only") is True:
+            continue  # measured by the load campaigns (tests/harness/test_load_smoke.py)
         rows.append(FaultRow(entry["name"], tuple(ids), str(entry.get("summary", ""))))
     return tuple(rows)
 

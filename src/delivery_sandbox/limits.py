@@ -200,6 +200,13 @@ class LimitQuirks:
     rolling_minute: bool = False  # clock-minute windows start at the first request
     retry_after_offset: int = 0  # added to every Retry-After
     advertised_limit_factor: float = 1.0  # X-RateLimit-Limit multiplier
+    minute_limit_factor: float = 1.0  # clock-minute counters (not `simulated`) admit limit x this
+    simulated_limit_factor: float = 1.0  # the simulated counter admits limit x this
+
+    def minute_limit(self, counter: str, limit: int) -> int:
+        """What a clock-minute counter really admits (the advertised limit stays `limit`)."""
+        factor = self.simulated_limit_factor if counter == "simulated" else self.minute_limit_factor
+        return limit if factor == 1.0 else max(1, math.floor(limit * factor + 1e-9))
 
 
 Counter = TokenBucket | ClockMinuteCounter
@@ -250,7 +257,9 @@ class Limits:
                 limit * self.quirks.capacity_factor,
                 limit / WINDOW_SECONDS * self.quirks.refill_factor,
             )
-        return ClockMinuteCounter(limit, rolling=self.quirks.rolling_minute)
+        return ClockMinuteCounter(
+            self.quirks.minute_limit(counter, limit), rolling=self.quirks.rolling_minute
+        )
 
     def _counter(self, org_id: str, counter: str) -> Counter:
         key = (org_id, counter)
@@ -307,7 +316,7 @@ class Limits:
                 now,
             )
         elif isinstance(found, ClockMinuteCounter):
-            found.limit = int(limit)
+            found.limit = self.quirks.minute_limit(counter, int(limit))
 
     def reset(self, org_id: str) -> None:
         """Refill every counter of the organisation; limits set by `set_limit` stay."""

@@ -25,20 +25,30 @@ class Tuning:
     whole_429_early: bool
 
 
+def _pick(on: frozenset[str], values: dict[str, float], default: float) -> float:
+    """The value of the first switched-on fault of `values`, else the default."""
+    return next((v for name, v in values.items() if name in on), default)
+
+
 _cache: dict[frozenset[str], tuple[Tuning, AdmissionPolicy, LimitQuirks]] = {}
 
 
 def _build(on: frozenset[str]) -> tuple[Tuning, AdmissionPolicy, LimitQuirks]:
     policy = AdmissionPolicy(
-        shed_fraction=0.5 if "shed_threshold_wrong" in on else 0.2,
-        max_hold_s=3.0 if "play_hold_too_long" in on else 0.5,
+        shed_fraction=_pick(on, {"shed_threshold_wrong": 0.5, "shed_at_15pc": 0.15,
+                                 "shed_at_25pc": 0.25}, 0.2),
+        max_hold_s=_pick(on, {"play_hold_too_long": 3.0, "play_hold_1s": 1.0}, 0.5),
         hold_play="no_play_hold" not in on,
         shed_prefetch="no_prefetch_shedding" not in on,
         play_first="prefetch_admitted_first" not in on,
     )
     quirks = LimitQuirks(
-        refill_factor=2.0 if "bucket_refills_too_fast" in on else 1.0,
-        capacity_factor=1.5 if "bucket_holds_too_much" in on else 1.0,
+        refill_factor=_pick(on, {"bucket_refills_too_fast": 2.0, "bucket_refill_5pc_slow": 0.95,
+                                 "bucket_refill_5pc_fast": 1.05}, 1.0),
+        capacity_factor=_pick(on, {"bucket_holds_too_much": 1.5, "bucket_capacity_5pc_low": 0.95,
+                                   "bucket_capacity_5pc_high": 1.05}, 1.0),
+        minute_limit_factor=0.95 if "minute_counter_5pc_low" in on else 1.0,
+        simulated_limit_factor=0.95 if "simulated_limit_285" in on else 1.0,
         rolling_minute="clock_minute_rolling" in on,
         retry_after_offset=30 if "retry_after_wrong" in on else 0,
         advertised_limit_factor=2.0 if "ratelimit_limit_wrong" in on else 1.0,

@@ -1,0 +1,41 @@
+"""delivery_client: a reference client of the Delivery API v1 that follows the spec's client
+rules (retry policy and budget, paging, safe catalog sync, creatives sync, batch retries,
+secrets). Built on httpx; imports nothing from the harness or the sandbox.
+"""
+
+from delivery_client.budget import RetryBudget, process_budget
+from delivery_client.client import DeliveryClient, Reply
+from delivery_client.exceptions import (
+    BadResponse,
+    ClientError,
+    NotNow,
+    RequestFailed,
+    RetriesExhausted,
+    RetryBudgetExhausted,
+    StateError,
+    TransportFailure,
+    UsageError,
+)
+from delivery_client.knobs import DEFAULT_POLICY, Policy
+from delivery_client.policy import BACKGROUND, INTERACTIVE, RetryProfile
+
+__all__ = [
+    "BACKGROUND",
+    "DEFAULT_POLICY",
+    "INTERACTIVE",
+    "BadResponse",
+    "ClientError",
+    "DeliveryClient",
+    "NotNow",
+    "Policy",
+    "Reply",
+    "RequestFailed",
+    "RetriesExhausted",
+    "RetryBudget",
+    "RetryBudgetExhausted",
+    "RetryProfile",
+    "StateError",
+    "TransportFailure",
+    "UsageError",
+    "process_budget",
+]

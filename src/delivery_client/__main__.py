@@ -1,0 +1,3 @@
+from delivery_client.cli import main
+
+raise SystemExit(main())

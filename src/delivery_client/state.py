@@ -1,0 +1,195 @@
+"""The client's local view in one SQLite file (standard library only).
+
+A sync computes its whole new view in memory and writes it in one transaction at the end, so a
+failed or killed sync leaves the previous state as it was. `export` renders the view as stable
+JSON (sorted keys and rows) for the certification judge; it never holds a link or a secret.
+
+Export format `delivery-client-state/1`:
+    {"format", "catalog": {"walks", "films": [{"id", "slug", "title", "available",
+     "missed_walks", "metadata_version", "episodes": [{"episode_no", "id", "status",
+     "stream_ready", "vid_ready"}]}]},
+     "creatives": {"updated_since", "items": [{"creative_id", "status", "updated_at",
+     "rights_ends_at", "final_ready", "has_file_url", "usable"}]},
+     "series": {"items": [{"code", "status", "content_version", "details_fetched"}]}}
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from delivery_client.catalog import FilmRecord
+from delivery_client.exceptions import StateError
+from delivery_client.rules import usable
+
+__all__ = ["EXPORT_FORMAT", "State"]
+
+EXPORT_FORMAT = "delivery-client-state/1"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS films (id TEXT PRIMARY KEY, film TEXT NOT NULL,
+    episodes TEXT NOT NULL, available INTEGER NOT NULL, missed INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS creatives (creative_id TEXT PRIMARY KEY, record TEXT NOT NULL,
+    file_url TEXT, updated_at INTEGER);
+CREATE TABLE IF NOT EXISTS series (code TEXT PRIMARY KEY, item TEXT NOT NULL,
+    detail TEXT, content_version TEXT);
+"""
+
+
+def _number(value: Any) -> int:
+    return value if isinstance(value, int) else -1
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+class State:
+    def __init__(self, path: str | Path) -> None:
+        try:
+            self._db = sqlite3.connect(str(path), isolation_level=None, timeout=10.0)
+            self._db.executescript(_SCHEMA)
+        except sqlite3.Error as error:
+            raise StateError(f"cannot open the state file {path}: {error}") from None
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """All or nothing: BEGIN IMMEDIATE ... COMMIT, rolled back on any error."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as error:
+            raise StateError(f"cannot write the state: {error}") from None
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        try:
+            self._db.execute("COMMIT")
+        except sqlite3.Error as error:
+            raise StateError(f"cannot write the state: {error}") from None
+
+    def meta(self, key: str, default: str | None = None) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    @staticmethod
+    def set_meta(db: sqlite3.Connection, key: str, value: object) -> None:
+        db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(value)))
+
+    # Catalog
+    def films(self) -> dict[str, FilmRecord]:
+        rows = self._db.execute("SELECT id, film, episodes, available, missed FROM films")
+        return {
+            row[0]: FilmRecord(
+                row[0], json.loads(row[1]), tuple(json.loads(row[2])), bool(row[3]), row[4]
+            )
+            for row in rows
+        }
+
+    def replace_films(self, view: Mapping[str, FilmRecord], walks: int) -> None:
+        with self.transaction() as db:
+            db.execute("DELETE FROM films")
+            db.executemany(
+                "INSERT INTO films VALUES (?, ?, ?, ?, ?)",
+                [
+                    (r.id, _dump(r.film), _dump(list(r.episodes)), int(r.available), r.missed)
+                    for r in view.values()
+                ],
+            )
+            self.set_meta(db, "catalog_walks", walks)
+
+    # Creatives: `file_url` is kept apart from the record and never exported.
+    def creatives(self) -> dict[str, dict[str, Any]]:
+        rows = self._db.execute("SELECT creative_id, record FROM creatives")
+        return {row[0]: json.loads(row[1]) for row in rows}
+
+    def file_url(self, creative_id: str) -> str | None:
+        row = self._db.execute(
+            "SELECT file_url FROM creatives WHERE creative_id = ?", (creative_id,)
+        ).fetchone()
+        return row[0] if row else None
+
+    @staticmethod
+    def upsert_creative(db: sqlite3.Connection, record: Mapping[str, Any], append: bool) -> None:
+        final = record.get("final") if isinstance(record.get("final"), dict) else {}
+        file_url = final.get("file_url") if isinstance(final, dict) else None
+        kept = {**record, "final": {k: v for k, v in (final or {}).items() if k != "file_url"}}
+        key = str(record["creative_id"])
+        if append:  # the broken variant of CLI-030: a record returned again is a new row
+            count = db.execute("SELECT COUNT(*) FROM creatives").fetchone()[0]
+            key = (
+                f"{key}#{count}"
+                if db.execute("SELECT 1 FROM creatives WHERE creative_id = ?", (key,)).fetchone()
+                else key
+            )
+        db.execute(
+            "INSERT OR REPLACE INTO creatives VALUES (?, ?, ?, ?)",
+            (key, _dump(kept), file_url, record.get("updated_at")),
+        )
+
+    # Series
+    def series(self) -> dict[str, tuple[dict[str, Any], str | None, bool]]:
+        rows = self._db.execute("SELECT code, item, content_version, detail FROM series")
+        return {row[0]: (json.loads(row[1]), row[2], row[3] is not None) for row in rows}
+
+    def export(self, now: float) -> dict[str, Any]:
+        """The client's view as stable JSON-ready data; `now` decides `usable` (CLI-034)."""
+        films = [
+            {
+                "id": r.id,
+                "slug": r.film.get("slug"),
+                "title": r.film.get("title"),
+                "available": r.available,
+                "missed_walks": r.missed,
+                "metadata_version": r.film.get("metadata_version"),
+                "episodes": sorted(
+                    (
+                        {k: e.get(k) for k in ("episode_no", "id", "status", "stream_ready")}
+                        | {"vid_ready": e.get("vid_ready")}
+                        for e in r.episodes
+                    ),
+                    key=lambda e: (_number(e["episode_no"]), str(e["id"])),
+                ),
+            }
+            for r in sorted(self.films().values(), key=lambda r: r.id)
+        ]
+        creatives = []
+        for creative_id, record in sorted(self.creatives().items()):
+            final = record.get("final") if isinstance(record.get("final"), dict) else {}
+            rights = record.get("rights") if isinstance(record.get("rights"), dict) else {}
+            creatives.append(
+                {
+                    "creative_id": creative_id,
+                    "status": record.get("status"),
+                    "updated_at": record.get("updated_at"),
+                    "rights_ends_at": (rights or {}).get("ends_at"),
+                    "final_ready": (final or {}).get("ready"),
+                    "has_file_url": self.file_url(creative_id) is not None,
+                    "usable": usable(record, now),
+                }
+            )
+        series = [
+            {
+                "code": code,
+                "status": item.get("status"),
+                "content_version": version,
+                "details_fetched": fetched,
+            }
+            for code, (item, version, fetched) in sorted(self.series().items())
+        ]
+        walks = int(self.meta("catalog_walks", "0") or 0)
+        since = self.meta("creatives_updated_since")
+        return {
+            "format": EXPORT_FORMAT,
+            "catalog": {"walks": walks, "films": films},
+            "creatives": {"updated_since": int(since) if since else None, "items": creatives},
+            "series": {"items": series},
+        }

@@ -23,7 +23,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: lint
-	$(BIN)/pytest -q tests/harness tests/sandbox
+	$(BIN)/pytest -q tests/harness tests/sandbox tests/client
 
 conformance: $(STAMP)
 	$(BIN)/delivery-conformance run $(if $(TARGET),--target $(TARGET)) --report-dir $(REPORTS)

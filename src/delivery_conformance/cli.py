@@ -1,13 +1,14 @@
 """`delivery-conformance`: the command line.
 
     delivery-conformance run [--target FILE] [--report-dir DIR] [-k EXPR] [--requirement ID ...]
-                             [--no-properties] [--no-pacing] [--seed N]
+                             [--no-properties] [--no-pacing] [--seed N] [--strict]
+                             [--min-coverage PCT] [--max-duration SECONDS]
     delivery-conformance check-profile FILE
     delivery-conformance killrate [--report-dir DIR] [--mode targeted|full|properties]
                                   [--fault NAME ...] [--clean-runs N] [--no-properties]
 
-Exit codes (README > Exit codes): 0 conforming, 1 violations found, 2 usage or profile error,
-3 target unreachable or harness failure. Errors are one line on stderr, never a traceback.
+Exit codes and verdict words: one table, `verdict.Verdict` (README > Exit codes). Errors are one
+line on stderr, never a traceback.
 Without --target, `run` starts the embedded sandbox on a free loopback port (pacing off for it
 only), runs the suite and stops it. Before running, the target must answer GET /config.
 """
@@ -18,22 +19,25 @@ import argparse
 import dataclasses
 import datetime as dt
 import random
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from delivery_conformance.client import DeliveryClient
 from delivery_conformance.embedded import EmbeddedSandbox
-from delivery_conformance.exceptions import HarnessError, TargetGarbage
+from delivery_conformance.exceptions import HarnessError, HarnessFailure, UsageError
 from delivery_conformance.killrate import KillRateOptions, Mode, run_killrate
 from delivery_conformance.killrate_report import KillRateWriter, ProgressPrinter
-from delivery_conformance.profile import TargetProfile, load_profile
+from delivery_conformance.plugin import DEFAULT_MAX_DURATION
+from delivery_conformance.preflight import expectation, probe
+from delivery_conformance.profile import load_profile
+from delivery_conformance.requirements import load_requirements
 from delivery_conformance.runner import DEFAULT_SEED, RunOptions, run_suite, suite_paths
+from delivery_conformance.selection import select
+from delivery_conformance.verdict import EXIT_USAGE, Verdict
 
 __all__ = ["COMMANDS", "main"]
-
-EXIT_USAGE = 2
 
 
 class _Parser(argparse.ArgumentParser):
@@ -54,9 +58,36 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--target", type=Path, default=None, help="target profile (TOML)")
     run.add_argument("--report-dir", type=Path, default=Path("reports"))
     run.add_argument("-k", dest="keyword", default=None, help="pytest -k expression")
-    run.add_argument("--requirement", action="append", default=[], metavar="ID")
+    run.add_argument(
+        "--requirement",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only tests naming this requirement: an ID or a pattern (CAT-*, PLAY-01*)",
+    )
     run.add_argument("--no-properties", action="store_true", help="skip tests/properties")
-    run.add_argument("--no-pacing", action="store_true")
+    run.add_argument(
+        "--no-pacing", action="store_true", help="do not pace requests under the rate limits"
+    )
+    run.add_argument(
+        "--strict",
+        action="store_true",
+        help="a violated `should` requirement fails the run (exit 1); default: a warning, exit 0",
+    )
+    run.add_argument(
+        "--min-coverage",
+        type=float,
+        default=None,
+        metavar="PCT",
+        help="accept a partial run (exit 0) that exercised at least PCT %% of what it selected",
+    )
+    run.add_argument(
+        "--max-duration",
+        type=float,
+        default=DEFAULT_MAX_DURATION,
+        metavar="SECONDS",
+        help=f"stop the run there with a partial report, exit 5 (default {DEFAULT_MAX_DURATION:g})",
+    )
     run.add_argument(
         "--seed", type=_seed, default=DEFAULT_SEED, help=f"generation seed (default {DEFAULT_SEED})"
     )
@@ -71,25 +102,23 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
-def probe(profile: TargetProfile) -> None:
-    """Reachability: GET /config (with a key when there is one) must answer JSON over HTTP."""
-    role = "films" if "films" in profile.keys else next(iter(profile.keys), None)
-    with DeliveryClient(profile, timeout=10.0) as client:
-        response = client.request("GET", "config", role=role)
-        try:
-            response.json_body()
-        except TargetGarbage as error:
-            raise TargetGarbage(f"{error} (is base_url a Delivery API server?)") from None
-
-
 def run_id(now: dt.datetime, rng: random.Random) -> str:
     return now.strftime("%Y%m%dT%H%M%SZ") + f"-{rng.randrange(16**4):04x}"
+
+
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM ends a run like Ctrl-C: pytest stops, the partial report is written."""
+    raise KeyboardInterrupt
 
 
 def command_run(args: argparse.Namespace) -> int:
     rng = random.Random()
     seed = args.seed  # fixed by default, so two runs of one version of the tool are comparable
     run_dir = args.report_dir / run_id(dt.datetime.now(dt.UTC), rng)
+    if args.requirement:
+        select(args.requirement, load_requirements())  # exit 2 before anything starts
+    if args.min_coverage is not None and not 0 <= args.min_coverage <= 100:
+        raise UsageError(f"--min-coverage takes 0 to 100 (a percentage), not {args.min_coverage:g}")
     profile = load_profile(args.target) if args.target is not None else None
     options = RunOptions(
         target=args.target or Path("embedded"),
@@ -99,20 +128,25 @@ def command_run(args: argparse.Namespace) -> int:
         properties=not args.no_properties,
         pacing=not args.no_pacing,
         seed=seed,
+        strict=args.strict,
+        min_coverage=args.min_coverage,
+        max_duration=args.max_duration,
     )
     if not suite_paths(options):
-        print("delivery-conformance: nothing to run yet (tests/conformance has no test)")
-        return 0
+        raise HarnessFailure(
+            f"no conformance suite found at {options.tests_root} (a broken installation?)"
+        )
+    signal.signal(signal.SIGTERM, _terminate)
     if profile is not None:
-        probe(profile)
+        print(expectation(probe(profile), args.max_duration), flush=True)
         summary = run_suite(options)
     else:
         with EmbeddedSandbox() as target:
             summary = run_suite(dataclasses.replace(options, target=target, pacing=False))
     if summary is None:
-        print("delivery-conformance: nothing to run yet (tests/conformance has no test)")
-        return 0
-    print(f"{summary.line()}\nreport: {run_dir / 'report.html'}")
+        raise HarnessFailure(f"no conformance suite found at {options.tests_root}")
+    print("\n".join(filter(None, (summary.line(), summary.coverage_line()))))
+    print(f"report: {run_dir / 'report.html'}")
     return summary.exit_code()
 
 
@@ -156,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return error.exit_code
     except KeyboardInterrupt:
         print("delivery-conformance: interrupted", file=sys.stderr)
-        return 3
+        return Verdict.INTERRUPTED.exit_code
 
 
 if __name__ == "__main__":

@@ -30,7 +30,12 @@ from typing import Any
 import httpx
 
 from delivery_conformance.endpoints import Endpoint, match_endpoint
-from delivery_conformance.exceptions import HarnessFailure, TargetGarbage, TargetUnreachable
+from delivery_conformance.exceptions import (
+    HarnessFailure,
+    RunTimedOut,
+    TargetGarbage,
+    TargetUnreachable,
+)
 from delivery_conformance.exchange import Exchange
 from delivery_conformance.pacing import Pacer, limits_from_config
 from delivery_conformance.profile import API_PREFIX, TargetProfile
@@ -132,6 +137,7 @@ class DeliveryClient:
         self.on_exchange = on_exchange
         self.timeout = timeout
         self.pins: dict[str, str] = {}  # role -> dated version pinned to its key
+        self.deadline: float | None = None  # monotonic; past it no request is sent (RunTimedOut)
         self._sleep, self._clock, self._wall_clock = sleep, clock, wall_clock
         secrets = list(profile.keys.values())
         if profile.admin:
@@ -212,6 +218,8 @@ class DeliveryClient:
             else:
                 request.headers[name] = value
         self._pace(endpoint, simulate, json)
+        if self.deadline is not None and self._clock() >= self.deadline:
+            raise RunTimedOut(f"the run reached its time bound before {method} {full_path}")
         return self._send(request, context)
 
     def _counter(self, endpoint: Endpoint | None, simulate: str | None) -> str | None:

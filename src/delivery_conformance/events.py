@@ -15,7 +15,15 @@ from typing import Any
 from delivery_conformance.checks.violation import Violation
 from delivery_conformance.exchange import Exchange
 
-__all__ = ["Event", "Outcome", "RunFinished", "RunStarted", "TestDeselected", "TestFinished"]
+__all__ = [
+    "Event",
+    "Outcome",
+    "RunFinished",
+    "RunPolicy",
+    "RunStarted",
+    "TestDeselected",
+    "TestFinished",
+]
 
 NOT_EXERCISED_PREFIX = "not exercised: "
 
@@ -28,11 +36,23 @@ class Outcome(Enum):
 
 
 @dataclass(frozen=True)
+class RunPolicy:
+    """What the run was asked to select and how strictly to judge it (recorded in the report)."""
+
+    selectors: tuple[str, ...] = ()  # --requirement patterns; empty: every requirement
+    keyword: str | None = None  # -k expression
+    strict: bool = False  # a failed `should` fails the run
+    min_coverage: float | None = None  # percent of selected requirements that must be exercised
+    max_duration: float | None = None  # seconds; the run stops there with a partial report
+
+
+@dataclass(frozen=True)
 class RunStarted:
     base_url: str
     started_at: float
     seed: int | None = None
     pacing: bool = True
+    policy: RunPolicy = field(default_factory=RunPolicy)
 
 
 @dataclass(frozen=True)
@@ -45,6 +65,7 @@ class TestFinished:
     violations: tuple[Violation, ...] = ()
     exchanges: tuple[Exchange, ...] = field(default=(), repr=False)
     duration: float = 0.0
+    checked: tuple[str, ...] = ()  # requirement IDs its checks judged, even if it failed later
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -55,6 +76,7 @@ class TestFinished:
             "violations": [v.to_dict() for v in self.violations],
             "duration": round(self.duration, 4),
             "exchanges": len(self.exchanges),
+            "checked": list(self.checked),
         }
 
 
@@ -70,6 +92,7 @@ class RunFinished:
     finished_at: float
     duration: float
     pytest_status: int
+    stopped: str | None = None  # "timed out" or "interrupted" when the run did not finish
 
 
 Event = RunStarted | TestFinished | TestDeselected | RunFinished

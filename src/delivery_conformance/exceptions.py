@@ -7,7 +7,9 @@
     ├── TargetGarbage             exit 3 when the whole run cannot go on; inside a scenario
     │                             it is turned into a violation (HTML or non-JSON where
     │                             JSON is due)
-    └── HarnessFailure            exit 3: the harness itself could not do its job
+    ├── HarnessFailure            exit 3: the harness itself could not do its job
+    └── RunTimedOut               exit 5: the run reached --max-duration (the tests not yet
+                                  run are reported not exercised)
 
 A violation of the contract is not an exception of this tree: it is a typed
 `Violation` (see `checks`), raised inside tests as `ConformanceFailure`.
@@ -19,6 +21,7 @@ __all__ = [
     "HarnessError",
     "HarnessFailure",
     "ProfileError",
+    "RunTimedOut",
     "TargetGarbage",
     "TargetUnreachable",
     "UsageError",
@@ -56,3 +59,7 @@ class TargetGarbage(HarnessError):
 
 class HarnessFailure(HarnessError):
     exit_code = 3
+
+
+class RunTimedOut(HarnessError):
+    exit_code = 5

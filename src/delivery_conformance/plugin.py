@@ -1,8 +1,12 @@
 """The pytest plugin of the product suite (loaded by tests/conformance and tests/properties).
 
 Options: `--target FILE` (a target profile; default: start the embedded sandbox), `--requirement
-ID` (repeatable: run only tests marked with these IDs), `--no-pacing`, `--report-dir DIR` (write
-results.json and report.html there), `--conformance-seed N` (recorded in the report).
+ID` (repeatable; exact IDs or patterns such as `CAT-*`: run only tests naming a matching ID),
+`--no-pacing`, `--report-dir DIR` (write results.json and report.html there), `--conformance-seed
+N` (recorded in the report), `--conformance-strict` (a failed
+`should` fails the run), `--min-coverage PCT`
+(accept a partial run exercising at least PCT % of what it selected), `--max-duration SECONDS`
+(stop there: the tests not yet run are reported not exercised, the run is TIMED OUT).
 
 Markers:
   @pytest.mark.requirement("PLAY-012", ...)   mandatory on every test; IDs must exist in
@@ -33,6 +37,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from delivery_conformance.admin import AdminClient
+from delivery_conformance.checks import ledger
 from delivery_conformance.checks.violation import ConformanceFailure, Violation
 from delivery_conformance.client import DeliveryClient
 from delivery_conformance.events import (
@@ -40,17 +45,22 @@ from delivery_conformance.events import (
     Event,
     Outcome,
     RunFinished,
+    RunPolicy,
     RunStarted,
     TestDeselected,
     TestFinished,
 )
-from delivery_conformance.exceptions import HarnessError, TargetGarbage
+from delivery_conformance.exceptions import HarnessError, RunTimedOut, TargetGarbage
 from delivery_conformance.exchange import Exchange
 from delivery_conformance.pacing import Pacer
 from delivery_conformance.profile import TargetProfile, load_profile
 from delivery_conformance.redact import redact_text
+from delivery_conformance.selection import matches, select
 
-__all__ = ["NEEDS_KINDS", "known_requirement_ids"]
+__all__ = ["DEFAULT_MAX_DURATION", "NEEDS_KINDS", "known_requirement_ids"]
+
+DEFAULT_MAX_DURATION = 3600.0  # seconds: README > Exit codes (TIMED OUT)
+TIMED_OUT_REASON = "the run reached --max-duration before this test"
 
 NEEDS_KINDS = ("role:", "fixture:", "admin", "bare_host", "test_organisation")
 _STATE = pytest.StashKey["_RunState"]()
@@ -85,7 +95,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         dest="conformance_ids",
         metavar="ID",
-        help="run only tests marked with this requirement ID",
+        help="run only tests naming this requirement ID or pattern (CAT-*, PLAY-01*)",
     )
     group.addoption(
         "--no-pacing",
@@ -95,6 +105,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--report-dir", default=None, help="write results.json and report.html here")
     group.addoption("--conformance-seed", type=int, default=None, help="seed to record")
+    group.addoption(
+        "--conformance-strict",
+        action="store_true",
+        default=False,
+        dest="conformance_strict",
+        help="a violated `should` requirement fails the run (default: a warning)",
+    )
+    group.addoption(
+        "--min-coverage",
+        type=float,
+        default=None,
+        metavar="PCT",
+        help="accept a partial run that exercised at least PCT %% of the selected requirements",
+    )
+    group.addoption(
+        "--max-duration",
+        type=float,
+        default=DEFAULT_MAX_DURATION,
+        metavar="SECONDS",
+        help=f"stop the run after this many seconds (default {DEFAULT_MAX_DURATION:g})",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -151,6 +182,16 @@ class _RunState:
         self._outcome: dict[str, tuple[Outcome, str, tuple[Violation, ...]]] = {}
         self._start: dict[str, float] = {}
         self.pacing = not config.getoption("no_pacing")
+        self.max_duration: float = config.getoption("max_duration")
+        self.deadline = time.monotonic() + self.max_duration
+        self.stopped: str | None = None
+        self.policy = RunPolicy(
+            selectors=tuple(config.getoption("conformance_ids")),
+            keyword=config.getoption("keyword") or None,
+            strict=config.getoption("conformance_strict"),
+            min_coverage=config.getoption("min_coverage"),
+            max_duration=self.max_duration,
+        )
 
     # -- pytest hooks (this object is registered as a plugin) --------------------------------
 
@@ -162,16 +203,17 @@ class _RunState:
         if problems:
             more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
             raise pytest.UsageError("; ".join(problems[:3]) + more)
-        wanted = set(config.getoption("conformance_ids"))
-        if not wanted:
+        selectors = config.getoption("conformance_ids")
+        if not selectors:
             return
-        unknown = sorted(wanted - known)
-        if unknown:
-            raise pytest.UsageError(f"--requirement names unknown IDs: {', '.join(unknown)}")
-        dropped = [item for item in items if not wanted & set(_ids(item))]
+        try:
+            select(selectors, sorted(known))
+        except HarnessError as error:
+            raise pytest.UsageError(str(error)) from None
+        dropped = [item for item in items if not any(matches(i, selectors) for i in _ids(item))]
         if dropped:
             config.hook.pytest_deselected(items=dropped)
-            items[:] = [item for item in items if wanted & set(_ids(item))]
+            items[:] = [item for item in items if item not in dropped]
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         for item in items:
@@ -191,7 +233,17 @@ class _RunState:
             profile = self.profile()
         except HarnessError as error:
             pytest.exit(str(error), returncode=3)
-        self.emit(RunStarted(profile.base_url, time.time(), self.seed, self.pacing))
+        self.deadline = time.monotonic() + self.max_duration
+        self.emit(RunStarted(profile.base_url, time.time(), self.seed, self.pacing, self.policy))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> bool | None:
+        """Past --max-duration every remaining test is reported not exercised, not run."""
+        if time.monotonic() < self.deadline:
+            return None
+        self.stopped = "timed out"
+        self.emit(TestFinished(item.nodeid, _ids(item), Outcome.NOT_EXERCISED, TIMED_OUT_REASON))
+        return True
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
@@ -210,7 +262,10 @@ class _RunState:
         return report
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self.emit(RunFinished(time.time(), time.time() - self.t0, int(exitstatus)))
+        if int(exitstatus) == int(pytest.ExitCode.INTERRUPTED):
+            self.stopped = "interrupted"
+        elapsed = time.time() - self.t0
+        self.emit(RunFinished(time.time(), elapsed, int(exitstatus), self.stopped))
         self.close()
 
     # -- plumbing ------------------------------------------------------------------------------
@@ -236,6 +291,7 @@ class _RunState:
             profile = self.profile()
             pacer = Pacer() if self.pacing else None
             self._client = DeliveryClient(profile, pacer=pacer, on_exchange=self.exchanges.append)
+            self._client.deadline = self.deadline
             if "films" in profile.keys:
                 self._client.learn_config("films")
         return self._client
@@ -267,6 +323,7 @@ class _RunState:
 
     def begin(self, nodeid: str) -> None:
         self.exchanges.clear()
+        ledger.begin()
         self._start[nodeid] = time.time()
 
     def note(
@@ -278,7 +335,7 @@ class _RunState:
             if report.skipped:
                 self._outcome[nodeid] = (Outcome.NOT_EXERCISED, _skip_reason(report), ())
             elif report.failed:
-                self._outcome[nodeid] = (Outcome.ERROR, _error_reason(call), ())
+                self._outcome[nodeid] = _classify(call, (), self.exchanges)
         elif report.when == "call":
             if report.passed:
                 self._outcome[nodeid] = (Outcome.PASSED, "", ())
@@ -288,15 +345,25 @@ class _RunState:
                 self._outcome[nodeid] = _classify(call, _ids(item), self.exchanges)
         elif report.when == "teardown":
             if report.failed and (current is None or current[0] is Outcome.PASSED):
-                current = (Outcome.ERROR, "teardown failed: " + _error_reason(call), ())
-                self._outcome[nodeid] = current
+                outcome, reason, found = _classify(call, (), self.exchanges)
+                if outcome is Outcome.ERROR:
+                    reason = "teardown failed: " + reason
+                self._outcome[nodeid] = (outcome, reason, found)
             outcome, reason, violations = self._outcome.pop(nodeid, (Outcome.ERROR, "", ()))
+            if reason == TIMED_OUT_REASON:
+                self.stopped = "timed out"
             duration = time.time() - self._start.pop(nodeid, time.time())
-            self.emit(
-                TestFinished(
-                    nodeid, _ids(item), outcome, reason, violations, tuple(self.exchanges), duration
-                )
+            finished = TestFinished(
+                nodeid,
+                _ids(item),
+                outcome,
+                reason,
+                violations,
+                tuple(self.exchanges),
+                duration,
+                tuple(sorted(ledger.checked() & set(_ids(item)))),
             )
+            self.emit(finished)
 
     def close(self) -> None:
         if self._client is not None:
@@ -341,30 +408,33 @@ def _leaves(error: BaseException) -> Iterator[BaseException]:
 def _classify(
     call: pytest.CallInfo[None], ids: tuple[str, ...], exchanges: list[Exchange]
 ) -> tuple[Outcome, str, tuple[Violation, ...]]:
-    """A failed call: typed violations when the target is at fault, an error otherwise."""
+    """A failed setup, call or teardown: typed violations when the target is at fault.
+
+    A typed violation is charged to the requirement it names, wherever it was raised (fixtures
+    included). A finding that names no rule (a bare assertion, a non-JSON body) is charged to the
+    test's requirement when the test names exactly one, else it is *unattributed* (requirement
+    id ""): never spread over every marker. The run's time bound leaves the test not exercised;
+    anything else is the harness's own error.
+    """
     if call.excinfo is None:
         return Outcome.ERROR, "unknown failure", ()
     last = exchanges[-1] if exchanges else None
+    owner = ids[0] if len(ids) == 1 else ""
     found: list[Violation] = []
     for leaf in _leaves(call.excinfo.value):
         if isinstance(leaf, ConformanceFailure):
             found.extend(leaf.violations)
+        elif isinstance(leaf, RunTimedOut):
+            return Outcome.NOT_EXERCISED, TIMED_OUT_REASON, ()
         elif isinstance(leaf, TargetGarbage):
-            found += [
-                Violation(i, "response is not JSON", "a JSON body", _one_line(leaf), last)
-                for i in ids
-            ]
+            found.append(
+                Violation(owner, "response is not JSON", "a JSON body", _one_line(leaf), last)
+            )
         elif isinstance(leaf, AssertionError | pytest.fail.Exception):
-            found += [
-                Violation(
-                    i,
-                    "scenario assertion failed",
-                    "the scenario's assertion to hold",
-                    _one_line(leaf),
-                    last,
-                )
-                for i in ids
-            ]
+            title = "scenario assertion failed"
+            found.append(
+                Violation(owner, title, "the scenario's assertion to hold", _one_line(leaf), last)
+            )
         else:
             return Outcome.ERROR, _error_reason(call), ()
     return Outcome.FAILED, "", tuple(found)

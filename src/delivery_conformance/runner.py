@@ -38,6 +38,9 @@ class RunOptions:
     properties: bool = True
     pacing: bool = True
     seed: int | None = None
+    strict: bool = False
+    min_coverage: float | None = None
+    max_duration: float | None = None
     tests_root: Path = REPO_ROOT / "tests"
     extra_args: Sequence[str] = field(default_factory=tuple)
 
@@ -65,6 +68,12 @@ def pytest_args(options: RunOptions, paths: Sequence[Path]) -> list[str]:
         args += ["--requirement", requirement_id]
     if not options.pacing:
         args.append("--no-pacing")
+    if options.strict:
+        args.append("--conformance-strict")
+    if options.min_coverage is not None:
+        args += ["--min-coverage", str(options.min_coverage)]
+    if options.max_duration is not None:
+        args += ["--max-duration", str(options.max_duration)]
     if options.seed is not None:
         args += ["--conformance-seed", str(options.seed), "--hypothesis-seed", str(options.seed)]
     return args + list(options.extra_args)

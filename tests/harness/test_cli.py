@@ -78,11 +78,25 @@ def test_bad_arguments_exit_2_in_one_line(capsys) -> None:
     assert "not a whole number" in one_line(capsys.readouterr().err)
 
 
-def test_run_with_no_test_yet_says_so_and_exits_0(tmp_path: Path, capsys, monkeypatch) -> None:
+def test_run_with_no_suite_installed_is_a_harness_error_not_a_pass(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
     monkeypatch.setattr(cli, "suite_paths", lambda options: [])
     path = write_profile(tmp_path)
-    assert cli.main(["run", "--target", str(path)]) == 0
-    assert "nothing to run yet" in capsys.readouterr().out
+    assert cli.main(["run", "--target", str(path)]) == 3
+    assert "no conformance suite found" in one_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize(
+    ("selector", "said"),
+    [("PLAY-0120", "did you mean PLAY-020"), ("CAT-9*", "matches no requirement ID")],
+)
+def test_a_selector_matching_nothing_exits_2_before_any_target(
+    tmp_path: Path, capsys, selector: str, said: str
+) -> None:
+    path = write_profile(tmp_path)
+    assert cli.main(["run", "--target", str(path), "--requirement", selector]) == 2
+    assert said in one_line(capsys.readouterr().err)
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -76,11 +76,11 @@ def test_a_requirement_whose_test_stopped_on_another_violation_is_not_exercised(
     assert by_id["HDR-002"].status is Status.FAILED  # named by the violation, not the marker
 
 
-def test_exit_code_is_3_on_errors_without_violations_and_0_when_clean() -> None:
+def test_exit_code_is_3_on_errors_0_when_clean_and_130_when_interrupted() -> None:
     assert summarise(REQS, events(finished("d", ("HDR-004",), Outcome.ERROR))).exit_code() == 3
     assert summarise(REQS, events(finished("a", ("HDR-001",), Outcome.PASSED))).exit_code() == 0
     interrupted = summarise(REQS, events(finished("a", ("HDR-001",), Outcome.PASSED), status=2))
-    assert interrupted.exit_code() == 3
+    assert interrupted.exit_code() == 130
 
 
 def test_only_not_exercised_tests_still_count_nothing_as_passed() -> None:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from delivery_conformance.checks import ledger
 from delivery_conformance.checks.violation import ConformanceFailure, Violation
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ def run_checks(response: Response, checks: Iterable[Check] | None = None) -> lis
     found: list[Violation] = []
     for check in chosen:
         found.extend(check(response))
+        ledger.record(check.requirements)
     return found
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
+from delivery_conformance.checks import ledger
 from delivery_conformance.exchange import Exchange
 
 if TYPE_CHECKING:
@@ -102,6 +103,7 @@ def expect(
     title: str | None = None,
 ) -> None:
     """Raise `ConformanceFailure` for `requirement_id` unless `condition` holds."""
+    ledger.record((requirement_id,))
     if not condition:
         title = title or f"{requirement_id} not met"
         found = violation(

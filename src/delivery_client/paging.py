@@ -14,6 +14,8 @@ from collections.abc import Generator, Mapping
 from typing import Any
 from urllib.parse import unquote
 
+import httpx
+
 from delivery_client.client import DeliveryClient
 from delivery_client.exceptions import BadResponse
 from delivery_client.policy import BACKGROUND, RetryProfile
@@ -88,5 +90,6 @@ def walk_envelope(
         if following in seen:
             raise BadResponse(f"{path}: the same next link came back twice (a looping walk)")
         seen.add(following)
-        target, query = following, dict(pinned) if pinned else None
+        url = httpx.URL(following)
+        target, query = str(url.copy_merge_params(dict(pinned)) if pinned else url), None
     raise BadResponse(f"{path}: more than {policy.max_pages} pages; walk stopped")

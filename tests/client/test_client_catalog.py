@@ -1,0 +1,145 @@
+"""Safe catalog sync, pure and over MockTransport (spec: Limits > Freshness (upper bounds),
+"Catalog paging"; GET /catalog; Resources > Film, Episode)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+from client_support import Rig, json_response
+
+from delivery_client import Policy, RetriesExhausted
+from delivery_client.catalog import FilmRecord, apply_walk, merge_pages
+from delivery_client.rules import is_free
+from delivery_client.state import State
+from delivery_client.sync import sync_catalog
+
+
+def film(film_id: str, title: str = "t", **extra: object) -> dict:
+    return {"id": film_id, "title": title, "slug": f"s-{film_id}", **extra}
+
+
+def episode(film_id: str, number: int, **extra: object) -> dict:
+    return {"id": f"{film_id}-{number}", "film_id": film_id, "episode_no": number,
+            "status": "published", "stream_ready": True, "vid_ready": True, **extra}  # fmt: skip
+
+
+def test_duplicates_across_pages_keep_the_later_copy_cli_044_cat_066() -> None:
+    pages = [
+        {"films": [film("a", "old")], "episodes": [episode("a", 1)]},
+        {"films": [film("b"), film("a", "new")], "episodes": [episode("b", 1), episode("a", 2)]},
+    ]
+    walk = merge_pages(pages)
+    assert walk["a"][0]["title"] == "new" and [e["episode_no"] for e in walk["a"][1]] == [2]
+    assert merge_pages(pages, Policy(dedupe_later_wins=False))["a"][0]["title"] == "old"
+
+
+def test_a_film_becomes_unavailable_only_after_two_complete_walks_without_it_cli_046_cat_066() -> (
+    None
+):
+    view = apply_walk({}, merge_pages([{"films": [film("a"), film("b")], "episodes": []}]))
+    walk_without_b = merge_pages([{"films": [film("a")], "episodes": []}])
+    once = apply_walk(view, walk_without_b)
+    assert once["b"].available and once["b"].missed == 1
+    twice = apply_walk(once, walk_without_b)
+    assert not twice["b"].available and twice["b"].missed == 2
+    back = apply_walk(twice, merge_pages([{"films": [film("a"), film("b")], "episodes": []}]))
+    assert back["b"].available and back["b"].missed == 0
+    assert not apply_walk(view, walk_without_b, Policy(walks_before_unavailable=1))["b"].available
+
+
+def test_null_vid_ready_keeps_the_previous_value_and_signed_links_are_not_stored_cat_078_cli_039() -> (
+    None
+):
+    first = apply_walk({}, merge_pages([{"films": [film("a")], "episodes": [episode("a", 1)]}]))
+    signed = "https://cdn.test/cover.jpg?sig=abc&exp=1"
+    page = {
+        "films": [film("a", materials=[{"kind": "poster", "url": signed, "mid": "m"}])],
+        "episodes": [episode("a", 1, vid_ready=None, poster_signed_url=signed)],
+    }
+    second = apply_walk(first, merge_pages([page]))
+    row = second["a"].episodes[0]
+    assert row["vid_ready"] is True and "poster_signed_url" not in row
+    assert second["a"].film["materials"] == [{"kind": "poster", "mid": "m"}]
+    kept = apply_walk(first, merge_pages([page]), Policy(store_links=True))
+    assert kept["a"].episodes[0]["poster_signed_url"] == signed
+
+
+def test_unknown_enum_values_and_missing_optional_fields_are_kept_cli_002_gen_010() -> None:
+    page = {"films": [{"id": "a", "audience": "martians", "status": "brand_new"}],
+            "episodes": [{"film_id": "a", "episode_no": 1, "status": "teaser"}]}  # fmt: skip
+    view = apply_walk({}, merge_pages([page]))
+    assert view["a"].film["audience"] == "martians" and view["a"].episodes[0]["status"] == "teaser"
+
+
+@pytest.mark.parametrize(
+    ("free_until", "free"),
+    [
+        (2, [True, True, False]),
+        (0, [False, False, False]),
+        (None, [False, False, False]),
+        ("2", [False] * 3),
+    ],
+)
+def test_free_episodes_follow_free_until_episode_cat_077(
+    free_until: object, free: list[bool]
+) -> None:
+    assert [is_free({"free_until_episode": free_until}, n) for n in (1, 2, 3)] == free
+
+
+def catalog_server(
+    pages: dict[str | None, httpx.Response], log: list[str]
+) -> Callable[[httpx.Request], httpx.Response]:
+    def handler(request: httpx.Request) -> httpx.Response:
+        log.append(str(request.url.query.decode()))
+        return pages[request.url.params.get("cursor")]
+
+    return handler
+
+
+def test_sync_prefers_one_unpaged_response_cli_043(rig: Callable[..., Rig], tmp_path: Path) -> None:
+    log: list[str] = []
+    r = rig(catalog_server({None: json_response(200, {"films": [film("a")], "episodes": []})}, log))
+    state = State(tmp_path / "s.sqlite")
+    sync_catalog(r.client, state)
+    assert log == [""]  # no limit, no cursor: one consistent snapshot
+    assert set(state.films()) == {"a"}
+
+
+def test_a_walk_with_a_failed_page_applies_nothing_cli_045(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    state = State(tmp_path / "s.sqlite")
+    state.replace_films(
+        {
+            "a": FilmRecord("a", film("a"), (), True, 0),
+            "b": FilmRecord("b", film("b"), (), True, 1),
+        },
+        3,
+    )
+    pages = {
+        None: json_response(200, {"films": [film("a")], "episodes": [], "next_cursor": "p2"}),
+        "p2": json_response(500, {"error": "x"}),
+    }
+    r = rig(catalog_server(pages, []))
+    with pytest.raises(RetriesExhausted):
+        sync_catalog(r.client, state, paged=True)
+    assert state.films()["b"].available and state.films()["b"].missed == 1
+    assert state.meta("catalog_walks") == "3"
+    broken = rig(catalog_server(pages, []), policy=Policy(withdraw_only_after_complete_walk=False))
+    sync_catalog(broken.client, state, paged=True)
+    assert not state.films()["b"].available  # the broken variant withdrew on a failed walk
+
+
+def test_paged_walk_deduplicates_in_the_store_cli_044(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    pages = {
+        None: json_response(200, {"films": [film("a", "v1")], "episodes": [], "next_cursor": "p2"}),
+        "p2": json_response(200, {"films": [film("a", "v2")], "episodes": [], "next_cursor": None}),
+    }
+    state = State(tmp_path / "s.sqlite")
+    sync_catalog(rig(catalog_server(pages, [])).client, state, paged=True)
+    assert {k: v.film["title"] for k, v in state.films().items()} == {"a": "v2"}

@@ -87,8 +87,18 @@ def test_broken_variants_stop_early_or_mangle_the_cursor(rig: Callable[..., Rig]
         None: {"films": [], "episodes": [], "next_cursor": ODD},
         ODD: {"films": [], "episodes": [], "next_cursor": None},
     }
-    assert len(list(walk_flat(rig(flat_pages(pages), policy=Policy(stop_on_short_page=True)).client,
-                              CATALOG, "films"))) == 1  # fmt: skip
+    assert (
+        len(
+            list(
+                walk_flat(
+                    rig(flat_pages(pages), policy=Policy(stop_on_short_page=True)).client,
+                    CATALOG,
+                    "films",
+                )
+            )
+        )
+        == 1
+    )
     with pytest.raises(KeyError):
         list(
             walk_flat(
@@ -123,8 +133,10 @@ def test_a_non_string_cursor_or_missing_items_is_a_bad_response(rig: Callable[..
 
 
 def test_pages_are_walked_one_at_a_time_cli_024_page_013(rig: Callable[..., Rig]) -> None:
-    pages = {None: {"films": [], "episodes": [], "next_cursor": "x"},
-             "x": {"films": [], "episodes": [], "next_cursor": None}}  # fmt: skip
+    pages = {
+        None: {"films": [], "episodes": [], "next_cursor": "x"},
+        "x": {"films": [], "episodes": [], "next_cursor": None},
+    }
     r = rig(flat_pages(pages))
     walk = walk_flat(r.client, CATALOG, "films")
     next(walk)
@@ -134,8 +146,13 @@ def test_pages_are_walked_one_at_a_time_cli_024_page_013(rig: Callable[..., Rig]
 
 
 def envelope(items: list, next_link: str | None, cursor: str | None) -> dict:
-    return {"code": 0, "message": "ok", "server_time": 1,
-            "data": {"items": items, "next_cursor": cursor}, "links": {"self": "x", "next": next_link}}  # fmt: skip
+    return {
+        "code": 0,
+        "message": "ok",
+        "server_time": 1,
+        "data": {"items": items, "next_cursor": cursor},
+        "links": {"self": "x", "next": next_link},
+    }
 
 
 def test_envelope_walk_follows_links_next_and_keeps_updated_since_cli_028_cli_029(

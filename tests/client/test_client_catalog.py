@@ -22,8 +22,15 @@ def film(film_id: str, title: str = "t", **extra: object) -> dict:
 
 
 def episode(film_id: str, number: int, **extra: object) -> dict:
-    return {"id": f"{film_id}-{number}", "film_id": film_id, "episode_no": number,
-            "status": "published", "stream_ready": True, "vid_ready": True, **extra}  # fmt: skip
+    return {
+        "id": f"{film_id}-{number}",
+        "film_id": film_id,
+        "episode_no": number,
+        "status": "published",
+        "stream_ready": True,
+        "vid_ready": True,
+        **extra,
+    }
 
 
 def test_duplicates_across_pages_keep_the_later_copy_cli_044_cat_066() -> None:
@@ -50,9 +57,7 @@ def test_a_film_becomes_unavailable_only_after_two_complete_walks_without_it_cli
     assert not apply_walk(view, walk_without_b, Policy(walks_before_unavailable=1))["b"].available
 
 
-def test_null_vid_ready_keeps_the_previous_value_and_signed_links_are_not_stored_cat_078_cli_039() -> (
-    None
-):
+def test_null_vid_ready_kept_and_signed_links_never_stored_cat_078_cli_039() -> None:
     first = apply_walk({}, merge_pages([{"films": [film("a")], "episodes": [episode("a", 1)]}]))
     signed = "https://cdn.test/cover.jpg?sig=abc&exp=1"
     page = {
@@ -68,8 +73,10 @@ def test_null_vid_ready_keeps_the_previous_value_and_signed_links_are_not_stored
 
 
 def test_unknown_enum_values_and_missing_optional_fields_are_kept_cli_002_gen_010() -> None:
-    page = {"films": [{"id": "a", "audience": "martians", "status": "brand_new"}],
-            "episodes": [{"film_id": "a", "episode_no": 1, "status": "teaser"}]}  # fmt: skip
+    page = {
+        "films": [{"id": "a", "audience": "martians", "status": "brand_new"}],
+        "episodes": [{"film_id": "a", "episode_no": 1, "status": "teaser"}],
+    }
     view = apply_walk({}, merge_pages([page]))
     assert view["a"].film["audience"] == "martians" and view["a"].episodes[0]["status"] == "teaser"
 

@@ -28,16 +28,27 @@ DOWNLOAD = BASE + "/_files/creatives/c1.mp4?exp=9&sig=deadbeef"
 def creative(
     cid: str, updated_at: int, file_url: str | None = None, ends_at: int | None = None
 ) -> dict:
-    return {"creative_id": cid, "status": "approved", "updated_at": updated_at, "rights": {"ends_at": ends_at},
-            "final": {"ready": file_url is not None, "file_url": file_url}, "brand_new_field": 1}  # fmt: skip
+    return {
+        "creative_id": cid,
+        "status": "approved",
+        "updated_at": updated_at,
+        "rights": {"ends_at": ends_at},
+        "final": {"ready": file_url is not None, "file_url": file_url},
+        "brand_new_field": 1,
+    }
 
 
 def env_page(items: list, cursor: str | None, since: str | None) -> dict:
     link = f"{BASE}/api/delivery/v1/creatives?cursor={cursor}" + (
         f"&updated_since={since}" if since else ""
     )
-    return {"code": 0, "message": "ok", "server_time": 1, "data": {"items": items, "next_cursor": cursor},
-            "links": {"self": "s", "next": link if cursor else None}}  # fmt: skip
+    return {
+        "code": 0,
+        "message": "ok",
+        "server_time": 1,
+        "data": {"items": items, "next_cursor": cursor},
+        "links": {"self": "s", "next": link if cursor else None},
+    }
 
 
 def test_creatives_sync_upserts_by_id_and_pins_updated_since_cli_029_cli_030(
@@ -121,8 +132,16 @@ def batch_server(
 
 
 def ticket(episode: str) -> dict:
-    return {"status": 200, "episode_id": episode, "episode_no": 1, "vid": "v", "protection": "private-encrypted",
-            "play_auth_token": f"tok-{episode}-secret", "expires_at": "2030-01-01T00:00:00Z", "subtitles": []}  # fmt: skip
+    return {
+        "status": 200,
+        "episode_id": episode,
+        "episode_no": 1,
+        "vid": "v",
+        "protection": "private-encrypted",
+        "play_auth_token": f"tok-{episode}-secret",
+        "expires_at": "2030-01-01T00:00:00Z",
+        "subtitles": [],
+    }
 
 
 def test_a_batch_retries_only_failed_items_each_after_its_own_retry_after_cli_025(
@@ -148,8 +167,10 @@ def test_a_batch_retries_only_failed_items_each_after_its_own_retry_after_cli_02
         2,
         2,
     ]
-    whole = rig(batch_server([[ticket("e1"), limited], [ticket("e1"), ticket("e2")]])[0],
-                policy=Policy(batch_retry_failed_only=False))  # fmt: skip
+    whole = rig(
+        batch_server([[ticket("e1"), limited], [ticket("e1"), ticket("e2")]])[0],
+        policy=Policy(batch_retry_failed_only=False),
+    )
     assert [x.status for x in play(whole.client, [{"episode_id": "e1"}, {"episode_id": "e2"}])] == [
         200,
         200,

@@ -4,9 +4,9 @@
     summary.exit_code(), summary.line()
 
 It calls `pytest.main` on tests/conformance (and tests/properties unless disabled) with the
-plugin, `--target`, JUnit (`--junitxml <run_dir>/junit.xml`) and a `ReportWriter` that writes
-results.json and report.html into the same directory. The verdict is computed from the events,
-never from pytest's text output.
+plugin, `--target` and a `ReportWriter` that writes results.json, report.html, spec.html and
+junit.xml (our own, one case per requirement) into the run directory. The verdict is computed
+from the events, never from pytest's text output.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def pytest_args(options: RunOptions, paths: Sequence[Path]) -> list[str]:
     args += ["-q", "-p", "delivery_conformance.plugin", "--rootdir", str(REPO_ROOT)]
     # httpx has imported anyio, whose pytest plugin can then no longer be rewritten: harmless.
     args += ["-W", "ignore::pytest.PytestAssertRewriteWarning"]
-    args += ["--target", str(options.target), "--junitxml", str(options.run_dir / "junit.xml")]
+    args += ["--target", str(options.target)]  # junit.xml comes from our ReportWriter
     if options.keyword:
         args += ["-k", options.keyword]
     for requirement_id in options.requirements:

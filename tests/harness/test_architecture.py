@@ -17,6 +17,7 @@ STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
 SANDBOX_THIRD_PARTY = {"starlette", "uvicorn", "orjson", "uvloop", "httptools"}
 HARNESS_THIRD_PARTY = {
     "httpx", "yaml", "jsonschema", "referencing", "pytest", "_pytest", "pluggy",
+    "jinja2", "markupsafe", "markdown_it",
     "schemathesis", "hypothesis", "locust", "gevent", "matplotlib",
 }  # fmt: skip
 # Inside the harness, some libraries belong to one kind of module only.

@@ -32,6 +32,14 @@ from delivery_conformance.killrate_report import KillRateWriter, ProgressPrinter
 from delivery_conformance.plugin import DEFAULT_MAX_DURATION
 from delivery_conformance.preflight import expectation, probe
 from delivery_conformance.profile import load_profile
+from delivery_conformance.report import (
+    finish_outputs,
+    load_results,
+    prepare_outputs,
+    write_document,
+    write_summary_markdown,
+)
+from delivery_conformance.report_view import verdict_word
 from delivery_conformance.requirements import load_requirements
 from delivery_conformance.runner import DEFAULT_SEED, RunOptions, run_suite, suite_paths
 from delivery_conformance.selection import select
@@ -56,7 +64,20 @@ def parser() -> argparse.ArgumentParser:
     commands = root.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = commands.add_parser("run", help="run the conformance suite against a target")
     run.add_argument("--target", type=Path, default=None, help="target profile (TOML)")
-    run.add_argument("--report-dir", type=Path, default=Path("reports"))
+    run.add_argument(
+        "--report-dir",
+        type=Path,
+        default=Path("reports"),
+        help="write <DIR>/<run id>/{report.html,results.json,junit.xml} and point <DIR>/latest "
+        "at them (default: reports)",
+    )
+    run.add_argument(
+        "--summary-md",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="append a short Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)",
+    )
     run.add_argument("-k", dest="keyword", default=None, help="pytest -k expression")
     run.add_argument(
         "--requirement",
@@ -93,6 +114,17 @@ def parser() -> argparse.ArgumentParser:
     )
     check = commands.add_parser("check-profile", help="validate a target profile")
     check.add_argument("file", type=Path)
+    report = commands.add_parser(
+        "report", help="render report.html, spec.html and junit.xml again from a results.json"
+    )
+    report.add_argument("results", type=Path, help="a results.json written by `run`")
+    report.add_argument(
+        "--out", type=Path, default=None, help="where to write (default: beside the results file)"
+    )
+    report.add_argument(
+        "--summary-md", type=Path, default=None, metavar="FILE", help="also append the summary"
+    )
+    report.add_argument("--strict", action="store_true", help="warnings are junit failures")
     kill = commands.add_parser("killrate", help="run the suite against every sandbox fault")
     kill.add_argument("--report-dir", type=Path, default=Path("reports"))
     kill.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.FULL.value)
@@ -136,6 +168,7 @@ def command_run(args: argparse.Namespace) -> int:
         raise HarnessFailure(
             f"no conformance suite found at {options.tests_root} (a broken installation?)"
         )
+    prepare_outputs(run_dir, args.summary_md)  # exit 2 before the target is touched
     signal.signal(signal.SIGTERM, _terminate)
     if profile is not None:
         print(expectation(probe(profile), args.max_duration), flush=True)
@@ -147,6 +180,7 @@ def command_run(args: argparse.Namespace) -> int:
         raise HarnessFailure(f"no conformance suite found at {options.tests_root}")
     print("\n".join(filter(None, (summary.line(), summary.coverage_line()))))
     print(f"report: {run_dir / 'report.html'}")
+    finish_outputs(summary, args.report_dir, run_dir, args.summary_md)
     return summary.exit_code()
 
 
@@ -157,6 +191,18 @@ def command_check_profile(args: argparse.Namespace) -> int:
         f"profile OK: {profile.base_url}; roles: {roles}; {len(profile.fixtures)} fixtures; "
         f"admin API: {'yes' if profile.admin else 'no'}"
     )
+    return 0
+
+
+def command_report(args: argparse.Namespace) -> int:
+    """Re-render a run's reports from its results.json (checked against the published schema)."""
+    document = load_results(args.results)
+    out = args.out or args.results.parent
+    html = write_document(document, out, strict=args.strict or None)
+    if args.summary_md is not None:
+        prepare_outputs(out, args.summary_md)
+        write_summary_markdown(document, args.summary_md, html)
+    print(f"{verdict_word(document['run'])}; report: {html}")
     return 0
 
 
@@ -177,6 +223,7 @@ def command_killrate(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": command_run,
     "check-profile": command_check_profile,
+    "report": command_report,
     "killrate": command_killrate,
 }
 

@@ -5,6 +5,7 @@
     reports/<run id>/spec.html     (the spec with heading anchors, linked from report.html)
     reports/<run id>/junit.xml     (our own: one case per requirement; see report_junit)
     reports/latest                 (a symlink to the last run, or a copy where links fail)
+    --summary-md FILE              (a short Markdown summary appended, for CI step summaries)
 
 It only consumes events (`pytest_conformance_event`); it never looks at pytest internals.
 Everything written comes from redacted exchanges and typed violations; the three renderings are
@@ -43,8 +44,10 @@ __all__ = [
     "SCHEMA_PATH",
     "ReportWriter",
     "check_results",
+    "finish_outputs",
     "load_results",
     "point_latest",
+    "prepare_outputs",
     "prepare_report_dir",
     "results_document",
     "run_info",
@@ -212,6 +215,28 @@ def point_latest(report_dir: Path, run_dir: Path) -> Path:
             shutil.rmtree(latest)
         shutil.copytree(run_dir, latest)
     return latest
+
+
+def prepare_outputs(run_dir: Path, summary_md: Path | None = None) -> None:
+    """Before a run: the report dir and the `--summary-md` file must be writable (exit 2)."""
+    prepare_report_dir(run_dir)
+    if summary_md is not None:
+        try:
+            with summary_md.open("a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            why = exc.strerror or exc.__class__.__name__
+            raise UsageError(f"--summary-md {summary_md}: cannot write ({why})") from None
+
+
+def finish_outputs(
+    summary: RunSummary, report_dir: Path, run_dir: Path, summary_md: Path | None = None
+) -> None:
+    """After a run: `<report_dir>/latest` points at it; the step summary is written."""
+    if (run_dir / "results.json").exists():
+        point_latest(report_dir, run_dir)
+    if summary_md is not None:
+        write_summary_markdown(results_document(summary), summary_md, run_dir / "report.html")
 
 
 class ReportWriter:

@@ -3,7 +3,8 @@
     delivery-conformance run [--target FILE] [--report-dir DIR] [-k EXPR] [--requirement ID ...]
                              [--no-properties] [--no-pacing] [--seed N] [--strict]
                              [--min-coverage PCT] [--max-duration SECONDS]
-    delivery-conformance check-profile FILE
+    delivery-conformance check-profile [FILE]      (default: $DELIVERY_TARGET)
+    delivery-conformance init-profile [FILE]       (default: target.toml)
     delivery-conformance killrate [--report-dir DIR] [--mode targeted|full|properties]
                                   [--fault NAME ...] [--clean-runs N] [--no-properties]
 
@@ -31,7 +32,8 @@ from delivery_conformance.killrate import KillRateOptions, Mode, run_killrate
 from delivery_conformance.killrate_report import KillRateWriter, ProgressPrinter
 from delivery_conformance.plugin import DEFAULT_MAX_DURATION
 from delivery_conformance.preflight import expectation, probe
-from delivery_conformance.profile import load_profile
+from delivery_conformance.profile import load_profile, target_from_env
+from delivery_conformance.profile_check import report_lines, suite_census, write_template
 from delivery_conformance.report import (
     finish_outputs,
     load_results,
@@ -112,8 +114,33 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--seed", type=_seed, default=DEFAULT_SEED, help=f"generation seed (default {DEFAULT_SEED})"
     )
-    check = commands.add_parser("check-profile", help="validate a target profile")
-    check.add_argument("file", type=Path)
+    check = commands.add_parser(
+        "check-profile",
+        help="validate a target profile; list the roles and fixtures it lacks, with the tests each "
+        "would unlock",
+    )
+    check.add_argument(
+        "file", type=Path, nargs="?", default=None, help="the profile (default: $DELIVERY_TARGET)"
+    )
+    init = commands.add_parser("init-profile", help="write a commented target profile template")
+    init.add_argument(
+        "file",
+        type=Path,
+        nargs="?",
+        default=Path("target.toml"),
+        help="where to write it (default: target.toml; an existing file is never overwritten)",
+    )
+    report = commands.add_parser(
+        "report", help="render report.html, spec.html and junit.xml again from a results.json"
+    )
+    report.add_argument("results", type=Path, help="a results.json written by `run`")
+    report.add_argument(
+        "--out", type=Path, default=None, help="where to write (default: beside the results file)"
+    )
+    report.add_argument(
+        "--summary-md", type=Path, default=None, metavar="FILE", help="also append the summary"
+    )
+    report.add_argument("--strict", action="store_true", help="warnings are junit failures")
     report = commands.add_parser(
         "report", help="render report.html, spec.html and junit.xml again from a results.json"
     )
@@ -185,12 +212,18 @@ def command_run(args: argparse.Namespace) -> int:
 
 
 def command_check_profile(args: argparse.Namespace) -> int:
-    profile = load_profile(args.file)
-    roles = ", ".join(sorted(profile.keys)) or "none"
-    print(
-        f"profile OK: {profile.base_url}; roles: {roles}; {len(profile.fixtures)} fixtures; "
-        f"admin API: {'yes' if profile.admin else 'no'}"
-    )
+    path = args.file if args.file is not None else target_from_env()
+    if path is None:
+        raise UsageError("check-profile needs a FILE (or DELIVERY_TARGET naming one)")
+    profile = load_profile(path)
+    print("\n".join(report_lines(profile, suite_census())))
+    return 0
+
+
+def command_init_profile(args: argparse.Namespace) -> int:
+    write_template(args.file)
+    print(f"wrote {args.file}: fill in base_url, keys and fixtures, then run "
+          f"delivery-conformance check-profile {args.file}")  # fmt: skip
     return 0
 
 
@@ -223,6 +256,7 @@ def command_killrate(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": command_run,
     "check-profile": command_check_profile,
+    "init-profile": command_init_profile,
     "report": command_report,
     "killrate": command_killrate,
 }

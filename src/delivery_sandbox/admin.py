@@ -146,6 +146,9 @@ async def dispatch(sb: Sandbox, method: str, parts: list[str], receive: Any) -> 
     raise AdminError(404, "no such admin endpoint")
 
 
+LATE_SUSPENSION = 4.0  # seconds, fault suspension_seen_late
+
+
 async def _role_action(sb: Sandbox, role: str, action: str, receive: Any, now: float) -> Reply:
     org = _role(sb, role)
     result: dict[str, Any] = {"role": role}
@@ -157,7 +160,10 @@ async def _role_action(sb: Sandbox, role: str, action: str, receive: Any, now: f
         except PermissionError as exc:
             raise AdminError(400, str(exc)) from exc
     elif action == "suspend":
-        sb.accounts.suspended.add(org)
+        if sb.faults.enabled("suspension_seen_late"):  # FRESH-007 broken, FRESH-005/006 kept
+            sb.later(LATE_SUSPENSION, sb.accounts.suspended.add, org)
+        else:
+            sb.accounts.suspended.add(org)
     elif action == "unsuspend":
         sb.accounts.suspended.discard(org)
     elif action == "limits":

@@ -7,6 +7,7 @@ source and random source, so tests can build as many independent sandboxes as th
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 from collections.abc import Callable
@@ -56,6 +57,7 @@ class Sandbox:
     cache: dict[Any, Any] = field(default_factory=dict)
     tickets: TicketBook = field(default_factory=TicketBook)
     outages: set[str] = field(default_factory=set)  # areas out (outages.py; admin API)
+    pending: list[asyncio.TimerHandle] = field(default_factory=list)  # `later` actions
 
     def now(self) -> float:
         return self.clock.now()
@@ -77,8 +79,20 @@ class Sandbox:
         self.cache.clear()
         apply_faults(self)
 
+    def later(self, seconds: float, action: Callable[..., object], *args: object) -> None:
+        """Run `action` on the event loop after `seconds` (a reset cancels what is pending)."""
+        handle = asyncio.get_running_loop().call_later(seconds, self._run_later, action, args)
+        self.pending.append(handle)
+
+    def _run_later(self, action: Callable[..., object], args: tuple[object, ...]) -> None:
+        action(*args)
+        self.changed()
+
     def reset(self) -> None:
         """Back to the start state (admin `POST /_sandbox/reset`)."""
+        for handle in self.pending:
+            handle.cancel()
+        self.pending.clear()
         self.clock.reset()
         self.accounts.reset()
         self.store.reset()

@@ -161,6 +161,12 @@ _TABLE: tuple[Fault, ...] = (
         "a playlist's metadata_version differs by organisation",
     ),
     Fault("video_not_ready_served", ("VID-027",), "GET /videos/{id} serves a video not ready yet"),
+    # A `should` alone (the severity proof: a warning, exit 0; --strict: exit 1)
+    Fault(
+        "suspension_seen_late",
+        ("FRESH-007",),
+        "an organisation suspension takes effect 4 s after it is made (within 30 s, not about 1 s)",
+    ),
     # Subtle limiter deviations: only the load campaigns measure finely enough (load_only)
     *(
         Fault(name, ids, summary, load_only=True)

@@ -16,14 +16,19 @@ redacted and handed to `on_exchange` (the pytest plugin attaches them to the cur
 
 Pacing (see `pacing`): before each request the client sleeps (injected `sleep`, injected
 monotonic `clock`) until the counter of the endpoint has room under the budget. `pacer=None`
-turns pacing off (the embedded sandbox).
+turns pacing off (the embedded sandbox). A timing scenario that must burst says so with
+`with client.burst("why"):` — the requests inside are neither delayed nor charged to the
+budget. Only scenarios that spend the counters of a dedicated organisation whose limit they
+lowered themselves (or its simulated-answer allowance) burst, and the admin API resets those
+counters after the test, so the budget that protects the shared counters stays true.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json as jsonlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,6 +142,7 @@ class DeliveryClient:
         self.on_exchange = on_exchange
         self.timeout = timeout
         self.pins: dict[str, str] = {}  # role -> dated version pinned to its key
+        self.bursting: str | None = None  # why pacing is suspended, inside `burst()`
         self.deadline: float | None = None  # monotonic; past it no request is sent (RunTimedOut)
         self._sleep, self._clock, self._wall_clock = sleep, clock, wall_clock
         secrets = list(profile.keys.values())
@@ -158,6 +164,17 @@ class DeliveryClient:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @contextlib.contextmanager
+    def burst(self, reason: str) -> Iterator[None]:
+        """Send the requests of this block unpaced and uncharged (see the module docstring)."""
+        if not reason.strip():
+            raise HarnessFailure("a burst must say why it is exempt from pacing")
+        outer, self.bursting = self.bursting, reason
+        try:
+            yield
+        finally:
+            self.bursting = outer
 
     def key_for(self, role: str) -> str:
         try:
@@ -232,7 +249,7 @@ class DeliveryClient:
 
     def _pace(self, endpoint: Endpoint | None, simulate: str | None, body: Any) -> None:
         counter = self._counter(endpoint, simulate)
-        if self.pacer is None or counter is None:
+        if self.pacer is None or counter is None or self.bursting is not None:
             return
         cost = _playback_cost(body) if counter == "playback" else 1
         wait = min(self.pacer.wait_time(counter, cost, self._clock()), MAX_PACING_WAIT)

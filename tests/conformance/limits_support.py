@@ -4,11 +4,20 @@ spec: Limits (counters, endpoints, units). The dedicated roles `limits` (film or
 `limits_videos` (video organisation) are used so that lowering a counter touches nobody else;
 the `admin` fixture resets the target after each test. Counter names are the admin API's
 (README reading LIM-027): playback, catalog, creatives, videos, video, config.
+
+Timing: a continuous counter keeps refilling (L/60 per second) while answers travel, so the
+helpers measure instead of assuming a count: `spend` goes on until the first 429 (bounded),
+`spend_timed` also answers how long the spending took, `refilled` turns seconds into units, and
+`drain_play` empties the playback bucket with play-only batches until an item is refused. The
+limit scenarios run inside `client.burst(...)` (module fixtures): each spends a counter it
+lowered itself on a dedicated organisation, so pacing must not stretch a drain.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,12 +33,16 @@ __all__ = [
     "COUNTERS",
     "CounterCall",
     "admitted_count",
+    "drain_play",
     "expect_each_status",
     "lower",
     "median_elapsed",
     "play_batch",
+    "play_only_batch",
+    "refilled",
     "require_fixtures",
     "spend",
+    "spend_timed",
     "tickets",
 ]
 
@@ -99,6 +112,54 @@ def play_batch(episode: object, size: int = 3) -> dict[str, Any]:
         "episodes": [{"episode_id": episode, "intent": "play"}] * size,
         **DEVICE,
     }
+
+
+def play_only_batch(episode: object, size: int = 3) -> dict[str, Any]:
+    """A batch whose every item says `intent: play` (later items would default to prefetch)."""
+    return {
+        "intent": "play",
+        "episodes": [{"episode_id": episode, "intent": "play"}] * size,
+        **DEVICE,
+    }
+
+
+def refilled(counter: str, limit: int, seconds: float) -> int:
+    """Whole units a counter of `limit` gains back in `seconds` (0 for clock-minute counters).
+
+    spec: Limits table (continuous refill: the limit over 60 s, e.g. 180 per second for 10,800).
+    """
+    if counter not in CONTINUOUS:
+        return 0
+    return math.floor(limit / 60 * max(0.0, seconds))
+
+
+def spend_timed(
+    send: Callable[[], Response], *, limit: int = MAX_SPEND
+) -> tuple[list[Response], Response | None, float]:
+    """`spend` until the first 429, also answering the seconds it took (monotonic)."""
+    start = time.monotonic()
+    admitted, refused = spend(send, limit=limit)
+    return admitted, refused, time.monotonic() - start
+
+
+def drain_play(
+    client: DeliveryClient, episode: object, role: str, max_batches: int
+) -> tuple[list[Response], Response | None]:
+    """Empty the playback bucket: play-only batches of 3 until one has a refused item.
+
+    Answers every batch answer and the one with the refusal (None: no refusal within
+    `max_batches`). A correct server may hold the last play items (spec: Limits > Behaviour at
+    the ceiling item 3), so right after the refusal the bucket is empty and the next ticket is a
+    whole refill interval away, whatever the round trip was.
+    """
+    answers: list[Response] = []
+    body = play_only_batch(episode)
+    for _ in range(max_batches):
+        response = post(client, body, role=role)
+        answers.append(response)
+        if response.status_code == 429 or tickets(response) < 3:
+            return answers, response
+    return answers, None
 
 
 def spend(

@@ -159,6 +159,35 @@ def test_client_sleeps_under_the_pacing_budget_with_an_injected_clock() -> None:
     assert slept == [pytest.approx(60.0)]
 
 
+def test_a_burst_is_neither_delayed_nor_charged_and_pacing_resumes_after_it() -> None:
+    now = [0.0]
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        now[0] += seconds
+
+    pacer = Pacer({"config": 4})
+    client = DeliveryClient(
+        make_profile(),
+        transport=httpx.MockTransport(answer(200, {})),
+        pacer=pacer,
+        sleep=sleep,
+        clock=lambda: now[0],
+    )
+    client.get("config", role="films")
+    with client.burst("the scenario drains a lowered counter"):
+        for _ in range(5):
+            client.get("config", role="films")
+        assert client.bursting == "the scenario drains a lowered counter"
+    assert slept == [] and pacer.used("config", now[0]) == 1 and client.bursting is None
+    client.get("config", role="films")
+    client.get("config", role="films")
+    assert slept == [pytest.approx(60.0)]
+    with pytest.raises(HarnessFailure, match="say why"), client.burst(" "):
+        pass
+
+
 def test_simulated_requests_use_their_own_counter_and_playback_batches_cost_tickets() -> None:
     pacer = Pacer({"playback": 100, "simulated": 100})
     client = DeliveryClient(

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -68,3 +69,52 @@ class Sandbox:
         )
         assert response.status_code == 200, response.text
         return response.json()
+
+
+class LocalServer:
+    """A tiny threaded HTTP server on 127.0.0.1 for answers the sandbox never gives (garbage,
+    HTML, loops, slowness). `respond(method, path_with_query) -> (status, headers, body)`."""
+
+    def __init__(self, respond: Callable[[str, str], tuple[int, dict[str, str], bytes]]) -> None:
+        import http.server
+        import threading
+
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                outer.seen.append(self.path)
+                status, headers, body = respond(self.command, self.path)
+                self.send_response(status)
+                for name, value in {"Content-Length": str(len(body)), **headers}.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(body)
+
+            do_GET = do_POST = _answer
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.seen: list[str] = []
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> LocalServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+
+def json_body(value: Any) -> tuple[int, dict[str, str], bytes]:
+    return 200, {"Content-Type": "application/json"}, json.dumps(value).encode()

@@ -8,7 +8,7 @@ PROFILE ?= burst
 WORKERS ?= 0
 REPORTS ?= reports
 
-.PHONY: install lint test conformance killrate bench compare load clean
+.PHONY: install lint browser test conformance killrate bench compare load clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -22,7 +22,20 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests loadtests
 	$(BIN)/mypy
 
-test: lint
+# Debian's chromium for the report's browser self-test (tests/harness/test_report_browser.py);
+# Playwright drives it (pip, [dev]); no browser is downloaded. Without apt-get: one message.
+browser:
+	@if [ -x /usr/bin/chromium ]; then :; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		echo "make browser: installing Debian's chromium (apt-get)"; \
+		$$SUDO apt-get update -qq >/dev/null && \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else \
+		echo "make browser: no apt-get here: install chromium as /usr/bin/chromium yourself"; \
+	fi
+
+test: lint browser
 	$(BIN)/pytest -q tests/harness tests/sandbox tests/client
 
 conformance: $(STAMP)

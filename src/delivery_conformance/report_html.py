@@ -31,7 +31,7 @@ SPEC_NAME = "delivery-api-v1.md"
 _PACKAGE = Path(__file__).resolve().parent
 _ROOT = _PACKAGE.parents[1]
 SPEC_CANDIDATES = (
-    _PACKAGE / "spec" / SPEC_NAME,  # shipped in the package
+    _PACKAGE / "_bundle" / "spec" / SPEC_NAME,  # shipped in the wheel (see resources.py)
     _ROOT / "spec" / SPEC_NAME,  # a checkout
     _ROOT.parent / "shared" / "spec" / SPEC_NAME,  # a checkout beside the shared spec
 )

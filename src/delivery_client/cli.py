@@ -35,7 +35,7 @@ from delivery_client.exceptions import ClientError, UsageError
 from delivery_client.playback import new_viewer_ref, play
 from delivery_client.redact import SecretFilter, redactor
 from delivery_client.state import State
-from delivery_client.sync import read_config, sync_catalog, sync_series
+from delivery_client.sync import read_config, sync_catalog, sync_series, watch_catalog
 
 __all__ = ["EXIT_DEADLINE", "main"]
 
@@ -145,17 +145,10 @@ def _run(args: argparse.Namespace, state: State) -> Any:
 
 
 def _watch(client: DeliveryClient, state: State, args: argparse.Namespace) -> Any:
-    """Bounded polling (CLI-048): never more often than the policy's minimum interval."""
-    interval = max(args.interval, client.policy.min_poll_interval)
     if args.walks < 1:
         raise UsageError("--walks must be at least 1")
-    results = []
-    for walk in range(args.walks):
-        if walk:
-            time.sleep(interval)
-        results.append(sync_catalog(client, state, paged=args.paged).__dict__)
-        log.info("walk %d of %d done", walk + 1, args.walks)
-    return results
+    results = watch_catalog(client, state, args.walks, args.interval, paged=args.paged)
+    return [result.__dict__ for result in results]
 
 
 class _Deadline(ClientError):

@@ -22,7 +22,14 @@ from delivery_client.exceptions import ClientError
 from delivery_client.paging import walk_envelope, walk_flat
 from delivery_client.state import State
 
-__all__ = ["IMAGE_KINDS", "CatalogSync", "read_config", "sync_catalog", "sync_series"]
+__all__ = [
+    "IMAGE_KINDS",
+    "CatalogSync",
+    "read_config",
+    "sync_catalog",
+    "sync_series",
+    "watch_catalog",
+]
 
 IMAGE_KINDS = frozenset({"poster_3_4", "cover_9_16", "hero_16_9", "title_treatment"})
 
@@ -59,6 +66,20 @@ def sync_catalog(client: DeliveryClient, state: State, *, paged: bool = False) -
     state.replace_films(view, walks)
     available = sum(record.available for record in view.values())
     return CatalogSync(len(walk), available, len(view) - available, complete)
+
+
+def watch_catalog(
+    client: DeliveryClient, state: State, walks: int, interval: float, *, paged: bool = False
+) -> list[CatalogSync]:
+    """`walks` catalog syncs, `interval` seconds apart but never closer than the policy's
+    `min_poll_interval` (GET /catalog: poll on a schedule of minutes; CLI-048)."""
+    gap = max(interval, client.policy.min_poll_interval)
+    results = []
+    for walk in range(walks):
+        if walk:
+            client.sleep(gap)
+        results.append(sync_catalog(client, state, paged=paged))
+    return results
 
 
 def _list(value: Any) -> list[Any]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -150,3 +151,67 @@ def test_paged_walk_deduplicates_in_the_store_cli_044(
     state = State(tmp_path / "s.sqlite")
     sync_catalog(rig(catalog_server(pages, [])).client, state, paged=True)
     assert {k: v.film["title"] for k, v in state.films().items()} == {"a": "v2"}
+
+
+def test_watch_polls_on_a_schedule_of_minutes_cli_048(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    from delivery_client.sync import watch_catalog
+
+    r = rig(catalog_server({None: json_response(200, {"films": [film("a")], "episodes": []})}, []))
+    results = watch_catalog(r.client, State(tmp_path / "s.sqlite"), 3, interval=5.0)
+    assert len(results) == 3 and r.clock.sleeps == [60.0, 60.0]  # never closer than a minute
+    assert Policy().min_poll_interval >= 60
+
+
+def series_server(
+    versions: dict[str, str], log: list[str]
+) -> Callable[[httpx.Request], httpx.Response]:
+    def handler(request: httpx.Request) -> httpx.Response:
+        log.append(request.url.path)
+        if request.url.path.endswith("/series"):
+            items = [
+                {"code": code, "status": "active", "content_version": v}
+                for code, v in versions.items()
+            ]
+            items.append({"code": "GONE", "status": "withdrawn", "content_version": None})
+            data = {"items": items, "next_cursor": None}
+            return json_response(
+                200, {"code": 0, "message": "ok", "data": data, "links": {"next": None}}
+            )
+        detail = {
+            "code": request.url.path.rsplit("/", 1)[1],
+            "tags": [{"slug": "revenge", "name": "Revenge"}, {"slug": "ceo", "name": "CEO"}],
+            "images": [
+                {"kind": "poster_3_4", "url": "https://img.test/p.jpg"},
+                {"kind": "hologram_3d", "url": "https://img.test/h.jpg"},
+            ],
+            "episodes": [
+                {"ep_number": 1, "subtitles": [{"lang": "en", "url": "https://s.test/1.vtt"}]}
+            ],
+        }
+        return json_response(200, {"code": 0, "message": "ok", "data": detail})
+
+    return handler
+
+
+def test_series_detail_is_read_only_when_content_version_changed_cli_035_cli_036(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    state, log = State(tmp_path / "s.sqlite"), []
+    from delivery_client.sync import sync_series
+
+    versions = {"SB000001": "v1", "SB000002": "v1"}
+    assert sync_series(rig(series_server(versions, log)).client, state) == (3, 2)
+    versions["SB000002"] = "v2"
+    log.clear()
+    assert sync_series(rig(series_server(versions, log)).client, state) == (3, 1)
+    assert log == ["/api/delivery/v1/series", "/api/delivery/v1/series/SB000002"]
+    detail = json.loads(
+        state._db.execute("SELECT detail FROM series WHERE code='SB000002'").fetchone()[0]
+    )
+    assert sorted(detail["tags"]) == ["ceo", "revenge"]  # mapped by slug
+    assert detail["image_kinds"] == ["poster_3_4"]  # the unknown kind is skipped
+    assert "https://" not in json.dumps(detail)  # no image or subtitle link stored
+    broken = rig(series_server(versions, []), policy=Policy(skip_unchanged_series=False))
+    assert sync_series(broken.client, state) == (3, 2)

@@ -121,3 +121,25 @@ def test_the_import_reader_sees_dynamic_imports(tmp_path: Path) -> None:
     )
     names = [name for _, name in imported_names(module)]
     assert names.count("delivery_sandbox") == 2 and "delivery_sandbox.app" in names
+
+
+def test_the_reference_client_uses_only_the_standard_library_and_httpx() -> None:
+    files = modules("src", "delivery_client")
+    assert files, "no delivery_client module found"
+    allowed = STDLIB | {"httpx", "delivery_client"}
+    found = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for path in files
+        for line, name in imported_names(path)
+        if top(name) not in allowed
+    ]
+    assert found == []
+
+
+def test_the_sandbox_and_the_harness_never_import_the_reference_client() -> None:
+    files = modules("src", "delivery_sandbox") + modules("src", "delivery_conformance")
+    assert broken(files, {"delivery_client"}) == []
+
+
+def test_the_client_self_tests_reach_the_sandbox_only_as_a_process() -> None:
+    assert broken(modules("tests", "client"), {"delivery_sandbox", "delivery_conformance"}) == []

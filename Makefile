@@ -8,7 +8,7 @@ PROFILE ?= burst
 WORKERS ?= 0
 REPORTS ?= reports
 
-.PHONY: install lint browser test conformance killrate bench compare load clean
+.PHONY: install lint browser test conformance killrate bench compare load dist clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -52,6 +52,11 @@ compare: $(STAMP)
 
 load: $(STAMP)
 	$(BIN)/python -m loadtests.run $(PROFILE) $(if $(TARGET),--target $(TARGET)) --workers $(WORKERS) --report-dir $(REPORTS)
+
+# Wheel + sdist in dist/; the wheel carries spec/ and the suites as package data (setup.py).
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -39,7 +39,8 @@ from delivery_conformance.embedded import EmbeddedSandbox
 from delivery_conformance.events import Outcome
 from delivery_conformance.exceptions import HarnessFailure, UsageError
 from delivery_conformance.profile import TargetProfile, load_profile
-from delivery_conformance.runner import REPO_ROOT, has_tests
+from delivery_conformance.resources import suite_pytest_args
+from delivery_conformance.runner import has_tests, tests_root
 
 __all__ = [
     "CleanRun",
@@ -297,7 +298,7 @@ class KillRateOptions:
     clean_runs: int = 3
     properties: bool = True  # in targeted and full mode: include tests/properties
     target: Path | None = None  # a profile with an [admin] fault switch; None: embedded sandbox
-    tests_root: Path = REPO_ROOT / "tests"
+    tests_root: Path = field(default_factory=lambda: tests_root())
     extra_args: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -322,8 +323,8 @@ def _admin_for(profile: TargetProfile) -> AdminClient:
 
 def pytest_args(options: KillRateOptions, target: Path, paths: Sequence[Path]) -> list[str]:
     args = [str(p) for p in paths]
-    args += ["-q", "--tb=no", "-rN", "--no-header", "-p", "no:cacheprovider"]
-    args += ["-p", "delivery_conformance.plugin", "--rootdir", str(REPO_ROOT)]
+    args += suite_pytest_args(options.tests_root.parent)
+    args += ["-q", "--tb=no", "-rN", "--no-header", "-p", "delivery_conformance.plugin"]
     args += ["-W", "ignore::pytest.PytestAssertRewriteWarning", "--timeout", str(TEST_TIMEOUT)]
     args += ["--target", str(target), "--no-pacing"]
     return args + list(options.extra_args)

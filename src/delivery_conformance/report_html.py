@@ -23,18 +23,13 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
+from delivery_conformance.exceptions import HarnessFailure
 from delivery_conformance.report_view import build_view, section_anchor
+from delivery_conformance.resources import spec_path
 
 __all__ = ["SPEC_NAME", "find_spec", "render_html", "render_spec", "spec_anchors"]
 
 SPEC_NAME = "delivery-api-v1.md"
-_PACKAGE = Path(__file__).resolve().parent
-_ROOT = _PACKAGE.parents[1]
-SPEC_CANDIDATES = (
-    _PACKAGE / "_bundle" / "spec" / SPEC_NAME,  # shipped in the wheel (see resources.py)
-    _ROOT / "spec" / SPEC_NAME,  # a checkout
-    _ROOT.parent / "shared" / "spec" / SPEC_NAME,  # a checkout beside the shared spec
-)
 _BACKTICKS = re.compile(r"`([^`]+)`")
 
 _ENV = Environment(
@@ -60,8 +55,12 @@ _ENV.filters["anchor"] = section_anchor
 
 
 def find_spec() -> Path | None:
-    """The spec's Markdown: the packaged copy first, then a checkout's."""
-    return next((path for path in SPEC_CANDIDATES if path.is_file()), None)
+    """The spec's Markdown: the wheel's copy or the checkout's (see `resources`); None if absent."""
+    try:
+        path = spec_path(SPEC_NAME)
+    except HarnessFailure:
+        return None
+    return path if path.is_file() else None
 
 
 def render_html(document: Mapping[str, Any], spec_sections: Iterable[str] = ()) -> str:

@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from delivery_conformance.resources import spec_path
+
 __all__ = [
     "PREFIXES",
     "Level",
@@ -64,7 +66,7 @@ class Requirement:
 
 
 def default_path() -> Path:
-    return Path(__file__).resolve().parents[2] / "spec" / "requirements.yaml"
+    return spec_path("requirements.yaml")
 
 
 def load_requirements(path: Path | str | None = None) -> dict[str, Requirement]:

@@ -19,11 +19,11 @@ import pytest
 
 from delivery_conformance.exceptions import HarnessFailure, UsageError
 from delivery_conformance.report import ReportWriter
+from delivery_conformance.resources import root, suite_pytest_args
 from delivery_conformance.results import RunSummary
 
-__all__ = ["REPO_ROOT", "RunOptions", "has_tests", "run_suite", "suite_paths"]
+__all__ = ["RunOptions", "has_tests", "run_suite", "suite_paths", "tests_root"]
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SEED = 20261002  # the generation seed of a run unless --seed says otherwise
 PYTEST_USAGE_ERROR = 4
 PYTEST_NO_TESTS = 5
@@ -41,8 +41,13 @@ class RunOptions:
     strict: bool = False
     min_coverage: float | None = None
     max_duration: float | None = None
-    tests_root: Path = REPO_ROOT / "tests"
+    tests_root: Path = field(default_factory=lambda: tests_root())
     extra_args: Sequence[str] = field(default_factory=tuple)
+
+
+def tests_root() -> Path:
+    """tests/ of the checkout, or of the bundle an installed wheel carries (see `resources`)."""
+    return root() / "tests"
 
 
 def has_tests(directory: Path) -> bool:
@@ -58,7 +63,8 @@ def suite_paths(options: RunOptions) -> list[Path]:
 
 def pytest_args(options: RunOptions, paths: Sequence[Path]) -> list[str]:
     args = [str(p) for p in paths]
-    args += ["-q", "-p", "delivery_conformance.plugin", "--rootdir", str(REPO_ROOT)]
+    args += suite_pytest_args(options.tests_root.parent)
+    args += ["-q", "-p", "delivery_conformance.plugin"]
     # httpx has imported anyio, whose pytest plugin can then no longer be rewritten: harmless.
     args += ["-W", "ignore::pytest.PytestAssertRewriteWarning"]
     args += ["--target", str(options.target)]  # junit.xml comes from our ReportWriter

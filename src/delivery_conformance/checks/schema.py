@@ -25,6 +25,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from delivery_conformance.checks.violation import ConformanceFailure, violation
+from delivery_conformance.resources import spec_path
 
 if TYPE_CHECKING:
     from delivery_conformance.client import Response
@@ -42,7 +43,7 @@ _MAX_SHOWN = 40
 
 
 def default_openapi_path() -> Path:
-    return Path(__file__).resolve().parents[3] / "spec" / "openapi.yaml"
+    return spec_path("openapi.yaml")
 
 
 @functools.cache

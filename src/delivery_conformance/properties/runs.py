@@ -33,6 +33,7 @@ from delivery_conformance.properties.checks import (
     OPERATION_ROLES,
     ContractViolation,
 )
+from delivery_conformance.resources import spec_path
 from delivery_conformance.runner import DEFAULT_SEED
 
 __all__ = [
@@ -49,7 +50,7 @@ __all__ = [
     "send",
 ]
 
-OPENAPI_PATH = Path(__file__).resolve().parents[3] / "spec" / "openapi.yaml"
+OPENAPI_PATH = spec_path("openapi.yaml")
 QUICK_EXAMPLES = 10
 THOROUGH_EXAMPLES = 200
 ENV_SEED = "DELIVERY_PROPERTIES_SEED"

@@ -253,6 +253,13 @@ class ReportWriter:
         self.document: dict[str, Any] | None = None
         self.html_path: Path | None = None
 
+    def pytest_configure(self, config: pytest.Config) -> None:
+        """`pytest --report-dir` too: an unwritable dir is a usage error before any test."""
+        try:
+            prepare_report_dir(self.directory)
+        except UsageError as error:
+            raise pytest.UsageError(str(error)) from None
+
     def pytest_conformance_event(self, event: Event) -> None:
         self.events.append(event)
         if isinstance(event, RunFinished):

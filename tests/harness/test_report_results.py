@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from harness_support import PROFILE_TEXT
 from jsonschema import Draft202012Validator
 from report_support import SECRETS, clean_document, sample_document, sample_summary
 
@@ -157,3 +158,18 @@ def test_the_step_summary_is_short_and_names_the_failures() -> None:
         assert secret not in text
     clean = render_summary_markdown(clean_document())
     assert "CONFORMING" in clean and "- **" not in clean and "| HDR |" not in clean
+
+
+def test_pytest_report_dir_unwritable_is_a_usage_error_before_any_test(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest('pytest_plugins = ["delivery_conformance.plugin"]\n')
+    (pytester.path / "target.toml").write_text(PROFILE_TEXT, encoding="utf-8")
+    (pytester.path / "blocker").write_text("", encoding="utf-8")
+    pytester.makepyfile(
+        'import pytest\n@pytest.mark.requirement("HDR-001")\ndef test_x():\n    pass\n'
+    )
+    result = pytester.runpytest("--target", "target.toml", "--report-dir", "blocker/out")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "report dir blocker/out: cannot write there" in one_line(result.stderr.str())
+    result.stdout.no_fnmatch_line("*1 passed*")

@@ -97,3 +97,9 @@ def respond(
     """One response through the real client, from a canned answer."""
     with client_for(answer(status, body, headers)) as client:
         return client.request(method, path, **request)
+
+
+def run_results(report_dir: Path) -> dict[str, Any]:
+    """results.json of the one run written under `report_dir` (not the `latest` pointer)."""
+    (found,) = [p for p in report_dir.glob("*/results.json") if p.parent.name != "latest"]
+    return dict(json.loads(found.read_text(encoding="utf-8")))

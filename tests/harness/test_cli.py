@@ -1,4 +1,3 @@
-import json
 import socket
 import subprocess
 import sys
@@ -6,7 +5,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from harness_support import PROFILE_TEXT, write_profile
+from harness_support import PROFILE_TEXT, run_results, write_profile
 
 from delivery_conformance import cli
 from delivery_conformance.embedded import EmbeddedSandbox
@@ -63,7 +62,7 @@ def test_run_against_a_closed_port_exits_3_and_reports_nothing(tmp_path: Path, c
     path = write_profile(tmp_path, text)
     assert cli.main(["run", "--target", str(path), "--report-dir", str(tmp_path / "r")]) == 3
     assert "cannot reach" in one_line(capsys.readouterr().err)
-    assert not (tmp_path / "r").exists()
+    assert not list((tmp_path / "r").rglob("results.json"))
 
 
 def test_run_against_an_html_server_exits_3(html_target: Path, tmp_path: Path, capsys) -> None:
@@ -113,14 +112,15 @@ def test_run_against_a_server_without_the_common_headers_exits_1(tmp_path: Path)
                        "--requirement", "AUTH-031", "--no-properties", "--no-pacing")  # fmt: skip
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
     assert "VIOLATIONS FOUND" in done.stdout
-    (results,) = tmp_path.glob("*/results.json")
-    by_id = {r["id"]: r for r in json.loads(results.read_text())["requirements"]}
+    results = run_results(tmp_path)
+    by_id = {r["id"]: r for r in results["requirements"]}
     failed = by_id["HDR-003"]  # no Service-Version from the fake server
     assert failed["status"] == "failed"
     assert failed["violations"][0]["exchange"]["request_headers"]["authorization"].endswith(
         "…[redacted]"
     )
-    assert (results.parent / "junit.xml").exists() and (results.parent / "report.html").exists()
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.name != "latest"]
+    assert (run_dir / "junit.xml").exists() and (run_dir / "report.html").exists()
 
 
 @pytest.mark.slow
@@ -129,8 +129,7 @@ def test_run_against_the_embedded_sandbox_ends_with_a_verdict(tmp_path: Path) ->
                    "--no-properties")  # fmt: skip
     assert done.returncode in (0, 1), done.stdout[-2000:] + done.stderr[-2000:]
     assert "report:" in done.stdout
-    (results,) = tmp_path.glob("*/results.json")
-    data = json.loads(results.read_text())
+    data = run_results(tmp_path)
     assert data["run"]["tests"]["passed"] + data["run"]["tests"]["failed"] >= 1
     assert data["run"]["pacing"] is False
 

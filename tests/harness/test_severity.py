@@ -8,13 +8,13 @@ both `must`, keep passing). The run is narrowed to that requirement's test.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from harness_support import run_results
 
 from delivery_conformance.embedded import EmbeddedSandbox
 from delivery_conformance.requirements import Level, load_requirements
@@ -36,8 +36,7 @@ def run(target: Path, report_dir: Path, *extra: str) -> tuple[int, str, dict]:
          "--report-dir", str(report_dir), *extra],
         capture_output=True, text=True, timeout=180, check=False,
     )  # fmt: skip
-    (results,) = report_dir.glob("*/results.json")
-    return done.returncode, done.stdout, json.loads(results.read_text(encoding="utf-8"))
+    return done.returncode, done.stdout, run_results(report_dir)
 
 
 def test_a_broken_should_is_a_warning_and_the_run_exits_0(

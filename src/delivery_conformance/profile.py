@@ -256,12 +256,15 @@ def _read(path: Path) -> dict[str, Any]:
         raise _fail(path, "file not found")
     if path.is_dir():
         raise _fail(path, "is a directory, not a file")
+    if not path.is_file():
+        raise _fail(path, "is not a regular file (a device or a pipe?)")
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_PROFILE_BYTES + 1)
     except OSError as error:
         raise _fail(path, f"cannot be read ({type(error).__name__})") from None
     if len(raw) > MAX_PROFILE_BYTES:
-        raise _fail(path, f"is {len(raw)} bytes; a profile is at most {MAX_PROFILE_BYTES} bytes")
+        raise _fail(path, f"is larger than {MAX_PROFILE_BYTES} bytes, the most a profile may be")
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise _fail(path, "is UTF-16; save it as UTF-8")
     try:

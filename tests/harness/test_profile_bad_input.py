@@ -97,9 +97,23 @@ CASES = {
     "unset_variable_in_url": ('base_url = "http://${TARGET_HOST}"\n', "TARGET_HOST is not set"),
     "utf16": ('base_url = "http://x"\n'.encode("utf-16"), "UTF-16; save it as UTF-8"),
     "not_utf8": (b'base_url = "http://\xe9"\n', "not UTF-8"),
-    "oversize": ("# " + "x" * 300_000 + "\n" + GOOD, "a profile is at most"),
+    "oversize": ("# " + "x" * 300_000 + "\n" + GOOD, "the most a profile may be"),
     "invalid_toml": ("base_url = \n", "not valid TOML"),
 }  # fmt: skip
+
+
+def test_a_device_is_not_read(capsys: pytest.CaptureFixture[str]) -> None:
+    assert_refused(*run(capsys, "check-profile", "/dev/zero"), "not a regular file")
+
+
+def test_run_refuses_url_credentials_before_any_report_exists(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, CASES["url_password"][0])
+    reports = tmp_path / "reports"
+    result = run(capsys, "run", "--target", str(path), "--report-dir", str(reports))
+    assert_refused(*result, "user:password@")
+    assert not reports.exists()
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -141,17 +141,6 @@ def parser() -> argparse.ArgumentParser:
         "--summary-md", type=Path, default=None, metavar="FILE", help="also append the summary"
     )
     report.add_argument("--strict", action="store_true", help="warnings are junit failures")
-    report = commands.add_parser(
-        "report", help="render report.html, spec.html and junit.xml again from a results.json"
-    )
-    report.add_argument("results", type=Path, help="a results.json written by `run`")
-    report.add_argument(
-        "--out", type=Path, default=None, help="where to write (default: beside the results file)"
-    )
-    report.add_argument(
-        "--summary-md", type=Path, default=None, metavar="FILE", help="also append the summary"
-    )
-    report.add_argument("--strict", action="store_true", help="warnings are junit failures")
     kill = commands.add_parser("killrate", help="run the suite against every sandbox fault")
     kill.add_argument("--report-dir", type=Path, default=Path("reports"))
     kill.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.FULL.value)

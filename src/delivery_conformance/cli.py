@@ -2,7 +2,8 @@
 
     delivery-conformance run [--target FILE] [--report-dir DIR] [-k EXPR] [--requirement ID ...]
                              [--no-properties] [--no-pacing] [--seed N] [--strict]
-                             [--min-coverage PCT] [--max-duration SECONDS]
+                             [--min-coverage PCT] [--max-duration SECONDS] [--summary-md FILE]
+    delivery-conformance report RESULTS [--out DIR] [--summary-md FILE] [--strict]
     delivery-conformance check-profile [FILE]      (default: $DELIVERY_TARGET)
     delivery-conformance init-profile [FILE]       (default: target.toml)
     delivery-conformance killrate [--report-dir DIR] [--mode targeted|full|properties]

@@ -250,7 +250,7 @@ def test_the_proxied_profile_moves_base_url_and_admin_url_and_keeps_the_rest(tmp
     source.write_text(
         'base_url = "http://127.0.0.1:8123"\ntest_organisation = true\n'
         'bare_host = "delivery.sandbox"\n[keys]\nfilms = "svc_live_' + "a" * 32 + '"\n'
-        '[fixtures]\nepisode_no = 2\nfilm_id = "f\\"1"\n'
+        '[fixtures]\nepisode_encrypted_no = 2\nfilm_id = "f\\"1"\n'
         '[admin]\nurl = "http://127.0.0.1:8123/_sandbox"\ntoken = "tok"\n'
     )
     out = write_proxied_profile(source, tmp_path / "proxied.toml", "http://127.0.0.1:9999")
@@ -258,7 +258,7 @@ def test_the_proxied_profile_moves_base_url_and_admin_url_and_keeps_the_rest(tmp
     assert profile.base_url == "http://127.0.0.1:9999"
     assert profile.admin is not None and profile.admin.url == "http://127.0.0.1:9999/_sandbox"
     assert profile.admin.token == "tok" and profile.keys["films"] == "svc_live_" + "a" * 32
-    assert dict(profile.fixtures) == {"episode_no": "2", "film_id": 'f"1'}
+    assert dict(profile.fixtures) == {"episode_encrypted_no": "2", "film_id": 'f"1'}
     assert profile.test_organisation and profile.bare_host == "delivery.sandbox"
     assert oct(out.stat().st_mode & 0o777) == "0o600"
 

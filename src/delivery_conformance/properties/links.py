@@ -29,6 +29,7 @@ from schemathesis.generation.stateful import run_state_machine_as_test
 from schemathesis.generation.stateful.state_machine import APIStateMachine, StepInput, StepOutput
 
 from delivery_conformance.client import DeliveryClient
+from delivery_conformance.properties.blame import attributed
 from delivery_conformance.properties.runs import (
     Findings,
     PropertySettings,
@@ -71,6 +72,15 @@ def link_machine(
 
         def call(self, case: schemathesis.Case, **kwargs: Any) -> schemathesis.Response:
             return send(client, case)
+
+        def validate_response(
+            self, response: schemathesis.Response, case: schemathesis.Case,
+            additional_checks: Any = None, **kwargs: Any,
+        ) -> None:
+            try:
+                super().validate_response(response, case, additional_checks, **kwargs)
+            except (Failure, FailureGroup) as error:  # built-in failures get their rule's ID
+                raise attributed(error, case, response) from None
 
     return DeliveryLinks
 

@@ -28,6 +28,7 @@ from delivery_conformance.checks import Violation
 from delivery_conformance.client import DeliveryClient
 from delivery_conformance.exceptions import HarnessFailure
 from delivery_conformance.profile import TargetProfile
+from delivery_conformance.properties.blame import validate
 from delivery_conformance.properties.checks import (
     CHECK_NAMES,
     OPERATION_ROLES,
@@ -283,7 +284,7 @@ def run_operation(
     """Generate, send and judge the cases of one operation; what broke (empty: nothing)."""
 
     def check_case(case: Any) -> None:
-        case.validate_response(send(client, case))
+        validate(case, send(client, case))
 
     try:
         operation_test(schema, operation_id, check_case)()

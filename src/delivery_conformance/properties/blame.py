@@ -1,0 +1,257 @@
+"""Schemathesis's own check failures, each charged to the one requirement it breaks.
+
+A built-in check (a response that does not fit its schema, a missing documented header, an
+undocumented status, a 405 without `Allow` ...) says what is wrong but names no requirement.
+`requirement_for` reads one failure with the operation and the response that showed it and
+returns, from the tables below, the requirement it breaks; `attributed` turns every built-in
+failure of a Schemathesis error into a `ContractViolation` carrying that ID and the redacted
+exchange. A failure no table row covers gets the empty ID (an unattributed finding, never
+spread over the requirements a test lists).
+
+Tables (spec sections cited beside each): the header a failure names; the body field it names,
+by operation; the shape of an error body, by family (flat, envelope, open videos); the content
+type, status and method rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import schemathesis
+from schemathesis.core.failures import Failure, FailureGroup
+
+from delivery_conformance.checks import Violation
+from delivery_conformance.properties.checks import _TARGET, ContractViolation, harness_response
+from delivery_conformance.redact import SECRET_FIELDS
+
+__all__ = ["UNATTRIBUTED", "attributed", "requirement_for", "validate"]
+
+UNATTRIBUTED = ""  # no rule in particular: reported as an unattributed finding
+
+# spec: Response headers. A documented header missing / present with a bad value.
+HEADER_MISSING: Mapping[str, str] = {
+    "service-api-status": "HDR-001",
+    "service-version": "HDR-003",
+    "service-request-id": "HDR-011",
+    "cache-control": "HDR-014",
+    "x-ratelimit-limit": "HDR-027",
+    "x-ratelimit-window": "HDR-029",
+    "allow": "ERR-016",
+    "service-simulated": "SIM-002",
+}
+HEADER_VALUE: Mapping[str, str] = {
+    "service-api-status": "HDR-002",
+    "service-version": "HDR-006",
+    "service-request-id": "HDR-012",
+    "cache-control": "HDR-015",
+    "retry-after": "HDR-026",
+    "x-ratelimit-limit": "HDR-027",
+    "x-ratelimit-window": "HDR-029",
+    "deprecation": "HDR-017",
+    "sunset": "HDR-021",
+    "link": "HDR-022",
+    "allow": "ERR-016",
+    "service-simulated": "SIM-002",
+}
+
+# spec: Endpoints. The success body of each operation: the requirement that gives its shape.
+SUCCESS_SHAPE: Mapping[str, str] = {
+    "getCatalog": "CAT-059",
+    "getConfig": "CFG-001",
+    "listCreatives": "CRE-032",
+    "getCreative": "CRE-034",
+    "getCreativeFile": "CRE-039",
+    "postPlayback": "PLAY-001",
+    "listSeries": "SER-030",
+    "getSeries": "SER-032",
+    "listPlaylists": "PLS-023",
+    "getPlaylist": "PLS-026",
+    "listVideos": "VID-009",
+    "getVideo": "VID-014",
+}
+# Where a field has a requirement of its own: (operation, field path with `*` for any index).
+FIELD_SHAPE: Mapping[tuple[str, str], str] = {
+    **{("getCatalog", f"films/*/{name}"): rid for name, rid in (
+        ("id", "CAT-001"), ("title", "CAT-003"), ("slug", "CAT-004"),
+        ("synopsis_short", "CAT-006"), ("synopsis_full", "CAT-006"), ("language", "CAT-006"),
+        ("poster_url", "CAT-006"), ("default_lang", "CAT-006"), ("genres", "CAT-007"),
+        ("status", "CAT-008"), ("display_order", "CAT-009"), ("planned_episodes", "CAT-011"),
+        ("free_until_episode", "CAT-011"), ("audience", "CAT-013"), ("form", "CAT-013"),
+        ("setting", "CAT-013"), ("code", "CAT-014"), ("title_i18n", "CAT-016"),
+        ("synopsis_short_i18n", "CAT-016"), ("synopsis_i18n", "CAT-016"),
+        ("content_rating", "CAT-017"), ("is_completed", "CAT-018"),
+        ("release_date", "CAT-021"), ("tags", "CAT-022"), ("people", "CAT-024"),
+        ("trailer", "CAT-026"), ("metadata_version", "CAT-027"),
+        ("metadata_updated_at", "CAT-028"), ("images", "CAT-030"), ("materials", "CAT-032"),
+    )},
+    **{("getCatalog", f"episodes/*/{name}"): rid for name, rid in (
+        ("id", "CAT-036"), ("film_id", "CAT-037"), ("episode_no", "CAT-038"),
+        ("title", "CAT-039"), ("synopsis", "CAT-039"), ("poster_uri", "CAT-039"),
+        ("poster_store_uri", "CAT-039"), ("vid", "CAT-039"), ("duration_ms", "CAT-040"),
+    )},
+    ("getConfig", "api/status"): "CFG-002",
+    ("getConfig", "api/path_version"): "CFG-003",
+    ("getConfig", "api/latest_version"): "CFG-006",
+    ("getConfig", "api/version_header"): "CFG-007",
+    ("getConfig", "api/supported_versions"): "CFG-008",
+    ("getConfig", "key/scopes"): "CFG-011",
+    ("getConfig", "key/test_organisation"): "CFG-012",
+    ("postPlayback", "items"): "PLAY-040",
+}
+# Envelope members of a successful envelope (spec: Endpoints > Paging and envelopes).
+ENVELOPE_FIELD: Mapping[str, str] = {
+    "code": "PAGE-006",
+    "message": "PAGE-007",
+    "server_time": "PAGE-008",
+    "links": "PAGE-009",
+}
+ENVELOPE_OPERATIONS = frozenset(
+    {"listCreatives", "getCreative", "getCreativeFile", "listSeries", "getSeries",
+     "listPlaylists", "getPlaylist"}
+)
+VIDEO_OPERATIONS = frozenset({"listVideos", "getVideo"})
+
+# spec: Errors > Formats. An error body that does not fit: by family, then by the field named.
+FLAT_ERROR_FIELD: Mapping[str, str] = {
+    "error": "ERR-001",
+    "error_code": "ERR-002",
+    "request_id": "HDR-013",
+    "supported_versions": "VER-007",
+    "latest_version": "VER-007",
+}
+ENVELOPE_ERROR_FIELD: Mapping[str, str] = {"code": "ERR-009", "request_id": "HDR-013"}
+
+# spec: What the service does, item 5 (JSON bodies labelled application/json).
+CONTENT_CODES = frozenset({"ST104", "ST105", "ST106", "ST109", "ST110"})
+
+
+def _operation_id(case: schemathesis.Case) -> str:
+    return str(case.operation.definition.raw.get("operationId", ""))
+
+
+def _field(path: Sequence[Any]) -> str:
+    return "/".join("*" if isinstance(step, int) else str(step) for step in path)
+
+
+def _body_requirement(operation: str, status: int, path: Sequence[Any]) -> str:
+    """ST108 on the body: the field's own rule, else the shape rule of the answer."""
+    top = str(path[0]) if path else ""
+    if status == 429:
+        return "ERR-006"  # spec: Errors > Formats (every 429 is flat rate_limited)
+    if status >= 400:
+        if operation in VIDEO_OPERATIONS:
+            return "HDR-013" if top == "request_id" else "VID-031"
+        if operation in ENVELOPE_OPERATIONS and top not in FLAT_ERROR_FIELD:
+            return ENVELOPE_ERROR_FIELD.get(top, "ERR-008")
+        return FLAT_ERROR_FIELD.get(top, "ERR-001")
+    if status == 308:
+        return "GEN-006"
+    field = _field(path)
+    while field:
+        if (operation, field) in FIELD_SHAPE:
+            return FIELD_SHAPE[(operation, field)]
+        field = field.rpartition("/")[0]
+    if operation in ENVELOPE_OPERATIONS and len(path) <= 1 and top in ENVELOPE_FIELD:
+        return ENVELOPE_FIELD[top]
+    return SUCCESS_SHAPE.get(operation, UNATTRIBUTED)
+
+
+def _header_named(response: schemathesis.Response, failure: Failure) -> str | None:
+    """The response header whose value a header-schema failure quotes (None: not one)."""
+    instance = getattr(failure, "instance", None)
+    wanted = str(instance).lower()
+    names = [
+        name.lower() for name, values in response.headers.items()
+        if any(str(v).strip().lower() == wanted for v in values)
+    ]
+    documented = [n for n in names if n in HEADER_VALUE]
+    return documented[0] if len(documented) == 1 else None
+
+
+def requirement_for(
+    failure: Failure, operation: str, response: schemathesis.Response
+) -> str:
+    """The requirement one built-in failure breaks (`UNATTRIBUTED` when no row says)."""
+    code, status = failure.code, response.status_code
+    if code == "ST103":
+        return "VER-013"  # an answer the operation's table does not list (as `rules` judges)
+    if code in CONTENT_CODES:
+        return "GEN-005"
+    if code == "ST107":
+        missing = [h.lower() for h in getattr(failure, "missing_headers", [])]
+        ids = {_missing_header(name, operation, status) for name in missing}
+        return ids.pop() if len(ids) == 1 else UNATTRIBUTED
+    if code == "ST108":
+        if failure.title.startswith("Response header"):
+            name = _header_named(response, failure)
+            return HEADER_VALUE.get(name, UNATTRIBUTED) if name else UNATTRIBUTED
+        return _body_requirement(operation, status, list(getattr(failure, "instance_path", [])))
+    if code == "ST204":
+        reason = getattr(failure, "failure_reason", "")
+        return "ERR-016" if reason == "missing_allow_header" else "ERR-015"
+    if code == "ST205":
+        return "ERR-016"
+    if code == "ST203":
+        return "AUTH-001"  # spec: Errors (every table): no Authorization is a 401
+    return UNATTRIBUTED
+
+
+def _missing_header(name: str, operation: str, status: int) -> str:
+    if name == "retry-after":
+        return "HDR-024" if status == 429 else "HDR-025"
+    if name == "location":
+        return "CRE-037" if operation == "getCreativeFile" else "GEN-006"
+    if name == "service-version" and operation == "getVideo" and status != 200:
+        return "HDR-005"
+    return HEADER_MISSING.get(name, UNATTRIBUTED)
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]
+
+
+def attributed(
+    error: BaseException, case: schemathesis.Case, response: schemathesis.Response
+) -> BaseException:
+    """The same failures, each built-in one now a `ContractViolation` with its requirement."""
+    operation = _operation_id(case)
+    evidence = harness_response(response)
+    out: list[Failure] = []
+    for leaf in _leaves(error):
+        if isinstance(leaf, ContractViolation) or not isinstance(leaf, Failure):
+            out.append(leaf)  # type: ignore[arg-type]
+            continue
+        rid = requirement_for(leaf, operation, response)
+        found = Violation(
+            requirement_id=rid,
+            title=f"{leaf.code} {leaf.title}",
+            expected=f"an answer that fits spec/openapi.yaml for {operation}",
+            actual=_first_line(leaf),
+            exchange=None if leaf.code in ("ST204", "ST205", "ST203") else evidence.exchange,
+        )
+        out.append(ContractViolation(found, case.operation.label))
+    return out[0] if len(out) == 1 else FailureGroup(out)
+
+
+def _first_line(failure: Failure) -> str:
+    """What the failure says, in one line; a value of a secret field is never quoted."""
+    if failure.code == "ST108":
+        path = [str(s) for s in getattr(failure, "instance_path", [])]
+        where = "/" + "/".join(path)
+        if any(step in SECRET_FIELDS or step == "url" for step in path):
+            return f"value does not fit the schema at {where}"
+        message = getattr(failure, "validation_message", "") or failure.title
+        return _TARGET.redactor.text(f"{message} at {where}")[:300]
+    text = str(failure.message or failure.title).strip().splitlines()
+    return _TARGET.redactor.text(" ".join(line.strip() for line in text if line.strip())[:300])
+
+
+def validate(case: schemathesis.Case, response: schemathesis.Response) -> None:
+    """`case.validate_response`, with every built-in failure charged to its requirement."""
+    try:
+        case.validate_response(response)
+    except (Failure, FailureGroup) as error:
+        raise attributed(error, case, response) from None

@@ -12,6 +12,7 @@ import uuid
 from typing import Any
 
 import pytest
+from json_support import arr, obj, objs
 from listing_support import (
     Code,
     ErrorRow,
@@ -26,6 +27,7 @@ from listing_support import (
     expect_next_link_ends_with_the_walk,
     is_int,
     items_of,
+    middle_updated_at,
     page_of,
     send_error_row,
     walk,
@@ -132,13 +134,14 @@ def test_records_follow_the_creative_table(
 def rule_failures(record: dict[str, Any]) -> dict[str, str]:
     """Rules across fields of one record, by requirement (spec: Creative record)."""
     bad: dict[str, str] = {}
-    episodes = record.get("episodes") or []
+    episodes = arr(record.get("episodes"))
     if len(episodes) != len(set(map(str, episodes))):
         bad["CRE-012"] = f"duplicate episodes {episodes}"
     placement, aspect = record.get("placement"), record.get("aspect")
-    if placement in ASPECTS and aspect is not None and ASPECTS[placement] != aspect:
+    known = isinstance(placement, str) and placement in ASPECTS
+    if known and aspect is not None and ASPECTS[placement] != aspect:
         bad["CRE-014"] = f"{placement} with {aspect}"
-    scenes = [s for s in record.get("scenes") or [] if isinstance(s, dict)]
+    scenes = objs(record.get("scenes"))
     if any(
         is_int(s.get("start_ms")) and is_int(s.get("end_ms")) and s["end_ms"] < s["start_ms"]
         for s in scenes
@@ -154,10 +157,10 @@ def rule_failures(record: dict[str, Any]) -> dict[str, str]:
         != (scenes[0].get("action"), scenes[0].get("line"))
     ):
         bad["CRE-017"] = "hook differs from the first scene"
-    ends = (record.get("rights") or {}).get("ends_at")
+    ends = obj(record.get("rights")).get("ends_at")
     if is_int(ends) and ends % 86400:
         bad["CRE-019"] = f"ends_at {ends} not at 00:00 UTC"
-    final = record.get("final") or {}
+    final = obj(record.get("final"))
     if record.get("status") == "pushed" and final.get("ready") is not True:
         bad["CRE-021"] = "pushed without a ready final"
     url = final.get("file_url")
@@ -165,7 +168,7 @@ def rule_failures(record: dict[str, Any]) -> dict[str, str]:
         url is not None and not re.fullmatch(r"https?://[^/]+/api/c/[^/?#]+\.mp4", str(url))
     ):
         bad["CRE-022"] = "file_url set while not ready, or not {base_url}/api/c/<token>.mp4"
-    target = final.get("target") or {}
+    target = obj(final.get("target"))
     if (target.get("width"), target.get("height"), target.get("fps"), target.get("codec")) != (
         1080,
         1920,
@@ -246,9 +249,9 @@ def test_single_read_returns_the_listed_record(
     for record in (listed[0], data):
         expect(
             "CRE-002",
-            (record.get("links") or {}).get("self") == due,
+            obj(record.get("links")).get("self") == due,
             expected=f"links.self {due}",
-            actual=(record.get("links") or {}).get("self"),
+            actual=obj(record.get("links")).get("self"),
             response=response,
         )
     expect(
@@ -344,7 +347,7 @@ def test_updated_since_is_strictly_after(
 ) -> None:
     feed = settled(walked)
     items = records(feed)
-    pivot = items[len(items) // 2].get("updated_at")
+    pivot = middle_updated_at(items)
     pages = walk(
         client,
         Family.ENVELOPE,

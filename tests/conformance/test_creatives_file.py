@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from json_support import at
 from listing_support import Code, error_shape_violations, expect_error, is_int
 
 from delivery_conformance.checks import ConformanceFailure, expect, expect_status
@@ -86,7 +87,7 @@ def test_file_url_opens_without_a_key_as_a_redirect(
     client: DeliveryClient, fixture_id: Any, profile: Any
 ) -> None:
     record = client.get(f"creatives/{fixture_id('creative_id')}", role=ROLE).json_body()
-    url = ((record.get("data") or {}).get("final") or {}).get("file_url")
+    url = at(record, "data.final.file_url")
     if not isinstance(url, str):
         pytest.skip("not exercised: the ready creative has no file_url (revoked?)")
     parts = urlsplit(url)
@@ -109,7 +110,7 @@ def test_file_url_of_ended_rights_is_gone(
     client: DeliveryClient, fixture_id: Any, profile: Any
 ) -> None:
     record = client.get(f"creatives/{fixture_id('creative_rights_ended')}", role=ROLE).json_body()
-    url = ((record.get("data") or {}).get("final") or {}).get("file_url")
+    url = at(record, "data.final.file_url")
     if not isinstance(url, str) or not url.startswith(profile.base_url):
         pytest.skip("not exercised: the creative carries no file_url on the target")
     response = open_keyless(profile, url)

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 
 import pytest
+from json_support import arr, at, obj, objs
 
 from delivery_conformance.checks import ConformanceFailure, Severity, expect, violation
 
@@ -143,12 +144,13 @@ def test_rotation_refuses_the_old_secret_and_accepts_the_new(client, admin, key)
 @pytest.mark.requirement("AUTH-034")
 @pytest.mark.needs("role:films_metadata", "admin")
 def test_rotation_keeps_the_scopes(client, admin):
-    before = _body(client.get("config", role="films_metadata")).get("key", {}).get("scopes")
+    before = at(_body(client.get("config", role="films_metadata")), "key.scopes")
     new = admin.rotate("films_metadata")
     config, _, _ = poll(lambda: client.get("config", key=new),
                         lambda r: r.status_code == 200, CREATED_BOUND)
-    after = _body(config).get("key", {}).get("scopes")
-    expect("AUTH-034", isinstance(before, list) and sorted(after or []) == sorted(before),
+    after = at(_body(config), "key.scopes")
+    expect("AUTH-034", isinstance(before, list)
+           and sorted(map(str, arr(after))) == sorted(map(str, before)),
            expected=before, actual=after, response=config)
     refused = client.post("playback", key=new, json={"episode_id": "x"})
     expect("AUTH-034", refused.status_code == 403, expected="403: still no playback scope",
@@ -175,10 +177,10 @@ def test_raised_limit_applies_within_a_minute(client, admin, fixture_id, counter
 def test_unpaged_catalog_is_one_consistent_snapshot(client):
     response = client.get("catalog", role="films")
     data = _body(response)
-    ids = [film.get("id") for film in data.get("films", [])]
+    ids = [str(film.get("id")) for film in objs(data.get("films"))]
     expect("FRESH-019", len(ids) == len(set(ids)), expected="each film once",
            actual=f"{len(ids) - len(set(ids))} repeated", response=response)
-    orphans = {e.get("film_id") for e in data.get("episodes", [])} - set(ids)
+    orphans = {str(e.get("film_id")) for e in objs(data.get("episodes"))} - set(ids)
     expect("FRESH-019", not orphans, expected="every episode's film in the response",
            actual=sorted(orphans)[:5], response=response)
 
@@ -189,12 +191,12 @@ def _walk_creatives(client, limit: int) -> list[str]:
     for _ in range(MAX_PAGES):
         params: dict[str, str | int] = {"limit": limit}
         if cursor:
-            params["cursor"] = cursor
+            params["cursor"] = str(cursor)
         response = client.get("creatives", role="films_creatives", params=params)
         expect("FRESH-021", response.status_code == 200, expected=200,
                actual=response.status_code, response=response)
-        data = _body(response).get("data", {})
-        ids += [item.get("creative_id") for item in data.get("items", [])]
+        data = obj(_body(response).get("data"))
+        ids += [str(item.get("creative_id")) for item in objs(data.get("items"))]
         cursor = data.get("next_cursor")
         if cursor is None:
             return ids

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from config_support import config_api, listed_versions, reference
+from json_support import objs
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect
 
@@ -133,8 +135,8 @@ def test_single_video_errors_carry_service_version(client, key, fixture_id, case
 @pytest.mark.parametrize("role", ["films", "deprecated_pin"])
 def test_service_version_names_the_key_pin(client, key, role):
     key(role)
-    config = client.get("config", role=role)
-    pinned = _body(config).get("api", {}).get("pinned_version")
+    api, config = config_api(client, role)
+    pinned = reference(api, "pinned_version")
     for response in (config, client.get("catalog", role=role, params={"limit": 1})):
         expect("HDR-007", response.headers.get("service-version") == pinned,
                expected=f"Service-Version {pinned}",
@@ -144,13 +146,12 @@ def test_service_version_names_the_key_pin(client, key, role):
 @pytest.mark.requirement("HDR-008")
 @pytest.mark.needs("role:films")
 def test_service_version_names_the_requested_version(client):
-    listed = _body(client.get("config", role="films"))["api"]["supported_versions"]
-    for entry in listed:
-        response = client.get("catalog", role="films", version=entry["version"],
-                              params={"limit": 1})
+    api, _ = config_api(client, "films")
+    for version in listed_versions(api):
+        response = client.get("catalog", role="films", version=version, params={"limit": 1})
         expect("HDR-008", response.status_code == 200
-               and response.headers.get("service-version") == entry["version"],
-               expected=f"200 with Service-Version {entry['version']}",
+               and response.headers.get("service-version") == version,
+               expected=f"200 with Service-Version {version}",
                actual=f"{response.status_code} {response.headers.get('service-version')}",
                response=response)
 
@@ -159,7 +160,7 @@ def test_service_version_names_the_requested_version(client):
 @pytest.mark.needs("role:films")
 @pytest.mark.parametrize("case", ["no key", "unknown key", "bad version header", "unknown path"])
 def test_service_version_falls_back_to_latest(client, case):
-    latest = _body(client.get("config", role="films"))["api"]["latest_version"]
+    latest = reference(config_api(client, "films")[0], "latest_version")
     if case == "no key":
         response = client.get("catalog")
     elif case == "unknown key":
@@ -265,6 +266,6 @@ def test_two_keys_of_one_organisation_see_the_same_catalog(client):
         response = client.get("catalog", role=role)
         expect("GEN-004", response.status_code == 200, expected=200,
                actual=response.status_code, response=response)
-        seen.append([film.get("id") for film in _body(response).get("films", [])])
+        seen.append([film.get("id") for film in objs(_body(response).get("films"))])
     expect("GEN-004", seen[0] == seen[1] and bool(seen[0]),
            expected="the same non-empty film ids", actual=f"{len(seen[0])} vs {len(seen[1])}")

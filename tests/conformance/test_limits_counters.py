@@ -15,6 +15,7 @@ import time
 import uuid
 
 import pytest
+from json_support import at, objs
 from limits_support import (
     COUNTERS,
     admitted_count,
@@ -293,7 +294,7 @@ def test_a_refused_ticket_costs_nothing(client, admin, fixture_id):
 def test_series_and_catalog_share_the_catalog_counter(client, admin):
     lower(admin, "limits", "catalog", 6)
     series = client.get("series", role="limits", params={"limit": 1})
-    codes = [i.get("code") for i in series.json_body().get("data", {}).get("items", [])]
+    codes = [i.get("code") for i in objs(at(series.json_body(), "data.items"))]
     expect(
         "LIM-021", bool(codes), expected="a series for role limits", actual=codes, response=series
     )

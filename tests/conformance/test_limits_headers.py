@@ -13,6 +13,7 @@ import math
 import time
 
 import pytest
+from json_support import at
 from limits_support import CLOCK_MINUTE, CONTINUOUS, COUNTERS, lower, require_fixtures, spend
 from playback_support import body_of
 
@@ -152,7 +153,7 @@ def test_config_door_shows_the_lowered_limit(client, admin, fixture_id, counter)
     call = COUNTERS[counter]
     admin.set_limit(call.role, counter, 40)
     response = client.get("config", role=call.role)
-    doors = body_of(response).get("rate_limits", {}).get("doors", {})
+    doors = at(body_of(response), "rate_limits.doors")
     door = doors.get(counter) if isinstance(doors, dict) else None
     limit = door.get("limit") if isinstance(door, dict) else None
     expect(

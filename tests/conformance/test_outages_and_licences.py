@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from json_support import at, obj, objs
 from listing_support import Code, Family, error_shape_violations, expect_error, items_of, walk
 
 from delivery_conformance.checks import ConformanceFailure, expect
@@ -133,7 +134,7 @@ def _series_item(client: DeliveryClient, code: str) -> dict[str, Any] | None:
 def _in_catalog(response: Any, film_id: str) -> bool:
     body = response.json_body()
     films = body.get("films") if isinstance(body, dict) else None
-    return any(isinstance(f, dict) and f.get("id") == film_id for f in films or [])
+    return any(f.get("id") == film_id for f in objs(films))
 
 
 @pytest.mark.needs("admin", "role:films_metadata", "fixture:film_id", "fixture:series_code")
@@ -218,7 +219,7 @@ def test_withdrawn_episode_leaves_the_catalog_and_ticket_requests(
     def listed(response: Any) -> bool:
         data = response.json_body()
         rows = data.get("episodes") if isinstance(data, dict) else None
-        return any(isinstance(e, dict) and e.get("id") == episode_id for e in rows or [])
+        return any(e.get("id") == episode_id for e in objs(rows))
 
     if not listed(client.get("catalog", role="films")):
         pytest.skip("not exercised: episode_encrypted is not in the catalog")
@@ -258,13 +259,13 @@ def test_file_of_a_creative_whose_film_licence_is_suspended_is_4032(
     client: DeliveryClient, admin: Any, fixture_id: Any
 ) -> None:
     record = client.get(f"creatives/{fixture_id('creative_id')}", role="films").json_body()
-    film = ((record.get("data") or {}) if isinstance(record, dict) else {}).get("film") or {}
+    film = obj(at(record, "data.film"))
     catalog = client.get("catalog", role="films").json_body()
     film_id = next(
         (
             f.get("id")
-            for f in (catalog.get("films") if isinstance(catalog, dict) else None) or []
-            if isinstance(f, dict) and film.get("code") and f.get("code") == film.get("code")
+            for f in objs(at(catalog, "films"))
+            if film.get("code") and f.get("code") == film.get("code")
         ),
         None,
     )
@@ -288,8 +289,8 @@ def test_playlist_metadata_version_is_the_same_for_every_organisation(
     theirs = client.get(path, role="videos_other")
     if mine.status_code != 200 or theirs.status_code != 200:
         pytest.skip(f"not exercised: detail answered {mine.status_code}/{theirs.status_code}")
-    first = (mine.json_body().get("data") or {}).get("metadata_version")
-    second = (theirs.json_body().get("data") or {}).get("metadata_version")
+    first = at(mine.json_body(), "data.metadata_version")
+    second = at(theirs.json_body(), "data.metadata_version")
     expect(
         "PLS-006",
         first == second,

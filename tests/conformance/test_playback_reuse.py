@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from json_support import at, objs
 from playback_support import (
     DEVICE,
     OTHER_DEVICE,
@@ -125,8 +126,8 @@ def test_the_same_episode_named_another_way_gets_a_new_ticket(client, fixture_id
     film = next(
         (
             e.get("film_id")
-            for e in catalog.get("episodes", [])
-            if isinstance(e, dict) and e.get("id") == episode
+            for e in objs(at(catalog, "episodes"))
+            if e.get("id") == episode
         ),
         None,
     )

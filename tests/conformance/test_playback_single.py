@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 import pytest
+from json_support import objs
 from playback_support import (
     DEVICE,
     body_of,
@@ -36,7 +37,7 @@ def _catalog_episode(client: DeliveryClient, episode_id: str) -> dict[str, Any]:
     """The catalog row of an episode (role films), to compare a ticket's `vid` with."""
     response = client.get("catalog", role="films")
     expect_status("PLAY-005", response, 200, expected="200 from GET /catalog")
-    rows = [e for e in body_of(response).get("episodes", []) if isinstance(e, dict)]
+    rows = objs(body_of(response).get("episodes"))
     found = [e for e in rows if e.get("id") == episode_id]
     expect(
         "PLAY-005",

@@ -10,6 +10,7 @@ import itertools
 from typing import Any
 
 import pytest
+from json_support import arr, obj, objs
 from listing_support import (
     Code,
     ErrorRow,
@@ -151,7 +152,7 @@ def test_ungranted_playlist_reads_without_media_or_videos(
     )
     bad = [
         c.get("position")
-        for c in data.get("clips") or []
+        for c in objs(data.get("clips"))
         if c.get("ready") is not False or c.get("vid") is not None
     ]
     expect(
@@ -170,9 +171,10 @@ def test_only_cdn_images_carry_a_link_valid_one_hour(
     client: DeliveryClient, fixture_id: Any, fixture: str
 ) -> None:
     response, data = detail(client, fixture_id(fixture))
-    now = response.json_body().get("server_time")
-    images = list(data.get("images") or [])
-    images += [c["poster"] for c in data.get("clips") or [] if isinstance(c.get("poster"), dict)]
+    body = response.json_body()
+    now = body.get("server_time") if isinstance(body, dict) else None
+    images = objs(data.get("images"))
+    images += [c["poster"] for c in objs(data.get("clips")) if isinstance(c.get("poster"), dict)]
     for image in images:
         url, source = image.get("url"), image.get("source")
         expect(
@@ -199,7 +201,7 @@ def test_clips_are_in_order_and_formats_follow_duration(
     client: DeliveryClient, fixture_id: Any
 ) -> None:
     response, data = detail(client, fixture_id("playlist_code"))
-    clips = [c for c in data.get("clips") or [] if isinstance(c, dict)]
+    clips = objs(data.get("clips"))
     positions = [c.get("position") for c in clips]
     expect(
         "PLS-012",
@@ -233,7 +235,7 @@ def test_codes_and_clip_ids_are_stable(
     code = fixture_id("playlist_code")
     _, first = detail(client, code)
     response, second = detail(client, code)
-    ids = [[c.get("id") for c in d.get("clips") or []] for d in (first, second)]
+    ids = [[c.get("id") for c in objs(d.get("clips"))] for d in (first, second)]
     expect(
         "PLS-014", ids[0] == ids[1], expected="same clip ids", actual="changed", response=response
     )
@@ -271,8 +273,8 @@ def test_list_item_matches_its_detail(
     expect(
         "PLS-004",
         items[0].get("content_version") == data.get("content_version")
-        and items[0].get("clip_count") == len(data.get("clips") or []),
-        expected=f"{data.get('content_version')} / {len(data.get('clips') or [])} clips",
+        and items[0].get("clip_count") == len(arr(data.get("clips"))),
+        expected=f"{data.get('content_version')} / {len(arr(data.get('clips')))} clips",
         actual=f"{items[0].get('content_version')} / {items[0].get('clip_count')}",
         response=response,
     )
@@ -381,7 +383,7 @@ def test_category_filter_keeps_only_that_category(
         requirement_id="PLS-019",
     )
     items = items_of(pages)
-    other = [i.get("code") for i in items if (i.get("category") or {}).get("slug") != slug]
+    other = [i.get("code") for i in items if obj(i.get("category")).get("slug") != slug]
     expect(
         "PLS-019",
         bool(items) and not other,
@@ -389,7 +391,7 @@ def test_category_filter_keeps_only_that_category(
         actual=other[:5] or "no items",
         response=pages[0].response,
     )
-    every = {(i.get("category") or {}).get("slug") for i in items_of(library)}
+    every = {str(obj(i.get("category")).get("slug")) for i in items_of(library)}
     expect(
         "PLS-019",
         len(every) > 1,
@@ -449,13 +451,13 @@ def test_following_links_next_equals_passing_the_cursor(client: DeliveryClient) 
 def test_detail_links_itself(client: DeliveryClient, fixture_id: Any, profile: Any) -> None:
     code = fixture_id("playlist_code")
     response, _ = detail(client, code)
-    body = response.json_body()
+    body = obj(response.json_body())
     due = f"{profile.base_url}/api/delivery/v1/playlists/{code}"
     expect(
         "PLS-026",
-        (body.get("links") or {}).get("self") == due and is_int(body.get("server_time")),
+        obj(body.get("links")).get("self") == due and is_int(body.get("server_time")),
         expected=f"links.self {due}",
-        actual=(body.get("links") or {}).get("self"),
+        actual=obj(body.get("links")).get("self"),
         response=response,
     )
 

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 
 import pytest
+from json_support import at
 
 from delivery_conformance.checks import expect
 
@@ -163,7 +164,8 @@ def test_scope_matrix(client, fixture_id, role, operation, cell):
 def test_config_names_the_scopes_of_the_key(client, key, role):
     key(role.name)
     response = client.get("config", role=role.name)
-    scopes = _body(response).get("key", {}).get("scopes")
-    expect("CFG-011", isinstance(scopes, list) and set(scopes) == role.scopes
+    scopes = at(_body(response), "key.scopes")
+    expect("CFG-011", isinstance(scopes, list) and all(isinstance(s, str) for s in scopes)
+           and set(scopes) == role.scopes
            and len(scopes) == len(role.scopes), expected=sorted(role.scopes), actual=scopes,
            response=response)

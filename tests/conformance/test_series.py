@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 import pytest
+from json_support import arr, at, obj, objs
 from listing_support import (
     Code,
     ErrorRow,
@@ -158,7 +159,7 @@ def test_content_version_holds_between_reads(client: DeliveryClient, fixture_id:
 @pytest.mark.requirement("SER-012")
 def test_at_most_one_main_tag(client: DeliveryClient, fixture_id: Any) -> None:
     response, data = detail(client, fixture_id("series_code"))
-    mains = [t for t in data.get("tags") or [] if isinstance(t, dict) and t.get("is_main") is True]
+    mains = [t for t in objs(data.get("tags")) if t.get("is_main") is True]
     expect(
         "SER-012",
         len(mains) <= 1,
@@ -175,8 +176,8 @@ def test_cover_image_is_the_poster(client: DeliveryClient, fixture_id: Any) -> N
     poster = data.get("poster")
     covers = [
         i.get("url")
-        for i in data.get("images") or []
-        if isinstance(i, dict) and i.get("kind") == "cover_9_16"
+        for i in objs(data.get("images"))
+        if i.get("kind") == "cover_9_16"
     ]
     if not isinstance(poster, dict) or not covers:
         pytest.skip("not exercised: the series has no poster or no cover_9_16 image")
@@ -218,13 +219,13 @@ def test_long_series_spreads_over_numbered_playlists(
         actual=data.get("status"),
         response=response,
     )
-    playlists = (data.get("media") or {}).get("playlists") or []
+    playlists = arr(obj(data.get("media")).get("playlists"))
     if not playlists:
         pytest.skip("not exercised: no media playlist exists yet")
     names = [p.get("name") for p in playlists if isinstance(p, dict)]
     due = [code] + [f"{code}-{n}" for n in range(2, len(names) + 1)]
     expect("SER-020", names == due, expected=due, actual=names, response=response)
-    episodes = len(data.get("episodes") or [])
+    episodes = len(arr(data.get("episodes")))
     expect(
         "SER-020",
         len(names) <= math.ceil(episodes / 100),
@@ -240,7 +241,7 @@ def test_detail_agrees_with_the_catalog(client: DeliveryClient, fixture_id: Any)
     code = fixture_id("series_code")
     response, data = detail(client, code, role="films")
     catalog = client.get("catalog", role="films").json_body()
-    films = [f for f in catalog.get("films", []) if f.get("code") == code]
+    films = [f for f in objs(at(catalog, "films")) if f.get("code") == code]
     expect(
         "SER-017",
         len(films) == 1,
@@ -258,10 +259,10 @@ def test_detail_agrees_with_the_catalog(client: DeliveryClient, fixture_id: Any)
     )
     published = [
         r.get("episode_no")
-        for r in catalog.get("episodes", [])
+        for r in objs(at(catalog, "episodes"))
         if r.get("film_id") == film.get("id") and r.get("status") == "published"
     ]
-    numbers = [e.get("ep_number") for e in data.get("episodes") or [] if isinstance(e, dict)]
+    numbers = [e.get("ep_number") for e in objs(data.get("episodes"))]
     expect(
         "SER-021",
         numbers == sorted(published),
@@ -350,8 +351,8 @@ def test_list_item_matches_its_detail(
     )
     expect(
         "SER-025",
-        items[0].get("episode_count") == len(data.get("episodes") or []),
-        expected=len(data.get("episodes") or []),
+        items[0].get("episode_count") == len(arr(data.get("episodes"))),
+        expected=len(arr(data.get("episodes"))),
         actual=items[0].get("episode_count"),
         response=response,
     )
@@ -380,7 +381,7 @@ def test_every_active_series_opens(client: DeliveryClient, series_walk: list[Pag
     for code in active[:: max(1, len(active) // 15)]:
         response = client.get(f"series/{code}", role=ROLE)
         expect_status("SER-034", response, 200, expected=f"200 for {code}")
-        status = response.json_body().get("data", {}).get("status")
+        status = at(response.json_body(), "data.status")
         expect("SER-002", status == "active", expected="active", actual=status, response=response)
 
 

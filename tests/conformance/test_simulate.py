@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from json_support import at, obj
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect
 
@@ -64,7 +65,7 @@ def films(key, profile):
 @pytest.mark.requirement("SIM-010", "SIM-002", "SIM-003")
 @pytest.mark.parametrize("path", SIMULATED_ENDPOINTS)
 def test_simulated_rate_limited_is_a_full_429(client, fixture_id, films, path):
-    doors = _body(client.get("config", role=films)).get("rate_limits", {}).get("doors", {})
+    doors = obj(at(_body(client.get("config", role=films)), "rate_limits.doors"))
     response = _call(client, fixture_id, path, films, simulate="rate_limited")
     _expect_simulated("SIM-002", response, "rate_limited")
     expect("SIM-010", response.status_code == 429
@@ -72,7 +73,7 @@ def test_simulated_rate_limited_is_a_full_429(client, fixture_id, films, path):
            expected="429 rate_limited", actual=response.status_code, response=response)
     assert_conforms(response, CHECKS["rate_limit_headers"], CHECKS["retry_after"],
                     CHECKS["flat_error"])
-    real = str(doors.get(DOOR[path], {}).get("limit"))
+    real = str(obj(doors.get(DOOR[path])).get("limit"))
     expect("SIM-010", response.headers.get("x-ratelimit-limit") == real,
            expected=f"X-RateLimit-Limit {real} (the real limit)",
            actual=response.headers.get("x-ratelimit-limit"), response=response)

@@ -16,6 +16,7 @@ import json
 import re
 
 import pytest
+from config_support import config_api, dig, listed_versions, reference, version_entries
 
 from delivery_conformance.checks import expect
 
@@ -32,17 +33,15 @@ def _body(response) -> dict:
 
 
 def _api(client, role: str, **kwargs) -> dict:
-    response = client.get("config", role=role, **kwargs)
-    expect("CFG-001", response.status_code == 200, expected=200, actual=response.status_code,
-           response=response)
-    return _body(response)["api"]
+    """The `api` object of GET /config (not exercised without one: CFG scenarios judge it)."""
+    return config_api(client, role, **kwargs)[0]
 
 
 def _version_entry(client, version: str) -> dict:
-    for entry in _api(client, "films")["supported_versions"]:
-        if entry.get("version") == version:
-            return entry
-    raise AssertionError(f"{version} is not listed in api.supported_versions")
+    entries = version_entries(_api(client, "films"))
+    expect("CFG-009", version in entries, expected=f"{version} listed in api.supported_versions",
+           actual=sorted(entries))
+    return entries[version]
 
 
 def _rels(response) -> set[str]:
@@ -61,7 +60,7 @@ def _expect_unsupported(rid: str, response) -> dict:
 @pytest.mark.requirement("VER-001")
 @pytest.mark.needs("role:films")
 def test_config_lists_the_2026_10_02_version(client):
-    listed = [entry.get("version") for entry in _api(client, "films")["supported_versions"]]
+    listed = listed_versions(_api(client, "films"))
     expect("VER-001", "2026-10-02" in listed, expected="2026-10-02 listed", actual=listed)
 
 
@@ -69,7 +68,7 @@ def test_config_lists_the_2026_10_02_version(client):
 @pytest.mark.parametrize("role", ["films", "films_metadata", "deprecated_pin"])
 def test_responses_name_the_pinned_version(client, key, role):
     key(role)
-    pinned = _api(client, role)["pinned_version"]
+    pinned = reference(_api(client, role), "pinned_version")
     response = client.get("catalog", role=role, params={"limit": 1})
     expect("VER-002", response.headers.get("service-version") == pinned,
            expected=f"Service-Version {pinned}", actual=response.headers.get("service-version"),
@@ -80,18 +79,18 @@ def test_responses_name_the_pinned_version(client, key, role):
 @pytest.mark.needs("role:films")
 def test_version_header_serves_one_request_without_moving_the_pin(client):
     before = _api(client, "films")
-    others = [e["version"] for e in before["supported_versions"]
-              if e.get("version") != before["pinned_version"]]
+    pinned = reference(before, "pinned_version")
+    others = [version for version in listed_versions(before) if version != pinned]
     if not others:
         pytest.skip("not exercised: the target lists no second supported version")
     during = _api(client, "films", version=others[0])
-    expect("VER-003", during["version"] == others[0] and
-           during["pinned_version"] == before["pinned_version"],
-           expected=f"version {others[0]}, pin {before['pinned_version']}",
-           actual=f"version {during['version']}, pin {during['pinned_version']}")
+    expect("VER-003", during.get("version") == others[0] and
+           during.get("pinned_version") == pinned,
+           expected=f"version {others[0]}, pin {pinned}",
+           actual=f"version {during.get('version')}, pin {during.get('pinned_version')}")
     after = client.get("config", role="films")
-    expect("VER-003", after.headers.get("service-version") == before["pinned_version"],
-           expected=f"back to {before['pinned_version']}",
+    expect("VER-003", after.headers.get("service-version") == pinned,
+           expected=f"back to {pinned}",
            actual=after.headers.get("service-version"), response=after)
 
 
@@ -129,7 +128,7 @@ def test_unsupported_version_lists_the_supported_ones(client):
         expected="supported_versions: YYYY-MM-DD strings", actual=listed)
     expect("VER-007", isinstance(latest, str) and latest in listed,
            expected="latest_version among supported_versions", actual=latest)
-    configured = [e["version"] for e in _api(client, "films")["supported_versions"]]
+    configured = listed_versions(_api(client, "films"))
     expect("VER-007", sorted(listed) == sorted(configured),
            expected=f"the versions /config lists: {configured}", actual=listed)
 
@@ -146,7 +145,7 @@ def test_retired_pin_is_unsupported_with_upgrade_to(client, path):
 @pytest.mark.requirement("VER-010")
 @pytest.mark.needs("role:retired_pin", "role:films")
 def test_supported_header_serves_a_retired_pin(client):
-    latest = _api(client, "films")["latest_version"]
+    latest = reference(_api(client, "films"), "latest_version")
     response = client.get("config", role="retired_pin", version=latest)
     expect("VER-010", response.status_code == 200
            and response.headers.get("service-version") == latest,
@@ -158,11 +157,11 @@ def test_supported_header_serves_a_retired_pin(client):
 @pytest.mark.requirement("VER-011")
 @pytest.mark.needs("role:deprecated_pin", "admin")
 def test_rotation_keeps_the_version_pin(client, admin):
-    pinned = _api(client, "deprecated_pin")["pinned_version"]
+    pinned = reference(_api(client, "deprecated_pin"), "pinned_version")
     new_key = admin.rotate("deprecated_pin")
     response = client.get("config", key=new_key)
     expect("VER-011", response.status_code == 200 and
-           _body(response)["api"]["pinned_version"] == pinned and
+           dig(_body(response), "api.pinned_version") == pinned and
            response.headers.get("service-version") == pinned,
            expected=f"the new key pinned to {pinned}",
            actual=f"{response.status_code} {response.headers.get('service-version')}",

@@ -11,6 +11,7 @@ import uuid
 from typing import Any
 
 import pytest
+from json_support import arr, obj, objs
 from listing_support import (
     Code,
     ErrorRow,
@@ -64,7 +65,8 @@ def single(client: DeliveryClient, video: str) -> tuple[Response, dict[str, Any]
     return response, body
 
 
-def expect_link_times(requirement_id: str, response: Response, body: dict[str, Any]) -> None:
+def expect_link_times(requirement_id: str, response: Response, body: Any) -> None:
+    body = obj(body)
     low, high = response_time(response)
     expires, refresh = iso_epoch(body.get("expires_at")), iso_epoch(body.get("refresh_before"))
     expect(
@@ -163,8 +165,8 @@ def test_list_links_expire_in_one_hour(client: DeliveryClient, fixture_id: Any) 
     expect_link_times("VID-010", response, body)
     bad = [
         r.get("id")
-        for r in body.get("rows", [])
-        if not isinstance((r.get("mp4") or {}).get("p480"), str)
+        for r in objs(obj(body).get("rows"))
+        if not isinstance(obj(r.get("mp4")).get("p480"), str)
     ]
     expect(
         "VID-005",
@@ -208,7 +210,7 @@ def test_video_in_two_collections_appears_once_under_each(
 ) -> None:
     video = fixture_id("video_two_collections")
     response, body = single(client, video)
-    for code in body.get("collections") or []:
+    for code in arr(obj(body).get("collections")):
         rows = items_of(
             walk(
                 client,
@@ -250,7 +252,9 @@ def test_list_without_collection_holds_only_granted_videos(
 @pytest.mark.requirement("VID-016", "VID-020")
 def test_slug_is_not_an_id(client: DeliveryClient, fixture_id: Any) -> None:
     _, body = single(client, fixture_id("video_id"))
-    slug = body["row"].get("slug")
+    slug = obj(body.get("row")).get("slug")
+    if not isinstance(slug, str) or not slug:
+        pytest.skip("not exercised: the video's row has no slug to try as an id (VID-014)")
     response = client.get(f"videos/{slug}", role=ROLE)
     expect_error("VID-016", response, 400, Code.NONE)
 

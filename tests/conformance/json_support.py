@@ -1,0 +1,35 @@
+"""Reading a target's JSON without trusting its shape.
+
+A scenario reads fields of answers that may be anything: a list where an object is due, a number
+where a list is due. These helpers give the scenario what it can use (an object, an array, the
+objects of an array) and nothing else; the shape itself is judged by the scenarios and checks of
+its own requirement, so a malformed answer fails there and never crashes a scenario elsewhere.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["arr", "at", "obj", "objs"]
+
+
+def obj(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def arr(value: Any) -> list[Any]:
+    """`value` when it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def objs(value: Any) -> list[dict[str, Any]]:
+    """The objects of a JSON array (other items and non-arrays: none)."""
+    return [item for item in arr(value) if isinstance(item, dict)]
+
+
+def at(value: Any, dotted: str) -> Any:
+    """`value["a"]["b"]` for "a.b"; None where a step is missing or not an object."""
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value

@@ -58,7 +58,7 @@ def _case(suite: ET.Element, req: RequirementView, strict: bool) -> str:
     case = ET.SubElement(
         suite, "testcase", classname=req.group, name=_cap(f"{req.id} {req.statement}", NAME_CAP)
     )
-    case.set("time", "0")
+    case.set("time", f"{req.duration:.3f}")
     first = req.findings[0].message() if req.findings else ""
     outcome = req.status
     if req.status == "failed" or (req.status == "warning" and strict):
@@ -100,6 +100,7 @@ def render_junit(document: Mapping[str, Any], *, strict: bool = False) -> str:
         for key, value in counts.items():
             suite.set(key, str(value))
             totals[key] += value
+        suite.set("time", f"{sum(r.duration for r in requirements):.3f}")
         suite.set("timestamp", stamp)
     if view.unattributed:
         suite = ET.SubElement(root, "testsuite", name=f"{TOOL} unattributed @ {view.target}")

@@ -115,6 +115,7 @@ class RequirementView:
     tests: tuple[str, ...]
     reasons: tuple[str, ...]
     findings: tuple[FindingView, ...]
+    duration: float = 0.0  # seconds of the scenarios that name it (shared ones counted in each)
 
     @property
     def filter(self) -> str:
@@ -163,7 +164,8 @@ def build_view(document: Mapping[str, Any]) -> RunView:
     """The view of one results document (see schemas/results.schema.json)."""
     run = document["run"]
     shown_by = _tests_by_finding(document.get("tests", ()))
-    requirements = tuple(_requirement(r, shown_by) for r in document["requirements"])
+    durations = {str(t["nodeid"]): float(t.get("duration", 0.0)) for t in document.get("tests", ())}
+    requirements = tuple(_requirement(r, shown_by, durations) for r in document["requirements"])
     groups: dict[str, list[RequirementView]] = {}
     for view in requirements:
         groups.setdefault(view.group, []).append(view)
@@ -189,7 +191,9 @@ def build_view(document: Mapping[str, Any]) -> RunView:
         groups=tuple(
             GroupView(name, tuple(views), _count(views)) for name, views in groups.items()
         ),
-        client=tuple(_requirement(r, shown_by) for r in document.get("client_requirements", ())),
+        client=tuple(
+            _requirement(r, shown_by, durations) for r in document.get("client_requirements", ())
+        ),
         unattributed=_collapse("unattributed", stray, shown_by),
         not_exercised=tuple(r for r in requirements if r.status == "not exercised"),
     )
@@ -215,10 +219,13 @@ def _coverage(run: Mapping[str, Any], requirements: tuple[RequirementView, ...])
     return {"selected": selected, "exercised": exercised, "percent": percent}
 
 
-def _requirement(data: Mapping[str, Any], shown_by: Mapping[tuple[str, ...], list[str]]) -> (
-    RequirementView
-):
+def _requirement(
+    data: Mapping[str, Any],
+    shown_by: Mapping[tuple[str, ...], list[str]],
+    durations: Mapping[str, float],
+) -> RequirementView:
     rid = str(data["id"])
+    tests = tuple(str(t) for t in data.get("tests", ()))
     return RequirementView(
         id=rid,
         group=rid.split("-", 1)[0],
@@ -226,9 +233,10 @@ def _requirement(data: Mapping[str, Any], shown_by: Mapping[tuple[str, ...], lis
         level=str(data.get("level", "")),
         section=str(data.get("section", "")),
         statement=redact_text(str(data.get("statement", ""))),
-        tests=tuple(data.get("tests", ())),
+        tests=tests,
         reasons=tuple(redact_text(str(r)) for r in data.get("reasons", ())),
         findings=_collapse(rid, data.get("violations", ()), shown_by),
+        duration=sum(durations.get(t, 0.0) for t in tests),
     )
 
 

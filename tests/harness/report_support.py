@@ -89,9 +89,10 @@ def sample_events() -> list[Any]:
     return [
         RunStarted(BASE_URL, 1_790_000_000.0, 20261002, True),
         finished("test_ok", ("HDR-001", "GEN-001"), Outcome.PASSED),
-        finished("test_status_a", ("HDR-002",), Outcome.FAILED, violations=(STATUS_VIOLATION,)),
+        finished("test_status_a", ("HDR-002",), Outcome.FAILED, violations=(STATUS_VIOLATION,),
+                 duration=0.25),
         finished("test_status_b", ("HDR-002",), Outcome.FAILED,
-                 violations=(STATUS_VIOLATION, BODY_VIOLATION)),
+                 violations=(STATUS_VIOLATION, BODY_VIOLATION), duration=0.5),
         finished("test_retry_after", ("HDR-003",), Outcome.FAILED, violations=(WARNING,)),
         finished("test_admin", ("HDR-004",), Outcome.NOT_EXERCISED,
                  reason="the profile lacks admin"),

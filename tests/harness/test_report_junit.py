@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 from report_support import SECRETS, clean_document, sample_document
 
+from delivery_conformance.report import write_document
 from delivery_conformance.report_junit import render_junit
 
 
@@ -49,12 +51,26 @@ def test_each_status_maps_to_one_junit_outcome() -> None:
     assert found["HDR-002"].get("classname") == "HDR"
 
 
-def test_a_warning_is_not_a_failure_unless_strict() -> None:
+def test_a_warning_is_not_a_failure_unless_strict(tmp_path: Path) -> None:
     lenient = cases(render_junit(sample_document()))["HDR-003"]
     assert lenient.find("failure") is None
     assert (lenient.findtext("system-out") or "").startswith("warning (should not met)")
     strict = cases(render_junit(sample_document(), strict=True))["HDR-003"]
     assert strict.find("failure") is not None
+    # A run with --strict records it; the writer follows the record.
+    document = sample_document()
+    document["run"]["policy"]["strict"] = True
+    write_document(document, tmp_path)
+    written = cases((tmp_path / "junit.xml").read_text(encoding="utf-8"))["HDR-003"]
+    assert written.find("failure") is not None
+
+
+def test_a_case_takes_the_time_of_the_scenarios_that_judged_it() -> None:
+    root = ET.fromstring(render_junit(sample_document()))
+    assert cases(render_junit(sample_document()))["HDR-002"].get("time") == "0.750"
+    hdr = root.find("testsuite[@name='delivery-conformance HDR @ http://127.0.0.1:9']")
+    assert hdr is not None and hdr.get("time") == "0.750"
+    assert root.get("time") == "12.500"  # the run's wall time
 
 
 def test_messages_are_short_single_lines_without_class_prefixes() -> None:

@@ -279,11 +279,14 @@ def _collapse(
         expected = redact_text(str(violation.get("expected", "")))
         actual = redact_text(str(violation.get("actual", "")))
         title = redact_text(str(violation.get("title", "")))
+        rid = str(violation.get("requirement_id", ""))
+        if rid and title.startswith(f"{rid} "):  # "PLAY-012 not met" beside the ID says it twice
+            title = title[len(rid) + 1 :]
         exchange = violation.get("exchange")
         views.append(
             FindingView(
                 anchor=f"{anchor_base}-f{index}",
-                requirement_id=str(violation.get("requirement_id", "")),
+                requirement_id=rid,
                 title=title,
                 expected=None if expected.strip().lower() in ("", "none") else expected,
                 actual=actual,

@@ -175,3 +175,12 @@ def test_a_clean_run_renders_without_findings_section() -> None:
     html = html_of(clean_document())
     assert 'id="first"' not in html and "CONFORMING" in html
     assert json.dumps(clean_document())  # the document itself is plain JSON
+
+
+def test_a_default_title_does_not_repeat_the_requirement_id() -> None:
+    document = sample_document()
+    document["requirements"][2]["violations"][0]["title"] = "HDR-002 not met"
+    view = build_view(document)
+    (hdr002,) = [r for g in view.groups for r in g.requirements if r.id == "HDR-002"]
+    assert hdr002.findings[0].title == "not met"
+    assert hdr002.findings[0].message() == "not met: expected beta; got ga"

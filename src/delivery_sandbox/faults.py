@@ -253,3 +253,8 @@ class FaultSwitch:
 from delivery_sandbox.playback_fault_rows import PLAYBACK_FAULT_ROWS  # noqa: E402
 
 register(*(Fault(*row) for row in PLAYBACK_FAULT_ROWS))
+
+# Rows proving the coverage of rules no other fault breaks (coverage_faults.py).
+from delivery_sandbox.coverage_faults import COVERAGE_FAULT_ROWS  # noqa: E402
+
+register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS))

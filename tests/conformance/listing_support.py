@@ -330,7 +330,15 @@ def expect_updated_since_leaves_out_older(
 
 
 def expect_list_envelope(page: Page, requirement_id: str) -> None:
-    """A page of an envelope list is a list envelope (spec: Endpoints > Paging and envelopes)."""
+    """A page of an envelope list is a list envelope (spec: Endpoints > Paging and envelopes).
+
+    A wrong envelope member is charged to its own rule (PAGE-005 to PAGE-009, envelope_support);
+    what is left (`data.items`, `data.next_cursor`) to `requirement_id`."""
+    from envelope_support import envelope_violations
+
+    members = envelope_violations(page.response, listing=True)
+    if members:
+        raise ConformanceFailure(members)
     problems = envelope_problems(page, listing=True)
     expect(
         requirement_id,

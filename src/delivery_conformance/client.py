@@ -13,6 +13,8 @@ What it never does: retry, follow a redirect, keep a cookie, print a secret. Net
 become `TargetUnreachable`, an invalid HTTP answer or a body that is not JSON where JSON is due
 becomes `TargetGarbage`; both with one-line messages. Every exchange, including failed ones, is
 redacted and handed to `on_exchange` (the pytest plugin attaches them to the current test).
+`timeout` (default 10 s) bounds each whole answer, connect to last byte, not each read (see
+`transport`): a target that trickles its answer ends in `TargetUnreachable` like a silent one.
 
 Pacing (see `pacing`): before each request the client sleeps (injected `sleep`, injected
 monotonic `clock`) until the counter of the endpoint has room under the budget. `pacer=None`
@@ -45,6 +47,7 @@ from delivery_conformance.exchange import Exchange
 from delivery_conformance.pacing import Pacer, limits_from_config
 from delivery_conformance.profile import API_PREFIX, TargetProfile
 from delivery_conformance.redact import Redactor
+from delivery_conformance.transport import AnswerBudget, bounded_transport
 
 __all__ = ["DEFAULT_TIMEOUT", "SIMULATED_ENDPOINTS", "DeliveryClient", "RequestContext", "Response"]
 
@@ -123,6 +126,14 @@ def _playback_cost(body: Any) -> int:
     return 1
 
 
+def _slowness(error: httpx.TimeoutException) -> str:
+    if isinstance(error, httpx.ConnectTimeout):
+        return "no connection"
+    if isinstance(error, httpx.WriteTimeout):
+        return "the request could not be sent"
+    return "the target is too slow: silent, or sending its answer a few bytes at a time"
+
+
 class DeliveryClient:
     def __init__(
         self,
@@ -149,9 +160,10 @@ class DeliveryClient:
         if profile.admin:
             secrets.append(profile.admin.token)
         self.redactor = Redactor(secrets)
+        self._budget = AnswerBudget()
         self._http = httpx.Client(
             base_url=profile.base_url,
-            transport=transport,
+            transport=transport if transport is not None else bounded_transport(self._budget),
             timeout=httpx.Timeout(timeout, connect=connect_timeout or timeout),
             follow_redirects=False,
         )
@@ -268,12 +280,14 @@ class DeliveryClient:
             "started_at": started_at,
         }
         try:
-            http = self._http.send(request)
-            http.read()
+            with self._budget.bound(self.timeout):  # the whole answer, not each read
+                http = self._http.send(request)
+                http.read()
         except httpx.TimeoutException as error:
             self._record_failure(base, start, f"timeout: {type(error).__name__}")
             raise TargetUnreachable(
-                f"{context.method} {request.url} got no answer within {self.timeout:g} s"
+                f"{context.method} {request.url} got no complete answer within {self.timeout:g} s"
+                f" ({_slowness(error)})"
             ) from None
         except httpx.RemoteProtocolError as error:
             self._record_failure(base, start, f"invalid HTTP: {error}")

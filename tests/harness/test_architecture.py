@@ -16,7 +16,7 @@ STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
 # Layer -> (files, forbidden first-party packages, third-party allowed, or None for "any").
 SANDBOX_THIRD_PARTY = {"starlette", "uvicorn", "orjson", "uvloop", "httptools"}
 HARNESS_THIRD_PARTY = {
-    "httpx", "yaml", "jsonschema", "referencing", "pytest", "_pytest", "pluggy",
+    "httpx", "httpcore", "yaml", "jsonschema", "referencing", "pytest", "_pytest", "pluggy",
     "jinja2", "markupsafe", "markdown_it",
     "schemathesis", "hypothesis", "locust", "gevent", "matplotlib",
 }  # fmt: skip

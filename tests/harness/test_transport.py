@@ -1,0 +1,63 @@
+"""`transport.AnswerBudget`: each socket operation gets at most the time left for the answer."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from bad_servers import BadServer
+
+from delivery_conformance.client import DeliveryClient
+from delivery_conformance.exceptions import TargetUnreachable
+from delivery_conformance.profile import TargetProfile
+from delivery_conformance.transport import MIN_WAIT, AnswerBudget
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_outside_a_bound_operations_keep_their_own_timeout() -> None:
+    budget = AnswerBudget(FakeClock())
+    assert budget.clip(10.0) == 10.0
+    assert budget.clip(None) is None
+
+
+def test_inside_a_bound_the_nearer_of_the_two_wins() -> None:
+    clock = FakeClock()
+    budget = AnswerBudget(clock)
+    with budget.bound(3.0):
+        assert budget.clip(10.0) == 3.0
+        assert budget.clip(None) == 3.0
+        clock.now += 2.5
+        assert budget.clip(10.0) == pytest.approx(0.5)
+        assert budget.clip(0.2) == 0.2
+        clock.now += 5.0
+        assert budget.clip(10.0) == MIN_WAIT  # past the deadline: time out at once, never block
+    assert budget.clip(10.0) == 10.0
+
+
+def test_the_bound_belongs_to_the_thread_that_set_it() -> None:
+    budget = AnswerBudget(FakeClock())
+    seen: list[float | None] = []
+    with budget.bound(1.0):
+        other = threading.Thread(target=lambda: seen.append(budget.clip(7.0)))
+        other.start()
+        other.join()
+    assert seen == [7.0]
+
+
+def test_a_trickling_answer_is_cut_at_the_whole_answer_bound() -> None:
+    """A real socket: 4 bytes every 0.5 s never trips a per-read timeout of 1.5 s."""
+    with BadServer("trickle_body") as url:
+        profile = TargetProfile(base_url=url, keys={}, fixtures={})
+        with (
+            DeliveryClient(profile, timeout=1.5) as client,
+            pytest.raises(TargetUnreachable, match="too slow") as caught,
+        ):
+            client.request("GET", "config")
+    assert "\n" not in str(caught.value)

@@ -96,6 +96,12 @@ def run_once(
         failed_tests=[
             t.get("nodeid") for t in results["tests"] if t.get("outcome") in ("failed", "error")
         ],
+        findings=[
+            f"{v.get('requirement_id')}: expected {v.get('expected')}, got {v.get('actual')}"
+            for t in results["tests"]
+            if t.get("outcome") in ("failed", "error")
+            for v in (t.get("violations") or [{"requirement_id": t.get("reason", "?")}])
+        ][:20],
     )
     return figure
 
@@ -153,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
             figures.append(figure)
             print(_line(index, figure), flush=True)
     passed = sum(1 for f in figures if clean(f))
+    for figure in figures:
+        for finding in figure.get("findings", []):
+            print(f"  {figure['mode']}: {finding[:300]}")
     print(f"latency self-test: {passed}/{len(figures)} runs with 0 failures")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(figures, indent=2) + "\n")

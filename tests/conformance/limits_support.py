@@ -35,6 +35,7 @@ __all__ = [
     "admitted_count",
     "drain_play",
     "expect_each_status",
+    "fresh_minute",
     "lower",
     "median_elapsed",
     "play_batch",
@@ -97,6 +98,20 @@ def lower(admin: Any, role: str, counter: str, limit: int) -> None:
     """Set a counter's limit for a role's organisation and start it full."""
     admin.set_limit(role, counter, limit)
     admin.reset_limits(role)
+
+
+def fresh_minute(admin: Any, second: float = 1.0) -> float:
+    """Set the target's clock `second` s into the next UTC minute; answer that minute's epoch.
+
+    A clock-minute counter starts again at each UTC minute (spec: Limits table), so a count that
+    straddles a minute boundary counts nothing: a scenario spending one starts here and assumes
+    it ends within the same minute (under 50 s).
+    """
+    state = admin.state()
+    now = float(state["clock"]["now"]) if isinstance(state, dict) else time.time()
+    minute = (math.floor(now / 60) + 1) * 60
+    admin.clock(set_to=minute + second)
+    return minute
 
 
 def require_fixtures(fixture_id: Callable[[str], Any], counter: str) -> None:

@@ -7,6 +7,12 @@ Lowered limits on the dedicated roles; the admin fixture resets the target after
 README readings followed: LIM (counting) (never more than the limit; up to 2.5 % early, at
 least one request with a lowered limit), LIM-005, LIM-013/LIM-020 (refill L/60 per second),
 LIM-016 (every whole-request 400 costs 1), LIM-018 (every non-200 ticket costs 0), LIM-003.
+
+Timing: every scenario runs as one burst (the `_burst` fixture): it spends counters it lowered
+itself on a dedicated organisation (reset by the admin fixture afterwards), and pacing would let
+a continuous counter refill in the middle of a count. Where a continuous counter refills while
+answers travel, the bound is derived from the measured time (`refilled`), not from a loopback
+target; clock-minute counters do not refill within the minute.
 """
 
 from __future__ import annotations
@@ -17,16 +23,21 @@ import uuid
 import pytest
 from json_support import at, objs
 from limits_support import (
+    CLOCK_MINUTE,
     COUNTERS,
     admitted_count,
     expect_each_status,
+    fresh_minute,
     lower,
     play_batch,
+    refilled,
     require_fixtures,
     spend,
+    spend_timed,
     tickets,
 )
 from playback_support import DEVICE, expect_answer, new_viewer, post
+from timing_support import round_trip
 
 from delivery_conformance.checks import expect, expect_status
 
@@ -34,6 +45,14 @@ pytestmark = pytest.mark.needs("admin", "role:limits")
 
 UNKNOWN_KEY = "svc_live_" + "Lm9" * 10 + "q2"
 RAISE_BOUND = 65.0  # README LIM-003: the suite allows 65 s
+HOLD = 0.5  # spec: Behaviour at the ceiling item 3 (a play request may wait this long)
+
+
+@pytest.fixture(autouse=True)
+def _burst(client):
+    """Exempt from pacing: each scenario spends counters it lowered on its own organisation."""
+    with client.burst("limit scenario on a dedicated organisation"):
+        yield
 
 
 def _ticket_body(fixture_id) -> dict:
@@ -44,16 +63,21 @@ def _ticket_body(fixture_id) -> dict:
 @pytest.mark.needs("role:limits_videos")
 @pytest.mark.parametrize("counter", list(COUNTERS))
 def test_lowered_counter_admits_its_limit_and_no_more(client, admin, fixture_id, counter):
+    """Spends until the first 429; a continuous counter may admit what refilled meanwhile, a
+    clock-minute one starts at second 1 of a minute so that the count stays in it."""
     call = COUNTERS[counter]
     require_fixtures(fixture_id, counter)
+    if counter in CLOCK_MINUTE:
+        fresh_minute(admin)
     lower(admin, call.role, counter, 10)
-    admitted, refused = spend(lambda: call.send(client, fixture_id), limit=15)
+    admitted, refused, took = spend_timed(lambda: call.send(client, fixture_id), limit=25)
     ok = sum(1 for r in admitted if r.status_code == 200)
+    back = refilled(counter, 10, took)
     last = refused or admitted[-1]
     expect(
         "LIM-006",
-        refused is not None and ok <= 10,
-        expected="at most 10 admitted, then 429",
+        refused is not None and ok <= 10 + back,
+        expected=f"at most {10 + back} admitted ({back} refilled in {took:.1f} s), then 429",
         actual=f"{ok} admitted, {'a 429' if refused else 'no 429'}",
         response=last,
     )
@@ -95,6 +119,7 @@ def test_another_organisation_is_not_refused(client, admin):
 
 @pytest.mark.requirement("LIM-003")
 def test_raised_limit_takes_effect(client, admin):
+    fresh_minute(admin)  # the config counter counts clock minutes
     lower(admin, "limits", "config", 2)
     _, refused = spend(lambda: client.get("config", role="limits"), limit=6)
     expect(
@@ -161,9 +186,13 @@ def test_requests_refused_before_the_rate_limit_step_are_not_counted(client, adm
 @pytest.mark.requirement("LIM-014", "LIM-006")
 @pytest.mark.needs("fixture:episode_encrypted")
 def test_full_allowance_is_available_as_a_burst(client, admin, fixture_id):
+    """The extra request must be refused only while what refilled (plus a hold) is under one
+    ticket: at 30 a minute that holds for a burst shorter than about 1 s of round trips."""
+    rt = round_trip(client, "limits")
     lower(admin, "limits", "playback", 30)
     body = _ticket_body(fixture_id)
     batch = play_batch(body["episode_id"])
+    start = time.monotonic()
     issued = sum(tickets(post(client, batch, role="limits")) for _ in range(10))
     expect(
         "LIM-014",
@@ -172,8 +201,10 @@ def test_full_allowance_is_available_as_a_burst(client, admin, fixture_id):
         actual=issued,
         response=None,
     )
+    level = 30 / 60 * (time.monotonic() - start + rt.worst + HOLD)
     extra = post(client, body, role="limits")
-    expect_status("LIM-006", extra, 429, expected="429 past the 30 tickets")
+    if level < 1:
+        expect_status("LIM-006", extra, 429, expected="429 past the 30 tickets")
 
 
 @pytest.mark.parametrize(
@@ -187,16 +218,21 @@ def test_full_allowance_is_available_as_a_burst(client, admin, fixture_id):
 def test_continuous_counter_refills_at_a_sixtieth_of_the_limit_per_second(
     client, admin, fixture_id, counter, rid
 ):
+    """After the first 429, the target's clock moves 10 s: about 10 units come back, plus
+    what refills in real time while the count runs (measured, with one round trip), plus 2
+    (a play request may be held for the next ticket: spec ceiling item 3)."""
     call = COUNTERS[counter]
+    rt = round_trip(client, "limits")
     lower(admin, "limits", counter, 60)
     spend(lambda: call.send(client, fixture_id), limit=70)
+    start = time.monotonic()
     admin.clock(advance=10)
-    ok = admitted_count(lambda: call.send(client, fixture_id), 20)
-    # a play request may be held for the ticket after those 10 (spec: ceiling item 3)
+    ok = admitted_count(lambda: call.send(client, fixture_id), 30)
+    high = 10 + refilled(counter, 60, time.monotonic() - start + rt.worst) + 2
     expect(
         rid,
-        9 <= ok <= 12,
-        expected="about 10 back after 10 s at 60 a minute",
+        9 <= ok <= high,
+        expected=f"about 10 back after 10 s at 60 a minute (9 to {high})",
         actual=ok,
         response=None,
     )
@@ -322,6 +358,7 @@ def test_playlists_and_catalog_share_the_catalog_counter(client, admin, fixture_
 @pytest.mark.needs("fixture:creative_id")
 @pytest.mark.parametrize("last", ["list", "single", "file"])
 def test_creatives_endpoints_share_one_counter(client, admin, fixture_id, last):
+    fresh_minute(admin)  # the creatives counter counts clock minutes
     lower(admin, "limits", "creatives", 6)
     cid = fixture_id("creative_id")
     calls = {
@@ -350,6 +387,7 @@ def test_creatives_endpoints_share_one_counter(client, admin, fixture_id, last):
 @pytest.mark.parametrize("exhausted", ["videos", "video"])
 def test_video_list_and_single_are_counted_separately(client, admin, fixture_id, exhausted):
     other = "video" if exhausted == "videos" else "videos"
+    fresh_minute(admin)  # both counters count clock minutes
     lower(admin, "limits_videos", exhausted, 3)
     _, refused = spend(lambda: COUNTERS[exhausted].send(client, fixture_id), limit=8)
     expect(

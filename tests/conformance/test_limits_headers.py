@@ -5,6 +5,12 @@ spec: Limits (table; Behaviour at the ceiling item 1); Common response headers (
 Each counter is lowered through the admin API on the dedicated roles. README readings followed:
 LIM-034 (Retry-After is the seconds left in the UTC minute, rounded up, 1 to 60), LIM-027
 (counter names).
+
+Timing: every scenario runs as one burst (the `_burst` fixture): it spends a counter it lowered
+itself on a dedicated organisation (reset by the admin fixture afterwards). The clock-minute
+scenarios move the target's clock to a known second with the admin API and place each request
+by setting the clock again (never by counting on real time); where real time still matters the
+round trip of the admin call widens the window.
 """
 
 from __future__ import annotations
@@ -14,7 +20,15 @@ import time
 
 import pytest
 from json_support import at
-from limits_support import CLOCK_MINUTE, CONTINUOUS, COUNTERS, lower, require_fixtures, spend
+from limits_support import (
+    CLOCK_MINUTE,
+    CONTINUOUS,
+    COUNTERS,
+    fresh_minute,
+    lower,
+    require_fixtures,
+    spend,
+)
 from playback_support import body_of
 
 from delivery_conformance.checks import expect, expect_status
@@ -23,6 +37,13 @@ from delivery_conformance.client import Response
 pytestmark = pytest.mark.needs("admin", "role:limits", "role:limits_videos")
 
 LOWERED = 3
+
+
+@pytest.fixture(autouse=True)
+def _burst(client):
+    """Exempt from pacing: each scenario drains a counter it lowered on its own organisation."""
+    with client.burst("limit scenario on a dedicated organisation"):
+        yield
 
 
 def _exhaust(client, admin, fixture_id, counter: str, limit: int = LOWERED) -> Response:
@@ -49,6 +70,8 @@ def _int_header(response: Response, name: str) -> int | None:
 @pytest.mark.requirement("LIM-029", "LIM-030", "LIM-031", "LIM-032", "LIM-011")
 @pytest.mark.parametrize("counter", list(COUNTERS))
 def test_ceiling_answers_flat_429_with_rate_limit_headers(client, admin, fixture_id, counter):
+    if counter in CLOCK_MINUTE:
+        fresh_minute(admin)  # the count must not straddle a UTC minute
     refused = _exhaust(client, admin, fixture_id, counter)
     body = body_of(refused)
     expect(
@@ -102,23 +125,32 @@ def test_continuous_retry_after_is_the_wait_for_one_unit(client, admin, fixture_
     )
 
 
-def _set_second(admin, second: int) -> float:
-    """Move the target's clock forward to `second` of a coming UTC minute; answer that epoch."""
+def _set_second(admin, second: int) -> tuple[float, float, float]:
+    """Move the target's clock forward to `second` of a coming UTC minute.
+
+    Answers (base, spread, minute): the target's epoch is `base + time.monotonic()` give or
+    take `spread` (half the admin call's round trip: the clock was set somewhere inside it), and
+    `minute` is the epoch where that UTC minute starts.
+    """
     state = admin.state()
     now = float(state["clock"]["now"]) if isinstance(state, dict) else time.time()
-    target = (math.floor(now / 60) + 2) * 60 + second
-    admin.clock(set_to=target)
-    return target - time.monotonic()  # epoch of the target clock = this + monotonic()
+    minute = (math.floor(now / 60) + 2) * 60
+    before = time.monotonic()
+    admin.clock(set_to=minute + second)
+    after = time.monotonic()
+    return minute + second - (before + after) / 2, (after - before) / 2, minute
 
 
 @pytest.mark.requirement("LIM-034")
 @pytest.mark.parametrize("counter", CLOCK_MINUTE)
 def test_clock_minute_retry_after_is_the_rest_of_the_minute(client, admin, fixture_id, counter):
+    """The target's second is known within half the admin call's round trip (`_set_second`);
+    the refusal was produced between its request's start and its answer's arrival."""
     require_fixtures(fixture_id, counter)
-    base = _set_second(admin, 30)
+    base, spread, _ = _set_second(admin, 30)
     refused = _exhaust(client, admin, fixture_id, counter)
-    started = base + time.monotonic() - refused.exchange.elapsed
-    ended = base + time.monotonic()
+    started = base + time.monotonic() - refused.exchange.elapsed - spread
+    ended = base + time.monotonic() + spread
     rest = sorted({60 - math.floor(t % 60) for t in (started - 1, ended)})
     wait = _int_header(refused, "retry-after")
     expect(
@@ -135,14 +167,17 @@ def test_clock_minute_retry_after_is_the_rest_of_the_minute(client, admin, fixtu
 def test_clock_minute_counter_refills_at_the_next_minute_and_not_before(
     client, admin, fixture_id, counter
 ):
+    """Assumes exhausting a limit of 3 takes under 20 s: the clock is then set to second 50 of
+    the same minute (not advanced, so the round trips spent meanwhile do not move the second),
+    then to second 5 of the next minute, 35 s after the first request."""
     require_fixtures(fixture_id, counter)
-    _set_second(admin, 30)
+    _, _, minute = _set_second(admin, 30)
     _exhaust(client, admin, fixture_id, counter)
     call = COUNTERS[counter]
-    admin.clock(advance=20)  # second 50 of the same minute
+    admin.clock(set_to=minute + 50)
     early = call.send(client, fixture_id)
     expect_status("LIM-024", early, 429, expected="still 429 before the minute ends")
-    admin.clock(advance=15)  # second 5 of the next minute, 35 s after the first request
+    admin.clock(set_to=minute + 65)
     late = call.send(client, fixture_id)
     expect_status("LIM-024", late, 200, expected="200 in the next UTC minute")
 

@@ -39,7 +39,7 @@ import httpx
 from delivery_conformance.endpoints import Endpoint, match_endpoint
 from delivery_conformance.exceptions import (
     HarnessFailure,
-    RunTimedOut,
+    RunStopped,
     TargetGarbage,
     TargetUnreachable,
 )
@@ -53,6 +53,8 @@ __all__ = ["DEFAULT_TIMEOUT", "SIMULATED_ENDPOINTS", "DeliveryClient", "RequestC
 
 DEFAULT_TIMEOUT = 10.0
 MAX_PACING_WAIT = 60.0
+ANNOUNCED_WAIT = 5.0  # a pacing wait this long is announced (`on_wait`): never a silent minute
+WAIT_SLICE = 0.5
 # README > Reading of the spec (SIM endpoints): the header is honoured only on these.
 SIMULATED_ENDPOINTS = frozenset({"getCatalog", "getConfig", "postPlayback"})
 
@@ -154,7 +156,10 @@ class DeliveryClient:
         self.timeout = timeout
         self.pins: dict[str, str] = {}  # role -> dated version pinned to its key
         self.bursting: str | None = None  # why pacing is suspended, inside `burst()`
-        self.deadline: float | None = None  # monotonic; past it no request is sent (RunTimedOut)
+        # Asked before each request: a reason to stop the run (time bound, signal) or None.
+        self.stop_check: Callable[[], str | None] | None = None
+        # Told of a pacing wait of ANNOUNCED_WAIT seconds or more: (counter, seconds).
+        self.on_wait: Callable[[str, float], None] | None = None
         self._sleep, self._clock, self._wall_clock = sleep, clock, wall_clock
         secrets = list(profile.keys.values())
         if profile.admin:
@@ -247,8 +252,9 @@ class DeliveryClient:
             else:
                 request.headers[name] = value
         self._pace(endpoint, simulate, json)
-        if self.deadline is not None and self._clock() >= self.deadline:
-            raise RunTimedOut(f"the run reached its time bound before {method} {full_path}")
+        stop = self.stop_check() if self.stop_check is not None else None
+        if stop is not None:
+            raise RunStopped(f"{stop} before {method} {full_path}")
         return self._send(request, context)
 
     def _counter(self, endpoint: Endpoint | None, simulate: str | None) -> str | None:
@@ -265,8 +271,17 @@ class DeliveryClient:
             return
         cost = _playback_cost(body) if counter == "playback" else 1
         wait = min(self.pacer.wait_time(counter, cost, self._clock()), MAX_PACING_WAIT)
-        if wait > 0:
-            self._sleep(wait)
+        if wait >= ANNOUNCED_WAIT and self.on_wait is not None:
+            self.on_wait(counter, wait)
+        end = self._clock() + wait
+        while wait > 0:  # in slices when a stop can be asked, so it is honoured within one
+            if self.stop_check is None:
+                self._sleep(wait)
+                break
+            if self.stop_check() is not None:
+                break
+            self._sleep(min(wait, WAIT_SLICE))
+            wait = end - self._clock()
         self.pacer.record(counter, cost, self._clock())
 
     def _send(self, request: httpx.Request, context: RequestContext) -> Response:

@@ -8,8 +8,8 @@
     │                             it is turned into a violation (HTML or non-JSON where
     │                             JSON is due)
     ├── HarnessFailure            exit 3: the harness itself could not do its job
-    └── RunTimedOut               exit 5: the run reached --max-duration (the tests not yet
-                                  run are reported not exercised)
+    └── RunStopped                the run reached --max-duration, or a signal asked it to
+                                  stop: the test is reported not exercised (never a pass)
 
 A violation of the contract is not an exception of this tree: it is a typed
 `Violation` (see `checks`), raised inside tests as `ConformanceFailure`.
@@ -21,7 +21,7 @@ __all__ = [
     "HarnessError",
     "HarnessFailure",
     "ProfileError",
-    "RunTimedOut",
+    "RunStopped",
     "TargetGarbage",
     "TargetUnreachable",
     "UsageError",
@@ -61,5 +61,5 @@ class HarnessFailure(HarnessError):
     exit_code = 3
 
 
-class RunTimedOut(HarnessError):
+class RunStopped(HarnessError):
     exit_code = 5

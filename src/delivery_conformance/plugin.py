@@ -28,6 +28,8 @@ test's own requirements) and the redacted exchanges it made. Consumers implement
 from __future__ import annotations
 
 import dataclasses
+import signal
+import threading
 import time
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
@@ -50,7 +52,7 @@ from delivery_conformance.events import (
     TestDeselected,
     TestFinished,
 )
-from delivery_conformance.exceptions import HarnessError, RunTimedOut, TargetGarbage
+from delivery_conformance.exceptions import HarnessError, RunStopped, TargetGarbage
 from delivery_conformance.exchange import Exchange
 from delivery_conformance.pacing import Pacer
 from delivery_conformance.profile import TargetProfile, load_profile
@@ -61,6 +63,9 @@ __all__ = ["DEFAULT_MAX_DURATION", "NEEDS_KINDS", "known_requirement_ids"]
 
 DEFAULT_MAX_DURATION = 3600.0  # seconds: README > Exit codes (TIMED OUT)
 TIMED_OUT_REASON = "the run reached --max-duration before this test"
+INTERRUPTED_REASON = "the run was interrupted (SIGINT or SIGTERM) before this test"
+STOP_REASONS = {"timed out": TIMED_OUT_REASON, "interrupted": INTERRUPTED_REASON}
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 NEEDS_KINDS = ("role:", "fixture:", "admin", "bare_host", "test_organisation")
 _STATE = pytest.StashKey["_RunState"]()
@@ -185,6 +190,8 @@ class _RunState:
         self.max_duration: float = config.getoption("max_duration")
         self.deadline = time.monotonic() + self.max_duration
         self.stopped: str | None = None
+        self._signalled = False
+        self._saved_handlers: dict[int, Any] = {}
         self.policy = RunPolicy(
             selectors=tuple(config.getoption("conformance_ids")),
             keyword=config.getoption("keyword") or None,
@@ -236,14 +243,50 @@ class _RunState:
         self.deadline = time.monotonic() + self.max_duration
         self.emit(RunStarted(profile.base_url, time.time(), self.seed, self.pacing, self.policy))
 
+        self._catch_signals()
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> bool | None:
-        """Past --max-duration every remaining test is reported not exercised, not run."""
-        if time.monotonic() < self.deadline:
+        """Once the run must stop, every remaining test is reported not exercised, not run."""
+        stop = self.stop_reason()
+        if stop is None:
             return None
-        self.stopped = "timed out"
-        self.emit(TestFinished(item.nodeid, _ids(item), Outcome.NOT_EXERCISED, TIMED_OUT_REASON))
+        self.stopped = stop
+        reason = STOP_REASONS[stop]
+        self.emit(TestFinished(item.nodeid, _ids(item), Outcome.NOT_EXERCISED, reason))
         return True
+
+    def _announce_wait(self, counter: str, seconds: float) -> None:
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        line = f"pacing: waiting {seconds:.0f} s for room on the {counter} counter"
+        if reporter is not None:
+            reporter.write_line(line)
+
+    def stop_reason(self) -> str | None:
+        """"interrupted" after SIGINT/SIGTERM, "timed out" past --max-duration, else None."""
+        if self._signalled:
+            return "interrupted"
+        if time.monotonic() >= self.deadline:
+            return "timed out"
+        return None
+
+    def _catch_signals(self) -> None:
+        """The first SIGINT/SIGTERM stops the run between requests (report written); a second
+        SIGINT interrupts at once. Only the main thread may install handlers."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for signum in STOP_SIGNALS:
+            self._saved_handlers[signum] = signal.signal(signum, self._on_signal)
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        if self._signalled and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self._signalled = True
+
+    def _restore_signals(self) -> None:
+        for signum, handler in self._saved_handlers.items():
+            signal.signal(signum, handler)
+        self._saved_handlers.clear()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
@@ -262,7 +305,8 @@ class _RunState:
         return report
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if int(exitstatus) == int(pytest.ExitCode.INTERRUPTED):
+        self._restore_signals()
+        if int(exitstatus) == int(pytest.ExitCode.INTERRUPTED) or self._signalled:
             self.stopped = "interrupted"
         elapsed = time.time() - self.t0
         self.emit(RunFinished(time.time(), elapsed, int(exitstatus), self.stopped))
@@ -291,7 +335,8 @@ class _RunState:
             profile = self.profile()
             pacer = Pacer() if self.pacing else None
             self._client = DeliveryClient(profile, pacer=pacer, on_exchange=self.exchanges.append)
-            self._client.deadline = self.deadline
+            self._client.stop_check = self.stop_reason
+            self._client.on_wait = self._announce_wait
             if "films" in profile.keys:
                 self._client.learn_config("films")
         return self._client
@@ -350,8 +395,9 @@ class _RunState:
                     reason = "teardown failed: " + reason
                 self._outcome[nodeid] = (outcome, reason, found)
             outcome, reason, violations = self._outcome.pop(nodeid, (Outcome.ERROR, "", ()))
-            if reason == TIMED_OUT_REASON:
-                self.stopped = "timed out"
+            for stop, said in STOP_REASONS.items():
+                if reason == said:
+                    self.stopped = stop
             duration = time.time() - self._start.pop(nodeid, time.time())
             finished = TestFinished(
                 nodeid,
@@ -424,8 +470,10 @@ def _classify(
     for leaf in _leaves(call.excinfo.value):
         if isinstance(leaf, ConformanceFailure):
             found.extend(leaf.violations)
-        elif isinstance(leaf, RunTimedOut):
-            return Outcome.NOT_EXERCISED, TIMED_OUT_REASON, ()
+        elif isinstance(leaf, RunStopped):
+            said = str(leaf)
+            reason = INTERRUPTED_REASON if said.startswith("interrupted") else TIMED_OUT_REASON
+            return Outcome.NOT_EXERCISED, reason, ()
         elif isinstance(leaf, TargetGarbage):
             found.append(
                 Violation(owner, "response is not JSON", "a JSON body", _one_line(leaf), last)

@@ -27,7 +27,11 @@ POLL_EVERY = 0.25
 
 
 def poll(send: Callable[[], Any], done: Callable[[Any], bool], bound: float) -> tuple[Any, bool]:
-    """Call `send` until `done` or `bound` seconds pass (bounded count)."""
+    """Call `send` until `done` or `bound` seconds pass (bounded count).
+
+    Timing: the bounds (30 s, 60 s) are the spec's Freshness table; the answer that shows the
+    change is the one received, so a round trip of up to a second or two is inside them.
+    """
     start = time.monotonic()
     response = send()
     for _ in range(int(bound / POLL_EVERY) + 1):

@@ -181,7 +181,9 @@ def _expect_expiry(rids: tuple[str, ...], response, ttl: int) -> None:
     """A 200 ticket whose expires_at (ISO 8601 UTC, PLAY-050) is `ttl` s after the answer.
 
     The lifetime is stated twice in the spec (the playback table and States and transitions), so
-    a wrong lifetime is charged to every requirement in `rids`.
+    a wrong lifetime is charged to every requirement in `rids`. Timing: "after the answer" is the
+    answer's own `Date` (else the exchange from start to end), so the round trip never shifts
+    the window; the 5 s slack covers Date's whole seconds.
     """
     ticket = expect_answer(rids[0], response, 200)
     expires = iso_epoch(ticket.get("expires_at"))

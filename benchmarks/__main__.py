@@ -8,7 +8,7 @@ Options other than the shared ones are passed to benchmarks/sandbox.py only.
 import importlib
 import sys
 
-from benchmarks import conformance_run, inprocess, wrk
+from benchmarks import client_sync, conformance_run, inprocess, wrk
 from benchmarks.sandbox import main
 
 argv = sys.argv[1:]
@@ -27,4 +27,5 @@ if playback is not None and hasattr(playback, "main"):
 status = importlib.import_module("benchmarks.load").main([]) or status
 status = conformance_run.main([]) or status  # wall time of a full run (target < 2 min)
 status = inprocess.main(["--requests", "3000", "--rounds", "3"]) or status
+status = client_sync.main([]) or status  # reference client sync vs bare httpx (<= 10 %)
 raise SystemExit(status)

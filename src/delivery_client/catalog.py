@@ -11,6 +11,7 @@ previous value, and signed links dropped before anything is stored.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,7 @@ __all__ = [
     "FilmRecord",
     "Walk",
     "apply_walk",
+    "fetch_catalog",
     "merge_pages",
     "strip_film",
     "walk_catalog",
@@ -68,13 +70,28 @@ def merge_pages(pages: Iterable[Mapping[str, Any]], policy: Policy = DEFAULT_POL
     return walk
 
 
-def walk_catalog(client: DeliveryClient, *, paged: bool = False) -> Walk:
-    """One complete walk, or an exception (then nothing may be applied)."""
+def fetch_catalog(
+    client: DeliveryClient, *, paged: bool = False, known: str | None = None
+) -> tuple[list[Film], str]:
+    """The pages of one complete walk and a digest of their raw bodies (and of the policy), or
+    an exception (then nothing may be applied). Equal digests mean an identical walk; an
+    unpaged body whose digest is `known` (the last applied walk) is not parsed again."""
     path = API_PREFIX + "catalog"
     policy = client.policy
+    digest = hashlib.sha256(repr(policy).encode())
     if policy.prefer_unpaged and not paged:
-        return merge_pages([client.request("GET", path).object()], policy)
-    return merge_pages(walk_flat(client, path, "films", {"limit": policy.page_size}), policy)
+        reply = client.request("GET", path)
+        digest.update(reply.content)
+        if digest.hexdigest() == known:
+            return [], digest.hexdigest()
+        return [reply.object()], digest.hexdigest()
+    pages = list(walk_flat(client, path, "films", {"limit": policy.page_size}, digest=digest))
+    return pages, digest.hexdigest()
+
+
+def walk_catalog(client: DeliveryClient, *, paged: bool = False) -> Walk:
+    """One complete walk, merged."""
+    return merge_pages(fetch_catalog(client, paged=paged)[0], client.policy)
 
 
 _EPISODE_LINKS = ("poster_signed_url",)

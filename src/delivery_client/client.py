@@ -55,18 +55,26 @@ _REDIRECT = "redirect not followed: call the www host"
 class Reply:
     status: int
     headers: httpx.Headers
-    body: Any  # parsed JSON, or None when the body is empty or not JSON
+    content: bytes = field(repr=False)
     code: str | None  # `error_code`, envelope `code`, or a whole-string code of `error`
     request_id: str | None  # recorded, never parsed (CLI-006)
     waits: tuple[float, ...]  # the wait before each retry, in order
-    content: bytes = field(default=b"", repr=False)
+    parsed: list[Any] = field(default_factory=list, repr=False, compare=False)  # a parse cache
+
+    @property
+    def body(self) -> Any:
+        """Parsed JSON, or None when the body is empty or not JSON (parsed on first use)."""
+        if not self.parsed:
+            self.parsed.append(_parse(self.content))
+        return self.parsed[0]
 
     def object(self) -> dict[str, Any]:
         """The body as a JSON object, or a one-line BadResponse."""
-        if not isinstance(self.body, dict):
-            kind = "no JSON body" if self.body is None else f"JSON {type(self.body).__name__}"
+        body = self.body
+        if not isinstance(body, dict):
+            kind = "no JSON body" if body is None else f"JSON {type(body).__name__}"
             raise BadResponse(f"expected a JSON object, got {kind} (status {self.status})")
-        return self.body
+        return body
 
 
 def error_code(body: Any) -> str | None:
@@ -93,11 +101,11 @@ def _retry_after(headers: httpx.Headers) -> float | None:
     return max(0.0, seconds) if seconds == seconds else None  # NaN is no value
 
 
-def _parse(response: httpx.Response) -> Any:
-    if not response.content:
+def _parse(content: bytes) -> Any:
+    if not content:
         return None
     try:
-        return json.loads(response.content)
+        return json.loads(content)
     except ValueError:  # HTML, garbage, truncated JSON: judged by the caller
         return None
 
@@ -174,10 +182,9 @@ class DeliveryClient:
                 response = http.request(
                     method, path_or_url, params=params, json=json_body, timeout=timeout
                 )
-                body = _parse(response)
-                answer = Answer(
-                    response.status_code, error_code(body), _retry_after(response.headers)
-                )
+                status = response.status_code
+                code = error_code(_parse(response.content)) if status >= 400 else None
+                answer = Answer(status, code, _retry_after(response.headers))
             except httpx.TimeoutException:
                 answer = Answer(None, error="timeout")
             except httpx.TransportError as error:
@@ -204,11 +211,10 @@ class DeliveryClient:
             reply = Reply(
                 response.status_code,
                 response.headers,
-                body,
+                response.content,
                 answer.code,
                 request_id,
                 waits,
-                response.content,
             )
             log.debug("%s %s: %s after %d retries", method, where, _label(answer), len(waits))
             if response.status_code in accept:

@@ -36,8 +36,10 @@ def walk_flat(
     items_key: str,
     params: Mapping[str, Any] | None = None,
     profile: RetryProfile = BACKGROUND,
+    digest: Any = None,
 ) -> Generator[dict[str, Any], None, None]:
-    """Yield each page (a JSON object) of a flat cursor list."""
+    """Yield each page (a JSON object) of a flat cursor list; `digest` (a hashlib object), when
+    given, is fed every page's raw body."""
     policy = client.policy
     seen: set[str] = set()
     cursor: str | None = None
@@ -45,7 +47,10 @@ def walk_flat(
         query = dict(params or {})
         if cursor is not None:
             query["cursor"] = cursor if policy.cursor_verbatim else unquote(cursor)
-        page = client.request("GET", path, params=query, profile=profile).object()
+        reply = client.request("GET", path, params=query, profile=profile)
+        if digest is not None:
+            digest.update(reply.content)
+        page = reply.object()
         items = page.get(items_key)
         if not isinstance(items, list):
             raise BadResponse(f"{path}: `{items_key}` is not an array")

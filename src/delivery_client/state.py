@@ -52,6 +52,8 @@ class State:
     def __init__(self, path: str | Path) -> None:
         try:
             self._db = sqlite3.connect(str(path), isolation_level=None, timeout=10.0)
+            self._db.execute("PRAGMA journal_mode=WAL")  # a killed writer leaves the last commit
+            self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
         except sqlite3.Error as error:
             raise StateError(f"cannot open the state file {path}: {error}") from None
@@ -94,8 +96,11 @@ class State:
             for row in rows
         }
 
-    def replace_films(self, view: Mapping[str, FilmRecord], walks: int) -> None:
+    def replace_films(
+        self, view: Mapping[str, FilmRecord], walks: int, digest: str | None = None
+    ) -> None:
         with self.transaction() as db:
+            self.set_meta(db, "catalog_digest", digest or "")
             db.execute("DELETE FROM films")
             db.executemany(
                 "INSERT INTO films VALUES (?, ?, ?, ?, ?)",
@@ -105,6 +110,21 @@ class State:
                 ],
             )
             self.set_meta(db, "catalog_walks", walks)
+
+    def repeat_walk(self, walks: int, walks_before_unavailable: int) -> tuple[int, int, int]:
+        """Apply a walk identical to the last one: the films it listed keep missed 0; every
+        other film has missed one more walk. Returns (listed, available, total)."""
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE films SET missed = missed + 1, available = available AND missed + 1 < ? "
+                "WHERE missed > 0",
+                (walks_before_unavailable,),
+            )
+            self.set_meta(db, "catalog_walks", walks)
+            listed, available, total = db.execute(
+                "SELECT SUM(missed = 0), SUM(available), COUNT(*) FROM films"
+            ).fetchone()
+        return int(listed or 0), int(available or 0), int(total or 0)
 
     # Creatives: `file_url` is kept apart from the record and never exported.
     def creatives(self) -> dict[str, dict[str, Any]]:

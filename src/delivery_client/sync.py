@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from delivery_client.catalog import Walk, apply_walk, merge_pages, walk_catalog
+from delivery_client.catalog import Walk, apply_walk, fetch_catalog, merge_pages
 from delivery_client.client import API_PREFIX, DeliveryClient
 from delivery_client.exceptions import ClientError
 from delivery_client.paging import walk_envelope, walk_flat
@@ -57,13 +57,22 @@ def _partial_walk(client: DeliveryClient, paged: bool) -> tuple[Walk, bool]:
 
 
 def sync_catalog(client: DeliveryClient, state: State, *, paged: bool = False) -> CatalogSync:
-    if client.policy.withdraw_only_after_complete_walk:
-        walk, complete = walk_catalog(client, paged=paged), True
+    """One walk applied. A walk byte-identical to the last applied one (same digest) changes
+    only the missed-walk counters, so it is applied as one UPDATE instead of a rewrite."""
+    policy = client.policy
+    walks = int(state.meta("catalog_walks", "0") or 0) + 1
+    digest: str | None = None
+    if policy.withdraw_only_after_complete_walk:
+        known = state.meta("catalog_digest")
+        pages, digest = fetch_catalog(client, paged=paged, known=known)
+        if digest == known:
+            seen, available, total = state.repeat_walk(walks, policy.walks_before_unavailable)
+            return CatalogSync(seen, available, total - available, True)
+        walk, complete = merge_pages(pages, policy), True
     else:
         walk, complete = _partial_walk(client, paged)
-    view = apply_walk(state.films(), walk, client.policy)
-    walks = int(state.meta("catalog_walks", "0") or 0) + 1
-    state.replace_films(view, walks)
+    view = apply_walk(state.films(), walk, policy)
+    state.replace_films(view, walks, digest)
     available = sum(record.available for record in view.values())
     return CatalogSync(len(walk), available, len(view) - available, complete)
 

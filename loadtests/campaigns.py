@@ -23,6 +23,11 @@ PLAY3 = ("play", "play", "play")
 ADMISSION_BATCH = ("prefetch", "play", "prefetch")
 ADMISSION_LIMIT = 4  # tickets; refill 4/60 per s: states of 2, 1 and 0 tickets stay put
 HOLD_LIMIT = 120  # a ticket every 0.5 s (LIM-043 observe)
+# The refill window is long enough that the slope's resolution, (2 units + 2 x rate x round
+# trip) / window (analysis.py), stays under 40 % of the 2.5 % of the rate a fault must stand out
+# by: window >= (2 + 2 x rate x rtt) / (1 % of the rate); 10 s at least, 60 s at most.
+REFILL_WINDOW_S = (10.0, 60.0)
+REFILL_RESOLUTION = 0.01
 
 
 @dataclass(frozen=True)
@@ -61,9 +66,18 @@ class Campaign:
     boundary_at: Callable[[Plan], float] | None = None
     single_worker: bool = False  # closed stages: one generator process
     lateness: LatenessBound = field(default_factory=LatenessBound)
+    # Campaigns of a chosen length (mixed, soak): the default, in seconds; None: fixed plan.
+    default_duration: float | None = None
+    max_duration: float = 3600.0
 
-    def stages(self, exp: Expectations) -> list[Stage]:
-        return self.build(exp)
+    def stages(self, exp: Expectations, duration: float | None = None) -> list[Stage]:
+        if self.default_duration is None:
+            return self.build(exp)
+        length = self.default_duration if duration is None else duration
+        if not 1.0 <= length <= self.max_duration:
+            raise ValueError(f"campaign {self.name}: duration must be 1 to "
+                             f"{self.max_duration:g} s, not {length:g}")
+        return _TIMED[self.name](exp, length)
 
 
 def _rate(value: float, low: float, high: float) -> float:
@@ -80,7 +94,8 @@ def _burst_stages(exp: Expectations, name: str = "burst") -> list[Stage]:
 
 def _refill(exp: Expectations) -> list[Stage]:
     refill = exp.rate("playback")
-    window = 4.0
+    needed = (2 + 2 * refill * exp.rtt) / (REFILL_RESOLUTION * max(refill, 1e-9))
+    window = _rate(needed, *REFILL_WINDOW_S)
     offered = 2 * refill
     return [*_burst_stages(exp, "drain"),
             Stage("window", math.ceil(offered * window), offered, "playback", "play")]
@@ -163,6 +178,52 @@ def _simulated_setup(exp: Expectations) -> list[AdminStep]:
     return _lower(exp.spec_limit("simulated"))(exp)
 
 
+# Mixed and soak: (endpoint pattern, counter) for every counter (spec: Limits table).
+SUSTAINED = (("playback", "playback"), ("catalog|series", "catalog"),
+             ("creatives", "creatives"), ("videos", "videos"), ("video", "video"),
+             ("config", "config"))
+CONTINUOUS = ("playback", "catalog")
+MIXED_OVER = "config"  # pushed past its ceiling while the others run near theirs
+MIXED_NEAR = 0.9  # share of its allowance each other counter is offered during the run
+MIXED_OVER_SHARE = 1.15
+
+
+def _mixed(exp: Expectations, duration: float) -> list[Stage]:
+    """All counters at once for `duration` s (inside one UTC minute): each continuous counter
+    offered 90 % of its capacity plus the refill over the run, each clock-minute counter 90 % of
+    its limit, and config 115 % of its limit (so it sits at its ceiling for the last part)."""
+    stages = []
+    for k, (pattern, counter) in enumerate(SUSTAINED):
+        limit = exp.limit(counter) if counter in exp.advertised else exp.spec_limit(counter)
+        if counter == MIXED_OVER:
+            count = MIXED_OVER_SHARE * limit
+        elif counter in CONTINUOUS:
+            count = MIXED_NEAR * limit + exp.rate(counter) * duration
+        else:
+            count = MIXED_NEAR * limit
+        n = max(2, math.floor(count))
+        stages.append(Stage("mixed", n, n / duration, pattern, "play" if counter == "playback"
+                            else None, together=k > 0))
+    return stages
+
+
+def _soak(exp: Expectations, duration: float) -> list[Stage]:
+    """Every counter at 80 % of its limit per 60 s for `duration` seconds."""
+    stages = []
+    for k, (pattern, counter) in enumerate(SUSTAINED):
+        limit = exp.limit(counter) if counter in exp.advertised else exp.spec_limit(counter)
+        rate = SOAK_SHARE * limit / 60.0
+        n = max(2, math.floor(rate * duration))
+        stages.append(Stage("soak", n, n / duration, pattern, "play" if counter == "playback"
+                            else None, together=k > 0))
+    return stages
+
+
+SOAK_SHARE = 0.8
+_TIMED: dict[str, Callable[[Expectations, float], list[Stage]]] = {
+    "mixed": _mixed, "soak": _soak}
+
+
 def _reset(roles: tuple[str, ...]) -> Callable[[Expectations], list[AdminStep]]:
     return lambda exp: [(role, "reset-limits", {}) for role in roles]
 
@@ -195,5 +256,12 @@ CAMPAIGNS: dict[str, Campaign] = {
         Campaign("simulated", "300 simulated answers a minute, apart from real tickets",
                  ("playback",), _simulated, _simulated_setup,
                  boundary_at=lambda plan: -0.5),
+        Campaign("mixed", "every counter near its ceiling at once, config past it",
+                 ("playback", "catalog", "creatives", "videos", "config"), lambda exp: [],
+                 _reset(("limits", "limits_videos")), boundary_at=lambda plan: -0.5,
+                 default_duration=40.0, max_duration=50.0),
+        Campaign("soak", "every counter at 80 % of its limit for a long run",
+                 ("playback", "catalog", "creatives", "videos", "config"), lambda exp: [],
+                 _reset(("limits", "limits_videos")), default_duration=600.0),
     )
 }

@@ -6,6 +6,7 @@ latency.png, plus Locust's own HTML and CSV when asked for (`loadtests.run` asks
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -15,7 +16,7 @@ from typing import Any
 from locust.env import Environment
 
 from delivery_conformance.load.analysis import ANALYSES
-from delivery_conformance.load.plots import write_plots
+from delivery_conformance.load.plots import write_latency_table, write_plots
 from delivery_conformance.load.records import Record, sort_records, write_records
 from delivery_conformance.load.schedule import Plan, assess_generator
 from delivery_conformance.load.verdict import Expectations, Verdict
@@ -24,6 +25,7 @@ from loadtests.target import CampaignError, Target
 
 __all__ = ["finish", "prepare", "report_dir", "write_failure"]
 
+START_MARGIN_S = 0.5  # at least this long between the end of the set-up and the first request
 IDLE_S = 60.0  # without an admin API a bucket is full again after a minute idle
 
 
@@ -41,8 +43,10 @@ def _minute_after(moment: float) -> float:
 
 
 def prepare(campaign: Campaign, target: Target, start: float, declared_scale: float | None,
-            allow_production: bool) -> tuple[Plan, float, dict[str, Any]]:
+            allow_production: bool, duration: float | None = None
+            ) -> tuple[Plan, float, dict[str, Any]]:
     """Admin steps, /config and the start time; returns the plan, its start and the context."""
+    rtt = target.round_trip()
     config = target.config("limits")
     fetched = time.time()
     target.check_test_organisation(config, allow_production)
@@ -52,7 +56,7 @@ def prepare(campaign: Campaign, target: Target, start: float, declared_scale: fl
         raise CampaignError(str(error)) from None
     if campaign.needs_admin and not target.has_admin:
         raise CampaignError(f"not exercised: campaign {campaign.name} needs the admin API")
-    if campaign.name == "minute":
+    if campaign.name in ("minute", "mixed", "soak"):
         target.key("limits_videos")
     episode = target.profile.fixtures.get("episode_encrypted")
     if not episode:
@@ -70,10 +74,19 @@ def prepare(campaign: Campaign, target: Target, start: float, declared_scale: fl
         else exp
     if lowered:
         target.role_action("limits", "reset-limits")
-    plan = Plan(campaign.stages(run_exp))
-    context: dict[str, Any] = {"episode": episode, "scale": exp.scale,
+    run_exp = dataclasses.replace(run_exp, rtt=rtt["max_s"])
+    try:
+        plan = Plan(campaign.stages(run_exp, duration))
+    except ValueError as error:
+        raise CampaignError(str(error), exit_code=2) from None
+    context: dict[str, Any] = {"episode": episode, "scale": exp.scale, "rtt": rtt,
                                "advertised": dict(exp.advertised), "lowered": lowered,
                                "run_advertised": dict(run_exp.advertised)}
+    if campaign.default_duration is not None:
+        # latency table buckets: a minute for long runs, a fifth of the run for short ones
+        context["bucket_s"] = 60.0 if plan.duration >= 300 else max(1.0, plan.duration / 5)
+    # the set-up above (admin steps, round trip, /config) may have eaten the lead time
+    start = max(start, time.time() + START_MARGIN_S)
     if campaign.boundary_at is not None:
         anchor = campaign.boundary_at(plan)
         if target.has_admin:
@@ -118,6 +131,13 @@ def finish(environment: Environment, campaign: Campaign, target: Target, records
             target.role_action("limits", "reset-limits")
         except CampaignError as error:
             notes.append(f"teardown: {error}")
+    if campaign.default_duration is not None and target.has_admin:
+        # mixed leaves the config counter spent for the rest of its minute: start afresh
+        try:
+            for role in ("limits", "limits_videos"):
+                target.role_action(role, "reset-limits")
+        except CampaignError as error:
+            notes.append(f"teardown: {error}")
     records = sort_records(records)
     exp = Expectations(context["scale"], context["advertised"])
     run_exp = Expectations(context["scale"], context["run_advertised"])
@@ -132,12 +152,17 @@ def finish(environment: Environment, campaign: Campaign, target: Target, records
                                 "during_run": dict(run_exp.advertised)}}
     if "boundary" in context:
         details["minute_boundary_epoch"] = context["boundary"]
+    if "rtt" in context:
+        details["round_trip"] = context["rtt"]
     verdict = Verdict(campaign.name, tuple(figures), validity, failure, details)
     directory = report_dir(environment, campaign.name)
     write_records(directory / "records.jsonl", records)
     verdict.write(directory / "verdict.json")
     capacity, rate = _plot_bounds(campaign, run_exp)
     write_plots(directory, records, capacity, rate)
+    if "latency" in details:
+        write_latency_table(directory / "latency_by_endpoint.png", details["latency"],
+                            f"{campaign.name}: latency per endpoint over time")
     print(verdict.summary(), flush=True)
     print(f"report: {directory}", flush=True)
     environment.process_exit_code = int(verdict.exit_code)

@@ -89,7 +89,7 @@ def _accept_plan(message: dict[str, Any], environment: Environment) -> None:
     if isinstance(runner, WorkerRunner):
         index = max(runner.worker_index, 0) % workers
         STATE.worker = f"w{index}"
-    STATE.queue = list(STATE.plan.indexes(index, workers))[::-1]
+    STATE.queue = STATE.plan.order(index, workers)[::-1]
     STATE.done_events = {i: Event() for i in range(STATE.plan.total)}
     STATE.ready.set()
 
@@ -100,6 +100,8 @@ def _arguments(parser: Any) -> None:
     parser.add_argument("--report-dir", default="", help="where verdict.json and records go")
     parser.add_argument("--declared-scale", type=float, default=0.0,
                         help="the target's declared limits scale (sandbox --limits-scale)")
+    parser.add_argument("--campaign-duration", type=float, default=0.0,
+                        help="length in seconds of a timed campaign (mixed, soak)")
     parser.add_argument("--allow-production", action="store_true", default=False,
                         help="allow a target whose /config says it is not a test organisation")
 
@@ -149,7 +151,8 @@ def _test_start(environment: Environment, **_: Any) -> None:
         plan, start, context = prepare(
             STATE.campaign, STATE.target, time.time() + lead,
             declared_scale=getattr(options, "declared_scale", 0.0) or None,
-            allow_production=bool(getattr(options, "allow_production", False)))
+            allow_production=bool(getattr(options, "allow_production", False)),
+            duration=getattr(options, "campaign_duration", 0.0) or None)
     except CampaignError as error:
         write_failure(environment, STATE.campaign, str(error), error.exit_code)
         if runner is not None:

@@ -2,11 +2,12 @@
 
     python -m loadtests.run PROFILE [--target FILE] [--workers N] [--report-dir DIR]
                             [--allow-production] [--scale-check] [--limits-scale X]
-                            [--scale X] [--fault NAME]
+                            [--scale X] [--fault NAME] [--latency 40ms --jitter 15ms]
 
 Without --target the embedded sandbox is started as a subprocess (with --limits-scale, default
 1). --workers N runs Locust's master with N worker processes on this machine; their raw records
-are merged for the verdict. --scale-check only reads /config and shows the plan.
+are merged for the verdict. --scale-check only reads /config and shows the plan. --latency puts
+the latency proxy (delivery_conformance.latency) between the generator and the target.
 
 Exit codes: 0 within the spec, 1 a limit deviates, 2 bad input or a refused target,
 3 the generator or the target failed (an invalid run).
@@ -15,6 +16,8 @@ Exit codes: 0 within the spec, 1 a limit deviates, 2 bad input or a refused targ
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -22,9 +25,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
+from delivery_conformance.latency import LatencyProxy, parse_duration, write_proxied_profile
 from delivery_conformance.load.schedule import Plan
 from delivery_conformance.load.verdict import ExitCode, Expectations
 from loadtests.campaigns import CAMPAIGNS, Campaign
@@ -57,7 +62,39 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--scale", type=float, default=None,
                    help="declared scale of the target's limits (1; embedded: --limits-scale)")
     p.add_argument("--fault", action="append", default=[], help="embedded sandbox fault")
+    p.add_argument("--duration", type=_duration, default=None, metavar="DURATION",
+                   help="length of a timed campaign (mixed: 40s, soak: 10 minutes = 600s)")
+    p.add_argument("--latency", type=_duration, default=None, metavar="DURATION",
+                   help="reach the target through the latency proxy (e.g. 40ms round trip)")
+    p.add_argument("--jitter", type=_duration, default=0.0, metavar="DURATION",
+                   help="latency proxy jitter (e.g. 15ms)")
     return p
+
+
+def _duration(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+@contextlib.contextmanager
+def _distant(args: argparse.Namespace, profile: Path) -> Iterator[Path]:
+    """The profile itself, or (with --latency) a copy that goes through the latency proxy."""
+    if args.latency is None:
+        yield profile
+        return
+    base = Target.from_file(profile)
+    upstream = base.base_url
+    base.close()
+    try:
+        proxy = LatencyProxy(upstream=upstream, latency=args.latency, jitter=args.jitter, seed=1,
+                             max_connections=MAX_USERS * 2 + 64, max_chunks=256)
+    except ValueError as error:
+        raise CampaignError(f"latency proxy: {error}", exit_code=2) from None
+    with proxy as url:
+        scratch = Path(tempfile.mkdtemp(prefix="load-proxy-"))
+        yield write_proxied_profile(profile, scratch / "proxied.toml", url)
 
 
 class Sandbox:
@@ -119,6 +156,8 @@ def _locust(args: argparse.Namespace, campaign: Campaign, profile: Path, scale: 
                "--csv", str(directory / "locust")]
     if args.allow_production:
         command.append("--allow-production")
+    if args.duration is not None:
+        command += ["--campaign-duration", str(args.duration)]
     if args.workers > 0:
         command += ["--processes", str(args.workers)]
     path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
@@ -144,8 +183,18 @@ def execute(args: argparse.Namespace, profile: Path, scale: float) -> int:
     target = Target.from_file(profile)
     config = target.config("limits")
     target.check_test_organisation(config, args.allow_production)
-    exp = Expectations.from_config(config, scale)
-    plan = Plan(campaign.stages(exp))
+    try:
+        exp = Expectations.from_config(config, scale)
+    except ValueError as error:
+        raise CampaignError(str(error)) from None
+    exp = dataclasses.replace(exp, rtt=target.round_trip()["max_s"])
+    if args.duration is not None and campaign.default_duration is None:
+        raise CampaignError(f"campaign {campaign.name} has a fixed length (no --duration)",
+                            ExitCode.USAGE)
+    try:
+        plan = Plan(campaign.stages(exp, args.duration))
+    except ValueError as error:
+        raise CampaignError(str(error), ExitCode.USAGE) from None
     if args.scale_check:
         figures = exp.config_figures(list(campaign.counters))
         for f in figures:
@@ -174,11 +223,12 @@ def main(argv: list[str] | None = None) -> int:
     sandbox = None
     try:
         if args.target is not None:
-            return execute(args, args.target, args.scale or 1.0)
+            with _distant(args, args.target) as profile:
+                return execute(args, profile, args.scale or 1.0)
         scratch = Path(tempfile.mkdtemp(prefix="load-sandbox-"))
         sandbox = Sandbox(args.limits_scale, args.fault, scratch)
-        profile = sandbox.wait()
-        return execute(args, profile, args.scale or args.limits_scale)
+        with _distant(args, sandbox.wait()) as profile:
+            return execute(args, profile, args.scale or args.limits_scale)
     except CampaignError as error:
         print(f"load: {error}", file=sys.stderr)
         return error.exit_code

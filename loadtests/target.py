@@ -18,6 +18,16 @@ from delivery_conformance.profile import TargetProfile, load_profile
 __all__ = ["CampaignError", "Target"]
 
 
+CONFIG_WAIT_S = 61.0  # the longest Retry-After of a clock-minute counter, and one second
+
+
+def _seconds(value: str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
 class CampaignError(Exception):
     """A campaign cannot run against this target; the message is one line, with no secret."""
 
@@ -52,10 +62,16 @@ class Target:
 
     def config(self, role: str) -> dict[str, Any]:
         url = f"{self.base_url}/api/delivery/v1/config"
-        try:
-            answer = self._http.get(url, headers=self.headers(role))
-        except httpx.HTTPError as error:
-            raise CampaignError(f"GET /config failed: {type(error).__name__}") from None
+        for attempt in (1, 2):
+            try:
+                answer = self._http.get(url, headers=self.headers(role))
+            except httpx.HTTPError as error:
+                raise CampaignError(f"GET /config failed: {type(error).__name__}") from None
+            # the config counter spent by an earlier campaign: wait out its minute, once
+            wait = _seconds(answer.headers.get("Retry-After"))
+            if answer.status_code != 429 or attempt == 2 or wait is None or wait > CONFIG_WAIT_S:
+                break
+            time.sleep(wait + 0.2)
         if answer.status_code != 200:
             raise CampaignError(f"GET /config answered {answer.status_code} for role {role}")
         try:
@@ -65,6 +81,22 @@ class Target:
         if not isinstance(body, dict):
             raise CampaignError("GET /config did not answer a JSON object")
         return body
+
+    def round_trip(self, samples: int = 7) -> dict[str, float]:
+        """Round trip to the target, measured with requests no counter sees (spec: Limits, only
+        requests with a valid key are counted): GET /catalog without a key answers 401."""
+        url = f"{self.base_url}/api/delivery/v1/catalog"
+        times = []
+        for _ in range(samples):
+            before = time.perf_counter()
+            try:
+                self._http.get(url)
+            except httpx.HTTPError as error:
+                raise CampaignError(f"round-trip probe failed: {type(error).__name__}") from None
+            times.append(time.perf_counter() - before)
+        times.sort()
+        return {"median_s": round(times[len(times) // 2], 6), "max_s": round(times[-1], 6),
+                "min_s": round(times[0], 6), "samples": samples}
 
     def check_test_organisation(self, config: dict[str, Any], allow_production: bool) -> None:
         """spec: GET /config key.test_organisation. Production needs an explicit opt-in."""

@@ -20,6 +20,9 @@ class Fault:
     # Caught by a load campaign only (tests/harness/test_load_smoke.py proves it); the kill rate
     # of the conformance suite leaves it out.
     load_only: bool = False
+    # Requirements this fault legitimately breaks too, each with the reason: (ID, why). The
+    # kill rate's blame precision counts a failure of these as exact, of any other ID as not.
+    collateral: tuple[tuple[str, str], ...] = ()
 
 
 class UnknownFault(ValueError):
@@ -181,6 +184,7 @@ _TABLE: tuple[Fault, ...] = (
             ("minute_counter_5pc_low", ("LIM-022", "LIM-025", "LIM-026", "LIM-028", "LIM-007"),
              "clock-minute counters admit 95 % of their limit"),
             ("simulated_limit_285", ("SIM-005",), "the simulated-response limit is 285 (x scale)"),
+            ("config_spends_catalog", ("LIM-021",), "GET /config also spends the catalog counter"),
         )
     ),
 )
@@ -244,6 +248,7 @@ class FaultSwitch:
                 "summary": f.summary,
                 "enabled": f.name in self._on,
                 "load_only": f.load_only,
+                "collateral": [{"requirement": rid, "reason": why} for rid, why in f.collateral],
             }
             for f in FAULTS.values()
         ]

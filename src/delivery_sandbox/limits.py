@@ -202,6 +202,7 @@ class LimitQuirks:
     advertised_limit_factor: float = 1.0  # X-RateLimit-Limit multiplier
     minute_limit_factor: float = 1.0  # clock-minute counters (not `simulated`) admit limit x this
     simulated_limit_factor: float = 1.0  # the simulated counter admits limit x this
+    config_spends_catalog: bool = False  # GET /config also takes a unit of the catalog bucket
 
     def minute_limit(self, counter: str, limit: int) -> int:
         """What a clock-minute counter really admits (the advertised limit stays `limit`)."""
@@ -290,6 +291,8 @@ class Limits:
 
         spec: Limits > Behaviour at the ceiling, point 1.
         """
+        if counter == "config" and self.quirks.config_spends_catalog:
+            self.bucket(org_id, "catalog").take(1, now)
         found = self._counter(org_id, counter)
         if isinstance(found, TokenBucket):
             if found.take(1, now):

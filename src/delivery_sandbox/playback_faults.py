@@ -49,6 +49,7 @@ def _build(on: frozenset[str]) -> tuple[Tuning, AdmissionPolicy, LimitQuirks]:
                                    "bucket_capacity_5pc_high": 1.05}, 1.0),
         minute_limit_factor=0.95 if "minute_counter_5pc_low" in on else 1.0,
         simulated_limit_factor=0.95 if "simulated_limit_285" in on else 1.0,
+        config_spends_catalog="config_spends_catalog" in on,
         rolling_minute="clock_minute_rolling" in on,
         retry_after_offset=30 if "retry_after_wrong" in on else 0,
         advertised_limit_factor=2.0 if "ratelimit_limit_wrong" in on else 1.0,

@@ -2,7 +2,8 @@
 
 - admitted.png: cumulative admitted units over time against the bucket's envelope C + r*t;
 - refusals.png: 429s per 0.25 s bucket of time, one line per reason;
-- latency.png: latency of every answered request over time, held plays stand out.
+- latency.png: latency of every answered request over time, held plays stand out;
+- latency_by_endpoint.png (mixed, soak): p50/p95/p99 per endpoint per time bucket.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import matplotlib.pyplot as plt
 from delivery_conformance.load.envelope import admitted_curve, bucket_envelope
 from delivery_conformance.load.records import Record
 
-__all__ = ["write_plots"]
+__all__ = ["write_latency_table", "write_overlays", "write_plots"]
 
 BIN_S = 0.25
 
@@ -97,4 +98,59 @@ def write_plots(directory: Path, records: Sequence[Record], capacity: float | No
     _admitted(paths[0], records, start, capacity, rate)
     _refusals(paths[1], records, start)
     _latency(paths[2], records, start)
+    return paths
+
+
+def write_latency_table(path: Path, table: dict[str, list[dict[str, float]]], title: str,
+                        other: dict[str, list[dict[str, float]]] | None = None) -> Path:
+    """p50 (solid), p95 (dashed) and p99 (dotted) per endpoint per time bucket; with `other`
+    (a second run, for comparisons) its lines are drawn thinner and paler on the same axes."""
+    fig, axes = plt.subplots(len(table) or 1, 1, figsize=(9, 2.2 * max(1, len(table))),
+                             sharex=True, squeeze=False)
+    for ax, (endpoint, rows) in zip(axes[:, 0], sorted(table.items()), strict=False):
+        for run, data, width, alpha in (("B", rows, 1.6, 1.0),
+                                         ("A", (other or {}).get(endpoint, []), 1.0, 0.45)):
+            if not data:
+                continue
+            xs = [row["t_s"] for row in data]
+            for key, style in (("p50_ms", "-"), ("p95_ms", "--"), ("p99_ms", ":")):
+                label = f"{key[:3]}" if other is None else f"{run} {key[:3]}"
+                ax.plot(xs, [row[key] for row in data], style, linewidth=width, alpha=alpha,
+                        label=label)
+        ax.set_ylabel(f"{endpoint}\nms")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="upper right", fontsize=6, ncol=3)
+    axes[-1, 0].set_xlabel("seconds since the first request (bucket start)")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def write_overlays(directory: Path, runs: dict[str, Sequence[Record]]) -> list[Path]:
+    """Both runs of a comparison on the same axes (time since each run's first request):
+    overlay_admitted.png (cumulative admitted units) and overlay_latency.png (every answer)."""
+    paths = [directory / "overlay_admitted.png", directory / "overlay_latency.png"]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig2, ax2 = plt.subplots(figsize=(8, 4.5))
+    for label, records in runs.items():
+        if not records:
+            continue
+        start = min(r.sent for r in records)
+        curve = admitted_curve(records, start)
+        if curve:
+            ax.step([t for t, _ in curve], [y for _, y in curve], where="post", label=label)
+        answered = [r for r in records if r.status != 0]
+        ax2.scatter([r.sent - start for r in answered], [r.latency * 1000 for r in answered],
+                    s=3, alpha=0.5, label=label)
+    for axis, ylabel in ((ax, "admitted units (cumulative)"), (ax2, "latency (ms)")):
+        axis.set_xlabel("seconds since the run's first request")
+        axis.set_ylabel(ylabel)
+        axis.legend(loc="upper left")
+        axis.grid(alpha=0.3)
+    for figure, path in zip((fig, fig2), paths, strict=True):
+        figure.tight_layout()
+        figure.savefig(path, dpi=100)
+        plt.close(figure)
     return paths

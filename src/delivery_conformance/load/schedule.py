@@ -43,10 +43,13 @@ class Stage:
     pause: float = 0.0
     simulate: str | None = None  # a Service-Simulate scenario
     extra: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    together: bool = False  # starts with the previous stage instead of after it (open only)
 
     def __post_init__(self) -> None:
         if self.count < 0 or self.rate < 0 or self.pause < 0:
             raise ValueError(f"stage {self.name}: count, rate and pause must not be negative")
+        if self.together and not self.open:
+            raise ValueError(f"stage {self.name}: only an open stage runs together with another")
 
     @property
     def open(self) -> bool:
@@ -79,15 +82,17 @@ class Plan:
         self.stages = tuple(stages)
         self._starts: list[float] = []
         self._first: list[int] = []
-        offset, first = 0.0, 0
+        first, start, end = 0, 0.0, 0.0
         for stage in self.stages:
-            offset += stage.pause
-            self._starts.append(offset)
+            # a stage `together` with the previous one starts when it started; the next stage
+            # that is not together starts when every stage before it has ended
+            start = (start if stage.together else end) + stage.pause
+            self._starts.append(start)
             self._first.append(first)
-            offset += stage.duration
+            end = max(end, start + stage.duration)
             first += stage.count
         self.total = first
-        self.duration = offset
+        self.duration = end
 
     def slot(self, index: int) -> Slot:
         if not 0 <= index < self.total:
@@ -107,8 +112,20 @@ class Plan:
             raise ValueError(f"worker {worker} out of {workers}")
         return range(worker, self.total, workers)
 
+    def order(self, worker: int, workers: int) -> list[int]:
+        """The share of one worker in the order the requests are due (stages may overlap)."""
+        share = self.indexes(worker, workers)
+        if not any(s.together for s in self.stages):
+            return list(share)
+        return sorted(share, key=lambda i: (self.slot(i).offset, i))
+
     def peak_rate(self) -> float:
-        return max((s.rate for s in self.stages), default=0.0)
+        """The highest rate the stages ask at one time (overlapping stages add up)."""
+        peak, group = 0.0, 0.0
+        for stage in self.stages:
+            group = group + stage.rate if stage.together else stage.rate
+            peak = max(peak, group)
+        return peak
 
 
 def percentile(values: Sequence[float], fraction: float) -> float:

@@ -89,6 +89,7 @@ class Figure:
     high: float
     unit: str
     note: str = ""
+    derivation: str = ""  # how the accepted range follows from the spec (printed in verdict.json)
 
     @property
     def passed(self) -> bool:
@@ -104,6 +105,7 @@ class Figure:
             "unit": self.unit,
             "passed": self.passed,
             "note": self.note,
+            "derivation": self.derivation,
         }
 
 
@@ -141,6 +143,7 @@ class Expectations:
     scale: float
     advertised: Mapping[str, int]  # /config rate_limits.doors -> limit
     window: int = WINDOW_SECONDS
+    rtt: float = 0.0  # round trip to the target measured before the run (s); sizes windows
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], scale: float | None = None) -> Expectations:

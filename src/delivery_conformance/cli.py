@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from delivery_conformance import __version__
 from delivery_conformance.embedded import EmbeddedSandbox
 from delivery_conformance.exceptions import HarnessError, HarnessFailure, UsageError
 from delivery_conformance.killrate import KillRateOptions, Mode, run_killrate
@@ -63,7 +64,12 @@ def _seed(text: str) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    root = _Parser(prog="delivery-conformance", description="Delivery API v1 conformance")
+    root = _Parser(
+        prog="delivery-conformance",
+        description="Delivery API v1 conformance: run the suite, check profiles, measure the "
+        "kill rate. `run ... -- PYTEST_ARGS` passes the rest to pytest.",
+    )
+    root.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = root.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = commands.add_parser("run", help="run the conformance suite against a target")
     run.add_argument("--target", type=Path, default=None, help="target profile (TOML)")
@@ -143,10 +149,33 @@ def parser() -> argparse.ArgumentParser:
     )
     report.add_argument("--strict", action="store_true", help="warnings are junit failures")
     kill = commands.add_parser("killrate", help="run the suite against every sandbox fault")
-    kill.add_argument("--report-dir", type=Path, default=Path("reports"))
-    kill.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.FULL.value)
-    kill.add_argument("--fault", action="append", default=[], metavar="NAME")
-    kill.add_argument("--clean-runs", type=_seed, default=3, metavar="N")
+    kill.add_argument(
+        "--report-dir",
+        type=Path,
+        default=Path("reports"),
+        help="write <DIR>/killrate/<run id>/killrate.{json,md} (default: reports)",
+    )
+    kill.add_argument(
+        "--mode",
+        choices=[m.value for m in Mode],
+        default=Mode.FULL.value,
+        help="targeted: per fault the tests naming its IDs; full: the whole suite per fault; "
+        "properties: the property tests alone (default: full)",
+    )
+    kill.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this fault (repeatable; default: the whole catalogue)",
+    )
+    kill.add_argument(
+        "--clean-runs",
+        type=_seed,
+        default=3,
+        metavar="N",
+        help="runs against the clean sandbox first; any failure fails the kill rate (default 3)",
+    )
     kill.add_argument("--no-properties", action="store_true", help="skip tests/properties")
     return root
 
@@ -167,7 +196,9 @@ def command_run(args: argparse.Namespace) -> int:
     if args.requirement:
         select(args.requirement, load_requirements())  # exit 2 before anything starts
     if args.min_coverage is not None and not 0 <= args.min_coverage <= 100:
-        raise UsageError(f"--min-coverage takes 0 to 100 (a percentage), not {args.min_coverage:g}")
+        raise UsageError(
+            f"--min-coverage takes a percentage from 0 to 100, not {args.min_coverage:g}"
+        )
     profile = load_profile(args.target) if args.target is not None else None
     options = RunOptions(
         target=args.target or Path("embedded"),
@@ -180,6 +211,7 @@ def command_run(args: argparse.Namespace) -> int:
         strict=args.strict,
         min_coverage=args.min_coverage,
         max_duration=args.max_duration,
+        extra_args=tuple(args.pytest_args),
     )
     if not suite_paths(options):
         raise HarnessFailure(
@@ -253,7 +285,12 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    passed = argv[argv.index("--") + 1 :] if "--" in argv else []
+    args = parser().parse_args(argv[: len(argv) - len(passed) - (1 if "--" in argv else 0)])
+    if passed and args.command != "run":
+        parser().error(f"only `run` passes arguments after -- to pytest, not {args.command!r}")
+    args.pytest_args = passed
     try:
         return COMMANDS[args.command](args)
     except HarnessError as error:

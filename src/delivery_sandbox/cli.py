@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from delivery_sandbox.app import SandboxApp
-from delivery_sandbox.context import Settings, build_sandbox
+from delivery_sandbox.context import Sandbox, Settings, build_sandbox
 from delivery_sandbox.faults import FAULTS
 from delivery_sandbox.profile import render_profile, write_profile
 from delivery_sandbox.versions import VersionSetName
@@ -86,7 +86,30 @@ async def _serve(
         await asyncio.sleep(0.01)
     if server.started and profile_out is not None:
         write_profile(profile_out, render_profile(app.sandbox, base_url))
+    if server.started:
+        print(banner(app.sandbox, base_url, profile_out), flush=True)
     await task
+
+
+def banner(sb: Sandbox, base_url: str, profile_out: Path | None) -> str:
+    """One paragraph a person reads at start: where to call, where the keys are, what is on."""
+    settings = sb.settings
+    where = (
+        f"profile (keys, fixtures, admin token): {profile_out}"
+        if profile_out
+        else ("no profile written (--profile-out FILE writes the keys, fixtures and admin token)")
+    )
+    faults = ", ".join(settings.faults) or "none"
+    return "\n".join(
+        (
+            f"delivery-sandbox: Delivery API v1 at {base_url}/api/delivery/v1/",
+            f"  admin API: {base_url}/_sandbox/ (its Bearer token is in the profile)",
+            f"  {where}",
+            f"  versions {settings.versions.value}; limits x{settings.limits_scale:g}; "
+            f"faults: {faults}; seed data fixed (same ids at every start, new keys)",
+            "  stop: Ctrl-C or SIGTERM",
+        )
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

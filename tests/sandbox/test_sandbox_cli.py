@@ -72,3 +72,24 @@ def test_bad_arguments_give_one_line_and_exit_2(args: list[str]) -> None:
     )
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_the_banner_says_where_to_call_and_where_the_profile_is(tmp_path: Path) -> None:
+    profile = tmp_path / "sandbox.toml"
+    with subprocess.Popen(
+        [sys.executable, "-m", "delivery_sandbox", "--port", "0", "--profile-out", str(profile),
+         "--fault", "cookie_set"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    ) as process:  # fmt: skip
+        try:
+            lines = [process.stdout.readline() for _ in range(5)]
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+    text = "".join(lines)
+    data = tomllib.loads(profile.read_text())
+    assert f"Delivery API v1 at {data['base_url']}/api/delivery/v1/" in text
+    assert f"{data['base_url']}/_sandbox/" in text and str(profile) in text
+    assert "faults: cookie_set" in text
+    assert data["admin"]["token"] not in text
+    assert not any(key in text for key in data["keys"].values())

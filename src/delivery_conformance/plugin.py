@@ -63,6 +63,7 @@ __all__ = ["DEFAULT_MAX_DURATION", "NEEDS_KINDS", "known_requirement_ids"]
 
 DEFAULT_MAX_DURATION = 3600.0  # seconds: README > Exit codes (TIMED OUT)
 TIMED_OUT_REASON = "the run reached --max-duration before this test"
+LONG_TEST, LONG_TEST_AGAIN = 15.0, 30.0  # seconds before "still running" lines
 INTERRUPTED_REASON = "the run was interrupted (SIGINT or SIGTERM) before this test"
 STOP_REASONS = {"timed out": TIMED_OUT_REASON, "interrupted": INTERRUPTED_REASON}
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -191,6 +192,7 @@ class _RunState:
         self.deadline = time.monotonic() + self.max_duration
         self.stopped: str | None = None
         self._signalled = False
+        self._watchdog: threading.Timer | None = None
         self._saved_handlers: dict[int, Any] = {}
         self.policy = RunPolicy(
             selectors=tuple(config.getoption("conformance_ids")),
@@ -370,6 +372,24 @@ class _RunState:
         self.exchanges.clear()
         ledger.begin()
         self._start[nodeid] = time.time()
+        self._watch(nodeid, LONG_TEST)
+
+    def _watch(self, nodeid: str, after: float) -> None:
+        """Say so when one test runs long (polls, drains, minute waits): never a silent minute."""
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+        self._watchdog = threading.Timer(after, self._still_running, (nodeid,))
+        self._watchdog.daemon = True
+        self._watchdog.start()
+
+    def _still_running(self, nodeid: str) -> None:
+        if nodeid not in self._start:
+            return
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            took = time.time() - self._start[nodeid]
+            reporter.write_line(f"still running after {took:.0f} s: {nodeid}")
+        self._watch(nodeid, LONG_TEST_AGAIN)
 
     def note(
         self, item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport
@@ -389,6 +409,8 @@ class _RunState:
             else:
                 self._outcome[nodeid] = _classify(call, _ids(item), self.exchanges)
         elif report.when == "teardown":
+            if self._watchdog is not None:
+                self._watchdog.cancel()
             if report.failed and (current is None or current[0] is Outcome.PASSED):
                 outcome, reason, found = _classify(call, (), self.exchanges)
                 if outcome is Outcome.ERROR:

@@ -10,11 +10,10 @@ every fault, property tests included) is `make killrate`.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from killrate_support import KillRateRun
 
 from delivery_conformance import cli
 from delivery_conformance.events import Outcome
@@ -33,8 +32,6 @@ from delivery_conformance.killrate import (
 from delivery_conformance.killrate_cycle import base_nodeid
 from delivery_conformance.killrate_report import KillRateWriter, markdown
 
-ROOT = Path(__file__).resolve().parents[2]
-SELF_TEST_TIMEOUT = 900  # seconds; measured about 90 s on the 2-core build machine
 SORT = FaultRow("catalog_sort_broken", ("CAT-010",), "films sorted by title descending")
 
 
@@ -142,16 +139,11 @@ def test_killrate_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFix
 
 
 def test_every_fault_is_caught_and_the_clean_sandbox_passes_three_times(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    targeted_killrate: KillRateRun, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    command = [sys.executable, "-m", "delivery_conformance.cli", "killrate", "--mode", "targeted"]
-    command += ["--no-properties", "--clean-runs", "3", "--report-dir", str(tmp_path)]
-    done = subprocess.run(
-        command, cwd=ROOT, capture_output=True, text=True, timeout=SELF_TEST_TIMEOUT, check=False
-    )
-    reports = list(tmp_path.glob("killrate/*/killrate.json"))
-    assert len(reports) == 1, done.stdout[-2000:] + done.stderr[-2000:]
-    data = json.loads(reports[0].read_text())
+    """The run comes from the session fixture (conftest.py), shared with test_requirement_proofs."""
+    done, data = targeted_killrate.done, targeted_killrate.data
+    assert data is not None, targeted_killrate.output()
     rate = [line for line in done.stdout.splitlines() if "faults caught" in line]
     with capsys.disabled():
         print("\n" + (rate[-1] if rate else done.stdout[-500:]))

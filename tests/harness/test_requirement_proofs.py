@@ -1,0 +1,132 @@
+"""Every server requirement the suite claims is one it can prove it charges (issue 13).
+
+Three figures over the server requirements of spec/requirements.yaml: proven (a scenario or
+check charges it and a sandbox fault declaring it made the targeted kill rate fail with that ID),
+unobservable (an `untestable:` reason), not yet proven. The not-yet-proven IDs are kept, with
+their count, in `requirement_proofs_pending.json`: a ratchet. An ID that loses its proof fails
+this test; an ID newly proven must leave the file (it can only shrink).
+
+The dynamic half reuses the one targeted kill-rate run of the session (conftest.py,
+killrate_support.py), the run test_killrate judges too.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from killrate_support import ROOT, KillRateRun
+
+from delivery_conformance.proofs import Proofs, dynamic_proofs, judge, scan, scan_source
+from delivery_conformance.requirements import Level, Requirement, Role, load_requirements
+
+PENDING = Path(__file__).with_name("requirement_proofs_pending.json")
+SUITE = [
+    ROOT / "tests" / "conformance",
+    ROOT / "tests" / "properties",
+    ROOT / "src" / "delivery_conformance" / "checks",
+    ROOT / "src" / "delivery_conformance" / "properties",
+]
+
+
+def requirement(rid: str, role: Role = Role.SERVER, untestable: str | None = None) -> Requirement:
+    return Requirement(rid, "S", "statement", Level.MUST, role, "observe", untestable)
+
+
+def fault(name: str, ids: tuple[str, ...], failing: tuple[str, ...], caught: bool = True) -> dict:
+    return {"name": name, "requirement_ids": list(ids), "failing_ids": list(failing),
+            "caught": caught}  # fmt: skip
+
+
+def pending_file() -> tuple[int, set[str]]:
+    data = json.loads(PENDING.read_text())
+    return data["count"], set(data["not_yet_proven"])
+
+
+def test_a_marker_names_an_id_and_a_charge_elsewhere_proves_it_can_fail() -> None:
+    source = '''
+import pytest
+RULES = {"listSeries": "SER-030"}
+@pytest.mark.requirement("PAGE-005", "PAGE-006")
+def test_x(client):
+    """Checks PAGE-007 in prose only."""
+    expect("PAGE-006", True, expected=1, actual=1)  # PAGE-009 in a comment
+'''
+    marked, charged = scan_source(source)
+    assert marked == {"PAGE-005", "PAGE-006"}
+    assert charged == {"SER-030", "PAGE-006"}
+
+
+def test_a_fault_proves_only_the_ids_it_declares_and_was_charged_to() -> None:
+    rows = [
+        fault("a", ("PAGE-005",), ("PAGE-005", "SER-030")),
+        fault("b", ("PAGE-006",), ("SER-030",)),
+        fault("c", ("PAGE-007",), ("PAGE-007",), caught=False),
+    ]
+    assert dynamic_proofs(rows) == {"PAGE-005": "a"}
+
+
+def test_each_server_requirement_lands_in_one_of_three_figures() -> None:
+    requirements = {
+        rid: requirement(rid)
+        for rid in ("A-001", "A-002", "A-003", "A-004", "A-005")
+    } | {"A-006": requirement("A-006", untestable="seen inside only"),
+         "A-007": requirement("A-007", role=Role.CLIENT)}  # fmt: skip
+    marked = {"A-001", "A-002", "A-003", "A-004"}
+    charged = {"A-001", "A-002", "A-004"}
+    rows = [fault("f1", ("A-001",), ("A-001",)), fault("f4", ("A-004",), ("A-001",))]
+    proofs = judge(requirements, marked, charged, rows)
+    assert proofs.proven == {"A-001": "f1"}
+    assert proofs.unobservable == {"A-006": "seen inside only"}
+    assert proofs.not_yet_proven == {
+        "A-002": "no sandbox fault declares it",
+        "A-003": "no check or scenario charges it",
+        "A-004": "its fault was not charged to it",
+        "A-005": "no test names it",
+    }
+    assert proofs.figures() == (
+        "server requirements: 1 proven, 1 unobservable with a reason, 4 not yet proven"
+    )
+
+
+def test_the_ratchet_file_counts_its_ids() -> None:
+    count, ids = pending_file()
+    assert count == len(ids), f"{PENDING.name}: count {count} but {len(ids)} IDs listed"
+    known = load_requirements()
+    unknown = sorted(i for i in ids if i not in known or known[i].role is not Role.SERVER)
+    assert not unknown, f"{PENDING.name} lists IDs that are no server requirement: {unknown}"
+
+
+def test_every_named_requirement_is_charged_by_some_check_or_is_pending() -> None:
+    """Static half, without the kill rate: a requirement a test names but no code can charge
+    (it appears only in markers) is a false claim of coverage unless the ratchet lists it."""
+    requirements = load_requirements()
+    marked, charged = scan(SUITE)
+    _, pending = pending_file()
+    uncharged = sorted(
+        rid
+        for rid in marked - charged
+        if requirements[rid].role is Role.SERVER and not requirements[rid].untestable
+    )
+    lost = [rid for rid in uncharged if rid not in pending]
+    assert not lost, f"named by a test but charged by no check or scenario: {lost}"
+
+
+def test_every_claimed_requirement_keeps_its_proof(
+    targeted_killrate: KillRateRun, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert targeted_killrate.data is not None, targeted_killrate.output()
+    marked, charged = scan(SUITE)
+    proofs: Proofs = judge(load_requirements(), marked, charged, targeted_killrate.data["faults"])
+    with capsys.disabled():
+        print("\n" + proofs.figures())
+    count, pending = pending_file()
+    now_pending = set(proofs.not_yet_proven)
+    lost = {rid: proofs.not_yet_proven[rid] for rid in sorted(now_pending - pending)}
+    assert not lost, f"requirements that lost their proof (or new, unproven): {lost}"
+    gained = sorted(pending - now_pending)
+    assert not gained, (
+        f"proven now, take them out of {PENDING.name} (and lower its count from {count}): "
+        f"{gained}"
+    )

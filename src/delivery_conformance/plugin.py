@@ -40,6 +40,7 @@ import pytest
 
 from delivery_conformance.admin import AdminClient
 from delivery_conformance.checks import ledger
+from delivery_conformance.checks.common import with_common_rules
 from delivery_conformance.checks.violation import ConformanceFailure, Violation
 from delivery_conformance.client import DeliveryClient
 from delivery_conformance.events import (
@@ -417,6 +418,7 @@ class _RunState:
                     reason = "teardown failed: " + reason
                 self._outcome[nodeid] = (outcome, reason, found)
             outcome, reason, violations = self._outcome.pop(nodeid, (Outcome.ERROR, "", ()))
+            outcome, violations = with_common_rules(outcome, violations, self.exchanges)
             for stop, said in STOP_REASONS.items():
                 if reason == said:
                     self.stopped = stop

@@ -225,9 +225,10 @@ class SandboxApp:
         if host is None:
             server = scope.get("server") or ("127.0.0.1", 80)
             host = f"{server[0]}:{server[1]}"
-        exchange = Exchange(
-            sb.request_ids.next(), sb.versions.latest, f"{scope['scheme']}://{host}"
-        )
+        request_id = sb.request_ids.next()
+        if sb.faults.enabled("request_id_bad_format"):  # header and error body alike
+            request_id = request_id.removeprefix("req_")
+        exchange = Exchange(request_id, sb.versions.latest, f"{scope['scheme']}://{host}")
         reply = await self.answer(scope, receive, exchange, host, authorization, version, simulated)
         await send_reply(send, exchange, reply, sb.faults)
 

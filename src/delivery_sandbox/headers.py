@@ -135,10 +135,7 @@ def common_headers(
     show_version = not exchange.omit_version or faults.enabled("video_single_version_header")
     if show_version and not faults.enabled("service_version_missing"):
         headers.append((H_VERSION, exchange.version.encode()))
-    request_id = exchange.request_id
-    if faults.enabled("request_id_bad_format"):
-        request_id = request_id[4:]
-    headers.append((H_REQUEST_ID, request_id.encode()))
+    headers.append((H_REQUEST_ID, exchange.request_id.encode()))  # request_id_bad_format: app.py
     if faults.enabled("cache_control_public"):
         headers.append((H_CACHE, b"public, max-age=60"))
     elif status == 422 and faults.enabled("cache_control_missing_on_422"):  # fault (properties)

@@ -8,7 +8,7 @@ PROFILE ?= burst
 WORKERS ?= 0
 REPORTS ?= reports
 
-.PHONY: install lint browser test conformance killrate bench compare load dist clean
+.PHONY: install lint browser test conformance killrate foreign bench compare load dist clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -43,6 +43,11 @@ conformance: $(STAMP)
 
 killrate: $(STAMP)
 	$(BIN)/delivery-conformance killrate --report-dir $(REPORTS)
+
+# The whole suite against a server built from spec/openapi.yaml, 20 seeds per mode (valid and
+# broken answers): every run exit 1, no error of the tool, widest charge printed (~40 min).
+foreign: $(STAMP)
+	$(BIN)/python tests/harness/foreign_server.py --seeds 20 --modes valid,broken --work $(REPORTS)/foreign
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(if $(TARGET),--target $(TARGET))

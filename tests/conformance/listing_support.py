@@ -143,6 +143,18 @@ def error_problems(response: Response, status: int, where: Code, code: object) -
     return problems
 
 
+def _row_input(response: Response) -> str:
+    """What an error row sent that the others did not: its key role and query names (so two
+    rows refused the same way on one path stay two findings, one per rule)."""
+    request = response.http.request
+    names = sorted({name for name, _ in request.url.params.multi_items()})
+    keyed = "yes" if "authorization" in request.headers else "none"
+    sent = f"key {response.context.role or keyed}"
+    if response.context.version:
+        sent += ", Service-Version"
+    return sent + (f", query {' '.join(names)}" if names else "")
+
+
 def expect_error(
     requirement_id: str, response: Response, status: int, where: Code, code: object = None
 ) -> None:
@@ -153,7 +165,7 @@ def expect_error(
         expected=f"{status} with {where.value} {code!r}",
         actual="; ".join(problems),
         response=response,
-        title="error row not answered as the spec says",
+        title=f"error row not answered as the spec says ({_row_input(response)})",
     )
 
 

@@ -579,7 +579,8 @@ def run_once(seed: int, mode: str, work: Path, timeout: float = RUN_TIMEOUT,
         profile = work / f"foreign-{mode}-{seed}.toml"
         profile.write_text(profile_text(base_url, seed))
         command = [str(ROOT / ".venv" / "bin" / "delivery-conformance"), "run", "--target",
-                   str(profile), "--no-pacing", "--report-dir", str(reports), *extra]
+                   str(profile), "--no-pacing", "--report-dir", str(reports),
+                   "--max-duration", str(int(max(30.0, timeout - 30))), *extra]
         started = time.monotonic()
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,

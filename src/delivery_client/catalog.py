@@ -12,6 +12,7 @@ previous value, and signed links dropped before anything is stored.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,7 @@ __all__ = [
     "apply_walk",
     "fetch_catalog",
     "merge_pages",
+    "parse_pages",
     "strip_film",
     "walk_catalog",
 ]
@@ -70,28 +72,39 @@ def merge_pages(pages: Iterable[Mapping[str, Any]], policy: Policy = DEFAULT_POL
     return walk
 
 
-def fetch_catalog(
-    client: DeliveryClient, *, paged: bool = False, known: str | None = None
-) -> tuple[list[Film], str]:
-    """The pages of one complete walk and a digest of their raw bodies (and of the policy), or
-    an exception (then nothing may be applied). Equal digests mean an identical walk; an
-    unpaged body whose digest is `known` (the last applied walk) is not parsed again."""
+def fetch_catalog(client: DeliveryClient, *, paged: bool = False) -> tuple[list[bytes], str]:
+    """The raw bodies of one complete walk and their digest (with the policy's), or an exception
+    (then nothing may be applied). Equal digests mean an identical walk. Only raw bytes are
+    kept, so a walk equal to the last applied one is not parsed twice nor held parsed."""
     path = API_PREFIX + "catalog"
     policy = client.policy
     digest = hashlib.sha256(repr(policy).encode())
     if policy.prefer_unpaged and not paged:
         reply = client.request("GET", path)
         digest.update(reply.content)
-        if digest.hexdigest() == known:
-            return [], digest.hexdigest()
-        return [reply.object()], digest.hexdigest()
-    pages = list(walk_flat(client, path, "films", {"limit": policy.page_size}, digest=digest))
-    return pages, digest.hexdigest()
+        return [reply.content], digest.hexdigest()
+    raw: list[bytes] = []
+    for _ in walk_flat(client, path, "films", {"limit": policy.page_size}, digest=digest, raw=raw):
+        pass
+    return raw, digest.hexdigest()
+
+
+def parse_pages(bodies: Iterable[bytes]) -> list[Film]:
+    pages = []
+    for body in bodies:
+        try:
+            page = json.loads(body)
+        except ValueError:
+            raise BadResponse("a catalog page is not JSON") from None
+        if not isinstance(page, dict):
+            raise BadResponse("a catalog page is not a JSON object")
+        pages.append(page)
+    return pages
 
 
 def walk_catalog(client: DeliveryClient, *, paged: bool = False) -> Walk:
     """One complete walk, merged."""
-    return merge_pages(fetch_catalog(client, paged=paged)[0], client.policy)
+    return merge_pages(parse_pages(fetch_catalog(client, paged=paged)[0]), client.policy)
 
 
 _EPISODE_LINKS = ("poster_signed_url",)

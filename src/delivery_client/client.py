@@ -136,10 +136,15 @@ class DeliveryClient:
             headers["Service-Version"] = version
         if simulate:
             headers["Service-Simulate"] = simulate
+        default = httpx.Timeout(BACKGROUND.attempt_timeout)
         self._http = httpx.Client(
-            base_url=self.base_url, headers=headers, transport=transport, follow_redirects=False
+            base_url=self.base_url,
+            headers=headers,
+            transport=transport,
+            follow_redirects=False,
+            timeout=default,
         )
-        self._bare = httpx.Client(transport=transport, follow_redirects=False)
+        self._bare = httpx.Client(transport=transport, follow_redirects=False, timeout=default)
 
     def close(self) -> None:
         self._http.close()
@@ -174,9 +179,12 @@ class DeliveryClient:
         where = httpx.URL(path_or_url).path if keyless else path_or_url.split("?")[0]
         state = RetryState(profile, self.clock())
         while True:
-            timeout = state.attempt_timeout(self.clock(), self.policy)
+            seconds = state.attempt_timeout(self.clock(), self.policy)
+            # the client's default timeout object is reused when it already says the same
+            timeout = httpx.USE_CLIENT_DEFAULT if seconds == BACKGROUND.attempt_timeout else seconds
             self.budget.record_request()
-            http.cookies.clear()  # Authentication: no cookies are used
+            if http.cookies:
+                http.cookies.clear()  # Authentication: no cookies are used
             response: httpx.Response | None = None
             try:
                 response = http.request(

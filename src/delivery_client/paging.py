@@ -37,9 +37,10 @@ def walk_flat(
     params: Mapping[str, Any] | None = None,
     profile: RetryProfile = BACKGROUND,
     digest: Any = None,
+    raw: list[bytes] | None = None,
 ) -> Generator[dict[str, Any], None, None]:
     """Yield each page (a JSON object) of a flat cursor list; `digest` (a hashlib object), when
-    given, is fed every page's raw body."""
+    given, is fed every page's raw body, and `raw` collects the raw bodies."""
     policy = client.policy
     seen: set[str] = set()
     cursor: str | None = None
@@ -50,6 +51,8 @@ def walk_flat(
         reply = client.request("GET", path, params=query, profile=profile)
         if digest is not None:
             digest.update(reply.content)
+        if raw is not None:
+            raw.append(reply.content)
         page = reply.object()
         items = page.get(items_key)
         if not isinstance(items, list):

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from delivery_client.catalog import Walk, apply_walk, fetch_catalog, merge_pages
+from delivery_client.catalog import Walk, apply_walk, fetch_catalog, merge_pages, parse_pages
 from delivery_client.client import API_PREFIX, DeliveryClient
 from delivery_client.exceptions import ClientError
 from delivery_client.paging import walk_envelope, walk_flat
@@ -64,11 +64,11 @@ def sync_catalog(client: DeliveryClient, state: State, *, paged: bool = False) -
     digest: str | None = None
     if policy.withdraw_only_after_complete_walk:
         known = state.meta("catalog_digest")
-        pages, digest = fetch_catalog(client, paged=paged, known=known)
+        pages, digest = fetch_catalog(client, paged=paged)
         if digest == known:
             seen, available, total = state.repeat_walk(walks, policy.walks_before_unavailable)
             return CatalogSync(seen, available, total - available, True)
-        walk, complete = merge_pages(pages, policy), True
+        walk, complete = merge_pages(parse_pages(pages), policy), True
     else:
         walk, complete = _partial_walk(client, paged)
     view = apply_walk(state.films(), walk, policy)

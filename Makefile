@@ -8,7 +8,7 @@ PROFILE ?= burst
 WORKERS ?= 0
 REPORTS ?= reports
 
-.PHONY: install lint browser test conformance killrate foreign bench compare load dist clean
+.PHONY: install lint browser test conformance killrate foreign latency bench compare load dist clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -48,6 +48,11 @@ killrate: $(STAMP)
 # broken answers): every run exit 1, no error of the tool, widest charge printed (~40 min).
 foreign: $(STAMP)
 	$(BIN)/python tests/harness/foreign_server.py --seeds 20 --modes valid,broken --work $(REPORTS)/foreign
+
+# The whole suite against the embedded sandbox behind a 40 ms +- 15 ms proxy, paced and unpaced,
+# three times in a row (~25 min): every run 0 failed, 0 errors (read from results.json).
+latency: $(STAMP)
+	$(BIN)/python -m benchmarks.latency_suite --runs 3 --out $(REPORTS)/bench/latency_suite.json
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(if $(TARGET),--target $(TARGET))

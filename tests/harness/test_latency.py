@@ -8,6 +8,7 @@ whole suite behind it is `make latency` (benchmarks/latency_suite.py).
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -25,6 +26,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from delivery_conformance.embedded import EmbeddedSandbox
 from delivery_conformance.latency import (
     LatencyProxy,
     due_time,
@@ -311,3 +313,53 @@ def test_command_line_refuses_bad_arguments_in_one_line(args: list[str], message
     _, err = process.communicate(timeout=20)
     assert process.returncode == 2
     assert message in err and "Traceback" not in err and err.strip().count("\n") <= 1 + 1
+
+
+# -- the timing scenarios behind the proxy (scaled-down latency self-test) ----------------------
+
+# One or two scenarios of each timing kind: hold and no hold (LIM-043), simulated answers in one
+# minute (SIM-005), refill (LIM-013, LIM-020), clock minute (LIM-024, LIM-034 on config), burst
+# (LIM-014), shedding level after a drain (LIM-035), freshness poll (FRESH-008).
+TIMING_SCENARIOS = (
+    "held_then_issued or refused_at_once or own_limit_of_300 or refills_at_a_sixtieth"
+    " or (clock_minute and config) or available_as_a_burst or shed_near_the_ceiling"
+    " or revoked_key_is_refused_on_the_catalog"
+)
+SCENARIO_COUNT = 10
+RUN_BOUND = 240.0
+
+
+@pytest.fixture(scope="module")
+def slow_target(tmp_path_factory) -> Iterator[Path]:
+    """The embedded sandbox behind 40 ms +- 15 ms: a correct server in another data centre."""
+    with EmbeddedSandbox() as profile_path:
+        upstream = load_profile(profile_path).base_url
+        with LatencyProxy(upstream, latency=0.040, jitter=0.015, seed=11) as url:
+            out = tmp_path_factory.mktemp("latency") / "proxied.toml"
+            yield write_proxied_profile(profile_path, out, url)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("paced", [True, False], ids=["paced", "unpaced"])
+def test_timing_scenarios_pass_against_a_correct_server_40_ms_away(
+    slow_target: Path, tmp_path: Path, paced: bool
+) -> None:
+    command = [sys.executable, "-m", "delivery_conformance.cli", "run", "--target"]
+    command += [str(slow_target), "--no-properties", "-k", TIMING_SCENARIOS]
+    command += ["--report-dir", str(tmp_path)] + ([] if paced else ["--no-pacing"])
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=RUN_BOUND, check=False, cwd=tmp_path
+    )
+    found = sorted(tmp_path.glob("*/results.json"))
+    assert found, f"no results.json: {(done.stderr or done.stdout).strip()[-300:]}"
+    results = json.loads(found[0].read_text())
+    run = results["run"]
+    failing = [
+        f"{t['nodeid']}: {[v.get('expected') for v in t.get('violations', [])]} {t.get('reason')}"
+        for t in results["tests"]
+        if t.get("outcome") in ("failed", "error")
+    ]
+    assert run["requirements"]["failed"] == 0 and not failing, failing
+    assert run["tests"]["failed"] == 0 and run["tests"]["error"] == 0
+    assert run["tests"]["passed"] == SCENARIO_COUNT  # every selected scenario ran and passed
+    assert run["pacing"] is paced

@@ -13,6 +13,7 @@ from delivery_sandbox import errors, simulate
 from delivery_sandbox.accounts import Caller
 from delivery_sandbox.context import Sandbox
 from delivery_sandbox.errors import Family, Problem
+from delivery_sandbox.faults import FaultSwitch
 from delivery_sandbox.headers import Exchange, Reply
 
 __all__ = ["Endpoint", "authenticate", "bearer_key"]
@@ -71,8 +72,10 @@ def authenticate(
     # 3. Key valid.
     record = sb.accounts.keys.get(key)
     if record is None or (record.revoked and not faults.enabled("revoked_key_accepted")):
-        return errors.problem(exchange, faults, family, Problem.KEY_INVALID, now)
+        return _key_invalid(exchange, faults, family, now)
     if record.unverifiable:
+        if faults.enabled("unverifiable_key_401"):
+            return _key_invalid(exchange, faults, family, now)
         return errors.problem(exchange, faults, family, Problem.KEY_UNVERIFIABLE, now)
     if version_header is not None and faults.enabled("version_checked_after_key"):
         found = versions.usable(version_header)
@@ -116,3 +119,12 @@ def authenticate(
                 exchange, faults, refusal.retry_after, refusal.limit, refusal.window
             )
     return caller
+
+
+def _key_invalid(exchange: Exchange, faults: FaultSwitch, family: Family, now: float) -> Reply:
+    """401 for an unknown or revoked key (two coverage faults bend its code, README: Faults)."""
+    if family is Family.FLAT and faults.enabled("unknown_key_flat_error_code"):
+        return errors.flat(exchange, faults, 401, errors.MSG_KEY_INVALID, "unauthorized")
+    if family is Family.ENVELOPE and faults.enabled("unknown_key_envelope_4010"):
+        return errors.envelope(exchange, faults, 401, 4010, errors.MSG_KEY_INVALID, now)
+    return errors.problem(exchange, faults, family, Problem.KEY_INVALID, now)

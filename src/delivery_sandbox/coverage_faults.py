@@ -22,6 +22,21 @@ COVERAGE_FAULT_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("envelope_code_string", ("PAGE-006",), 'success envelopes carry code "0" (a string)'),
     ("envelope_message_wrong", ("PAGE-007",), 'success envelopes carry message "OK"'),
     ("envelope_self_link_missing", ("PAGE-009",), "list envelopes have no links.self"),
+    (
+        "unknown_key_flat_error_code",
+        ("CAT-071", "PLAY-072", "CFG-030", "VID-022"),
+        "a flat 401 for an unknown or revoked key carries error_code unauthorized",
+    ),
+    (
+        "unknown_key_envelope_4010",
+        ("CRE-046", "SER-038", "PLS-030"),
+        "an envelope 401 for an unknown or revoked key carries code 4010 instead of 4011",
+    ),
+    (
+        "unverifiable_key_401",
+        ("AUTH-021", "CAT-075", "PLAY-077", "CFG-033", "CRE-060", "SER-046", "PLS-042", "VID-030"),
+        "a key that cannot be verified in time is refused 401 instead of 503",
+    ),
 )
 ENVELOPE_FAULTS = frozenset(row[0] for row in COVERAGE_FAULT_ROWS)
 SUCCESS_ENVELOPE = b'{"code":0,"message":"ok",'

@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from delivery_sandbox.coverage_faults import mangle_reply
+from delivery_sandbox.coverage_faults import mangle_headers, mangle_reply
 from delivery_sandbox.versions import Version
 
 if TYPE_CHECKING:
@@ -163,5 +163,6 @@ async def send_reply(send: Any, exchange: Exchange, reply: Reply, faults: FaultS
         headers.append((b"content-type", reply.content_type))
     headers.append((b"content-length", str(len(reply.body)).encode()))
     headers.extend(reply.headers)
+    headers = mangle_headers(headers, reply.status, faults)
     await send({"type": "http.response.start", "status": reply.status, "headers": headers})
     await send({"type": "http.response.body", "body": reply.body})

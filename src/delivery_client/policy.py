@@ -81,6 +81,8 @@ def classify(answer: Answer, policy: Policy = DEFAULT_POLICY) -> Decision:
         return Decision.AFTER if policy.retry_429 else Decision.NO_RETRY
     if status == 503 and code == "not_ready":
         return Decision.BACKOFF if policy.retry_not_ready_now else Decision.NOT_NOW
+    if status == 503 and code == "5031" and policy.treat_key_503_as_revoked:
+        return Decision.NO_RETRY  # the broken variant of CLI-042
     if status == 503 and code in RETRYABLE_503_CODES:
         return Decision.AFTER if policy.retry_503_unavailable else Decision.NO_RETRY
     if status >= 500:

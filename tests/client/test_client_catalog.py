@@ -215,3 +215,19 @@ def test_series_detail_is_read_only_when_content_version_changed_cli_035_cli_036
     assert "https://" not in json.dumps(detail)  # no image or subtitle link stored
     broken = rig(series_server(versions, []), policy=Policy(skip_unchanged_series=False))
     assert sync_series(broken.client, state) == (3, 2)
+
+
+def test_an_identical_walk_takes_the_fast_path_and_still_counts_missed_walks_cli_046(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    both = json_response(200, {"films": [film("a"), film("b")], "episodes": [episode("a", 1)]})
+    only_a = {"films": [film("a")], "episodes": [episode("a", 1)]}
+    state = State(tmp_path / "s.sqlite")
+    sync_catalog(rig(catalog_server({None: both}, [])).client, state)
+    first = state.meta("catalog_digest")
+    sync_catalog(rig(catalog_server({None: json_response(200, only_a)}, [])).client, state)
+    assert state.meta("catalog_digest") != first and state.films()["b"].missed == 1
+    result = sync_catalog(rig(catalog_server({None: json_response(200, only_a)}, [])).client, state)
+    assert (result.films_seen, result.available, result.unavailable) == (1, 1, 1)
+    assert not state.films()["b"].available and state.films()["b"].missed == 2
+    assert state.films()["a"].available and state.meta("catalog_walks") == "3"

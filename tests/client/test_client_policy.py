@@ -143,6 +143,8 @@ def test_a_broken_policy_changes_exactly_its_row() -> None:
     assert classify(Answer(503, "not_ready"), Policy(retry_not_ready_now=True)) is Decision.BACKOFF
     assert classify(Answer(504, "new"), Policy(unknown_codes_by_class=False)) is Decision.NO_RETRY
     assert classify(Answer(500), Policy(unknown_codes_by_class=False)) is Decision.BACKOFF
+    assert classify(Answer(503, "5031"), Policy(treat_key_503_as_revoked=True)) is Decision.NO_RETRY
+    assert classify(Answer(503, "5030"), Policy(treat_key_503_as_revoked=True)) is Decision.AFTER
 
 
 profiles = st.sampled_from([INTERACTIVE, BACKGROUND])

@@ -187,6 +187,7 @@ def test_lowered_limit_429_real_wait_within_50_ms_of_retry_after_window_cli_008_
                     gaps = [stamps[-1] - stamps[-2]]
                     break
     finally:
+        sandbox.admin("POST", "/roles/limits/limits", {"counter": "catalog", "limit": 3000})
         sandbox.admin("POST", "/roles/limits/reset-limits")
     assert planned, "the lowered limit never answered 429"
     assert 1.0 <= planned[0] <= 3.0 + 1.0  # Retry-After (1 to ceil(60/60)+1) plus 0 to 1 s

@@ -305,3 +305,13 @@ def test_real_clock_waits_land_within_50_ms_of_the_planned_wait_cli_013_cli_014(
     gaps = [later - earlier for earlier, later in itertools.pairwise(stamps)]
     assert list(reply.waits) == planned == [0.2, 0.2]
     assert all(abs(gap - want) <= 0.05 for gap, want in zip(gaps, planned, strict=True)), gaps
+
+
+def test_broken_variant_takes_a_key_check_503_for_a_refused_key_cli_042(
+    rig: Callable[..., Rig],
+) -> None:
+    answer = json_response(503, {"code": 5031, "message": "m"}, {"Retry-After": "1"})
+    r = rig(sequence(answer), policy=Policy(treat_key_503_as_revoked=True))
+    with pytest.raises(RequestFailed, match="key refused") as caught:
+        r.client.request("GET", "/api/delivery/v1/creatives")
+    assert caught.value.status == 401 and len(r.requests) == 1

@@ -7,7 +7,10 @@ business. `Endpoint` rows hold what the steps need: scope, error family, counter
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+
+import orjson
 
 from delivery_sandbox import errors, simulate
 from delivery_sandbox.accounts import Caller
@@ -15,6 +18,7 @@ from delivery_sandbox.context import Sandbox
 from delivery_sandbox.errors import Family, Problem
 from delivery_sandbox.faults import FaultSwitch
 from delivery_sandbox.headers import Exchange, Reply
+from delivery_sandbox.versions import DATE_PATTERN, Version, VersionSet
 
 __all__ = ["Endpoint", "authenticate", "bearer_key"]
 
@@ -61,13 +65,15 @@ def authenticate(
     versions = sb.versions
     # 1. Service-Version header: a bad value is answered before the key is looked at.
     if version_header is not None and not faults.enabled("version_checked_after_key"):
-        found = versions.usable(version_header)
+        found = _usable_version(versions, version_header, faults)
         if found is None:
-            return errors.unsupported_version(exchange, faults, versions.supported, versions.latest)
+            return _unsupported(exchange, faults, family, versions, now)
         exchange.version, exchange.version_info = found.version, found
     # 2. Key present.
     key = bearer_key(authorization, lax=faults.enabled("auth_scheme_lax"))
     if key is None:
+        if family is Family.FLAT and faults.enabled("missing_key_flat_error_code"):
+            return errors.flat(exchange, faults, 401, errors.MSG_AUTH_MISSING, "unauthorized")
         return errors.problem(exchange, faults, family, Problem.AUTH_MISSING, now)
     # 3. Key valid.
     record = sb.accounts.keys.get(key)
@@ -78,23 +84,23 @@ def authenticate(
             return _key_invalid(exchange, faults, family, now)
         return errors.problem(exchange, faults, family, Problem.KEY_UNVERIFIABLE, now)
     if version_header is not None and faults.enabled("version_checked_after_key"):
-        found = versions.usable(version_header)
+        found = _usable_version(versions, version_header, faults)
         if found is None:
-            return errors.unsupported_version(exchange, faults, versions.supported, versions.latest)
+            return _unsupported(exchange, faults, family, versions, now)
         exchange.version, exchange.version_info = found.version, found
     # 4. Pinned version, when no header chose one.
     if version_header is None:
         pinned = versions.usable(record.pin)
         if pinned is None:
-            return errors.unsupported_version(
-                exchange, faults, versions.supported, versions.latest, upgrade_to=versions.latest
-            )
+            return _unsupported(exchange, faults, family, versions, now, upgrade=True)
         exchange.version, exchange.version_info = pinned.version, pinned
     caller = sb.accounts.caller(record)
     exchange.caller = caller
     # 5. Scope; open videos also need the key bound to an app.
     lax_scope = faults.enabled("scope_not_enforced") and endpoint.scope == "metadata:read"
     if endpoint.scope is not None and endpoint.scope not in caller.scopes and not lax_scope:
+        if family is Family.FLAT and faults.enabled("scope_flat_error_code"):
+            return errors.flat(exchange, faults, 403, errors.MSG_SCOPE, "forbidden")
         return errors.problem(exchange, faults, family, Problem.SCOPE_MISSING, now)
     if endpoint.app_bound and caller.app_id is None:
         return errors.flat(exchange, faults, 403, errors.APP_NOT_REGISTERED)
@@ -128,3 +134,43 @@ def _key_invalid(exchange: Exchange, faults: FaultSwitch, family: Family, now: f
     if family is Family.ENVELOPE and faults.enabled("unknown_key_envelope_4010"):
         return errors.envelope(exchange, faults, 401, 4010, errors.MSG_KEY_INVALID, now)
     return errors.problem(exchange, faults, family, Problem.KEY_INVALID, now)
+
+
+def _usable_version(versions: VersionSet, value: str, faults: FaultSwitch) -> Version | None:
+    """The version a header selects; three coverage faults serve the latest instead of a 400."""
+    found = versions.usable(value)
+    if found is not None:
+        return found
+    known, dated = versions.get(value), DATE_PATTERN.match(value) is not None
+    served = (
+        (known is not None and known.retired and faults.enabled("retired_version_served"))
+        or (known is None and dated and faults.enabled("unknown_version_served"))
+        or (not dated and faults.enabled("malformed_version_served"))
+    )
+    latest = versions.usable(versions.latest)
+    if not served or latest is None:
+        return None
+    return dataclasses.replace(latest, version=value) if dated else latest  # echoed when dated
+
+
+def _unsupported(
+    exchange: Exchange,
+    faults: FaultSwitch,
+    family: Family,
+    versions: VersionSet,
+    now: float,
+    upgrade: bool = False,
+) -> Reply:
+    """400 `unsupported_version` (flat everywhere); coverage faults bend its shape."""
+    if family is Family.ENVELOPE and faults.enabled("unsupported_version_in_envelope"):
+        return errors.envelope(exchange, faults, 400, 4000, errors.MSG_UNSUPPORTED_VERSION, now)
+    keep_upgrade = upgrade and not faults.enabled("retired_pin_no_upgrade_to")
+    upgrade_to = versions.latest if keep_upgrade else None
+    reply = errors.unsupported_version(
+        exchange, faults, versions.supported, versions.latest, upgrade_to=upgrade_to
+    )
+    if faults.enabled("unsupported_version_no_latest"):
+        body = orjson.loads(reply.body)
+        body.pop("latest_version", None)
+        reply.body = orjson.dumps(body)
+    return reply

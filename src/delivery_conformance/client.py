@@ -21,8 +21,10 @@ monotonic `clock`) until the counter of the endpoint has room under the budget. 
 turns pacing off (the embedded sandbox). A timing scenario that must burst says so with
 `with client.burst("why"):` — the requests inside are neither delayed nor charged to the
 budget. Only scenarios that spend the counters of a dedicated organisation whose limit they
-lowered themselves (or its simulated-answer allowance) burst, and the admin API resets those
-counters after the test, so the budget that protects the shared counters stays true.
+lowered themselves (or its simulated-answer allowance) burst uncharged, and the admin API
+resets those counters after the test, so the budget that protects the shared counters stays
+true. `burst("why", charged=True)` is not delayed but still charged (a poll on shared counters
+whose timing a pacing wait would distort).
 """
 
 from __future__ import annotations
@@ -156,6 +158,7 @@ class DeliveryClient:
         self.timeout = timeout
         self.pins: dict[str, str] = {}  # role -> dated version pinned to its key
         self.bursting: str | None = None  # why pacing is suspended, inside `burst()`
+        self._burst_charged = False
         # Asked before each request: a reason to stop the run (time bound, signal) or None.
         self.stop_check: Callable[[], str | None] | None = None
         # Told of a pacing wait of ANNOUNCED_WAIT seconds or more: (counter, seconds).
@@ -183,15 +186,20 @@ class DeliveryClient:
         self.close()
 
     @contextlib.contextmanager
-    def burst(self, reason: str) -> Iterator[None]:
-        """Send the requests of this block unpaced and uncharged (see the module docstring)."""
+    def burst(self, reason: str, *, charged: bool = False) -> Iterator[None]:
+        """Send the requests of this block without pacing waits (see the module docstring).
+
+        `charged=True`: still count them in the budget (a scenario on shared counters that
+        must not be paused, e.g. a freshness poll whose timing a pacing wait would distort).
+        """
         if not reason.strip():
             raise HarnessFailure("a burst must say why it is exempt from pacing")
-        outer, self.bursting = self.bursting, reason
+        outer = (self.bursting, self._burst_charged)
+        self.bursting, self._burst_charged = reason, charged
         try:
             yield
         finally:
-            self.bursting = outer
+            self.bursting, self._burst_charged = outer
 
     def key_for(self, role: str) -> str:
         try:
@@ -267,9 +275,13 @@ class DeliveryClient:
 
     def _pace(self, endpoint: Endpoint | None, simulate: str | None, body: Any) -> None:
         counter = self._counter(endpoint, simulate)
-        if self.pacer is None or counter is None or self.bursting is not None:
+        if self.pacer is None or counter is None:
             return
         cost = _playback_cost(body) if counter == "playback" else 1
+        if self.bursting is not None:
+            if self._burst_charged:
+                self.pacer.record(counter, cost, self._clock())
+            return
         wait = min(self.pacer.wait_time(counter, cost, self._clock()), MAX_PACING_WAIT)
         if wait >= ANNOUNCED_WAIT and self.on_wait is not None:
             self.on_wait(counter, wait)

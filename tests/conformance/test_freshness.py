@@ -80,7 +80,7 @@ def _ticket(client, fixture_id, **kwargs):
 
 @pytest.mark.requirement("FRESH-005", "FRESH-006", "FRESH-007")
 @pytest.mark.needs("role:films", "fixture:episode_signed", "admin")
-def test_suspension_is_seen_in_catalog_and_tickets(client, admin, fixture_id):
+def test_suspension_is_seen_in_catalog_and_tickets(client, admin, fixture_id, unpaused):
     rt = round_trip(client, "films")
     bound = SUSPENSION_BOUND + rt.worst
     admin.suspend("films")
@@ -97,7 +97,7 @@ def test_suspension_is_seen_in_catalog_and_tickets(client, admin, fixture_id):
 
 @pytest.mark.requirement("FRESH-008", "FRESH-011")
 @pytest.mark.needs("role:films_metadata", "admin")
-def test_revoked_key_is_refused_on_the_catalog(client, admin):
+def test_revoked_key_is_refused_on_the_catalog(client, admin, unpaused):
     rt = round_trip(client, "films_metadata")
     bound = REVOCATION_BOUND + rt.worst
     admin.revoke("films_metadata")
@@ -109,7 +109,7 @@ def test_revoked_key_is_refused_on_the_catalog(client, admin):
 
 @pytest.mark.requirement("FRESH-009", "FRESH-011")
 @pytest.mark.needs("role:films_playback", "fixture:episode_signed", "admin")
-def test_revoked_key_is_refused_on_tickets(client, admin, fixture_id):
+def test_revoked_key_is_refused_on_tickets(client, admin, fixture_id, unpaused):
     rt = round_trip(client, "films_playback")
     bound = REVOCATION_BOUND + rt.worst
     admin.revoke("films_playback")
@@ -121,7 +121,7 @@ def test_revoked_key_is_refused_on_tickets(client, admin, fixture_id):
 
 @pytest.mark.requirement("FRESH-010", "FRESH-011")
 @pytest.mark.needs("role:films", "fixture:episode_signed", "admin")
-def test_rotated_secret_is_refused_in_catalog_and_tickets(client, admin, key, fixture_id):
+def test_rotated_secret_is_refused_in_catalog_and_tickets(client, admin, key, fixture_id, unpaused):
     old = key("films")
     rt = round_trip(client, "films")
     bound = REVOCATION_BOUND + rt.worst
@@ -134,7 +134,7 @@ def test_rotated_secret_is_refused_in_catalog_and_tickets(client, admin, key, fi
 
 @pytest.mark.requirement("FRESH-012")
 @pytest.mark.needs("role:films", "fixture:episode_signed", "admin")
-def test_rotated_key_is_usable_within_5_s(client, admin, fixture_id):
+def test_rotated_key_is_usable_within_5_s(client, admin, fixture_id, unpaused):
     bound = CREATED_BOUND + round_trip(client, "films").worst
     new = admin.rotate("films")
     for send in (_catalog(client, key=new), _ticket(client, fixture_id, key=new)):
@@ -144,7 +144,7 @@ def test_rotated_key_is_usable_within_5_s(client, admin, fixture_id):
 
 @pytest.mark.requirement("AUTH-033")
 @pytest.mark.needs("role:limits", "admin")
-def test_rotation_refuses_the_old_secret_and_accepts_the_new(client, admin, key):
+def test_rotation_refuses_the_old_secret_and_accepts_the_new(client, admin, key, unpaused):
     old = key("limits")
     bound = REVOCATION_BOUND + round_trip(client, "limits").worst
     new = admin.rotate("limits")
@@ -158,7 +158,7 @@ def test_rotation_refuses_the_old_secret_and_accepts_the_new(client, admin, key)
 
 @pytest.mark.requirement("AUTH-034")
 @pytest.mark.needs("role:films_metadata", "admin")
-def test_rotation_keeps_the_scopes(client, admin):
+def test_rotation_keeps_the_scopes(client, admin, unpaused):
     before = at(_body(client.get("config", role="films_metadata")), "key.scopes")
     bound = CREATED_BOUND + round_trip(client, "films_metadata").worst
     new = admin.rotate("films_metadata")
@@ -176,7 +176,7 @@ def test_rotation_keeps_the_scopes(client, admin):
 @pytest.mark.requirement("FRESH-014")
 @pytest.mark.needs("role:limits", "fixture:episode_signed", "admin")
 @pytest.mark.parametrize("counter", ["catalog", "playback"])
-def test_raised_limit_applies_within_a_minute(client, admin, fixture_id, counter):
+def test_raised_limit_applies_within_a_minute(client, admin, fixture_id, counter, unpaused):
     send = (_catalog(client, role="limits") if counter == "catalog"
             else _ticket(client, fixture_id, role="limits"))
     bound = LIMIT_BOUND + round_trip(client, "limits").worst

@@ -145,7 +145,7 @@ def _in_catalog(response: Any, film_id: str) -> bool:
 @pytest.mark.requirement("STATE-008", "FRESH-003")
 @pytest.mark.parametrize("action", ["end", "suspend"])
 def test_licence_ended_or_suspended_withdraws_the_series_and_leaves_the_catalog(
-    client: DeliveryClient, admin: Any, fixture_id: Any, action: str
+    client: DeliveryClient, admin: Any, fixture_id: Any, action: str, unpaused: None
 ) -> None:
     film_id, code = fixture_id("film_id"), fixture_id("series_code")
     before = _series_item(client, code)
@@ -179,7 +179,7 @@ def test_licence_ended_or_suspended_withdraws_the_series_and_leaves_the_catalog(
 @pytest.mark.needs("admin", "role:films_playback", "fixture:episode_encrypted", "fixture:film_id")
 @pytest.mark.requirement("FRESH-004")
 def test_licence_suspension_reaches_ticket_requests_within_30_s(
-    client: DeliveryClient, admin: Any, fixture_id: Any
+    client: DeliveryClient, admin: Any, fixture_id: Any, unpaused: None
 ) -> None:
     body = {"episode_id": fixture_id("episode_encrypted"), **DEVICE}
     first = client.post("playback", role="films_playback", json=body)
@@ -215,7 +215,7 @@ def test_licence_suspension_reaches_ticket_requests_within_30_s(
 @pytest.mark.needs("admin", "role:films", "fixture:episode_encrypted", "fixture:film_id")
 @pytest.mark.requirement("FRESH-001", "FRESH-002")
 def test_withdrawn_episode_leaves_the_catalog_and_ticket_requests(
-    client: DeliveryClient, admin: Any, fixture_id: Any
+    client: DeliveryClient, admin: Any, fixture_id: Any, unpaused: None
 ) -> None:
     episode_id = fixture_id("episode_encrypted")
     body = {"episode_id": episode_id, **DEVICE}

@@ -143,7 +143,7 @@ def test_suspended_organisation_is_refused_not_entitled(client, fixture_id, form
 
 @pytest.mark.requirement("PLAY-067")
 @pytest.mark.needs("role:limits", "admin", "fixture:episode_encrypted")
-def test_suspension_and_its_end_are_seen_on_the_next_requests(client, admin, fixture_id):
+def test_suspension_and_its_end_are_seen_on_the_next_requests(client, admin, fixture_id, unpaused):
     body = {"episode_id": fixture_id("episode_encrypted"), **DEVICE}
     expect_answer("PLAY-067", post(client, body, role="limits"), 200, what="before suspension")
     admin.suspend("limits")

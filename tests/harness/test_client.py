@@ -186,6 +186,9 @@ def test_a_burst_is_neither_delayed_nor_charged_and_pacing_resumes_after_it() ->
     assert slept == [pytest.approx(60.0)]
     with pytest.raises(HarnessFailure, match="say why"), client.burst(" "):
         pass
+    with client.burst("a freshness poll on shared counters", charged=True):
+        client.get("config", role="films")
+    assert slept == [pytest.approx(60.0)] and pacer.used("config", now[0]) == 2  # charged
 
 
 def test_simulated_requests_use_their_own_counter_and_playback_batches_cost_tickets() -> None:

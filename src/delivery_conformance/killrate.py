@@ -39,7 +39,7 @@ from delivery_conformance.embedded import EmbeddedSandbox
 from delivery_conformance.events import Outcome
 from delivery_conformance.exceptions import HarnessFailure, UsageError
 from delivery_conformance.profile import TargetProfile, load_profile
-from delivery_conformance.resources import suite_pytest_args
+from delivery_conformance.resources import installed_suites_untouched, suite_pytest_args
 from delivery_conformance.runner import has_tests, tests_root
 
 __all__ = [
@@ -362,7 +362,11 @@ def run_killrate(options: KillRateOptions, consumers: Sequence[Consumer] = ()) -
         )
         started = time.monotonic()
         # pytest's own output goes to a log beside the report; the consumers print progress.
-        with (options.run_dir / "pytest.log").open("w") as log, redirect_stdout(log):
+        with (
+            (options.run_dir / "pytest.log").open("w") as log,
+            redirect_stdout(log),
+            installed_suites_untouched(options.tests_root),
+        ):
             status = int(pytest.main(pytest_args(options, target, paths), plugins=[cycle]))
         report = cycle.report(options.mode, time.monotonic() - started)
         if report is None:

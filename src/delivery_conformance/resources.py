@@ -3,6 +3,7 @@
     spec_path("openapi.yaml")    spec/: openapi.yaml, requirements.yaml, delivery-api-v1.md
     suite_dir("conformance")     tests/: conformance, properties
     suite_pytest_args()          how pytest must run those suites (rootdir, ini options)
+    installed_suites_untouched(tests_root)   around pytest.main: no bytecode beside installed files
 
 Two layouts give the same tree (`spec/` and `tests/` under one root):
 
@@ -20,6 +21,9 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from delivery_conformance.exceptions import HarnessFailure
@@ -30,6 +34,7 @@ __all__ = [
     "SPEC_FILES",
     "SUITES",
     "find_root",
+    "installed_suites_untouched",
     "root",
     "spec_path",
     "suite_dir",
@@ -99,3 +104,17 @@ def suite_pytest_args(base: Path | None = None) -> list[str]:
     args += ["-p", "no:cacheprovider", "-ra", "--strict-markers", "--strict-config"]
     args += ["-o", "xfail_strict=true", "-o", "filterwarnings=" + "\n".join(FILTERWARNINGS)]
     return args
+
+
+@contextmanager
+def installed_suites_untouched(tests_root: Path) -> Iterator[None]:
+    """While pytest runs suites from an installed bundle, no bytecode is written: pytest caches
+    each test module it rewrites in a __pycache__ beside it, which would be inside site-packages.
+    A checkout's suites keep pytest's cache as usual."""
+    installed = tests_root.resolve().is_relative_to(PACKAGE_DIR / BUNDLE)
+    before = sys.dont_write_bytecode
+    sys.dont_write_bytecode = before or installed
+    try:
+        yield
+    finally:
+        sys.dont_write_bytecode = before

@@ -19,7 +19,7 @@ import pytest
 
 from delivery_conformance.exceptions import HarnessFailure, UsageError
 from delivery_conformance.report import ReportWriter
-from delivery_conformance.resources import root, suite_pytest_args
+from delivery_conformance.resources import installed_suites_untouched, root, suite_pytest_args
 from delivery_conformance.results import RunSummary
 
 __all__ = ["RunOptions", "has_tests", "run_suite", "suite_paths", "tests_root"]
@@ -92,7 +92,8 @@ def run_suite(options: RunOptions) -> RunSummary | None:
         return None
     options.run_dir.mkdir(parents=True, exist_ok=True)
     writer = ReportWriter(options.run_dir, announce=False)
-    status = int(pytest.main(pytest_args(options, paths), plugins=[writer]))
+    with installed_suites_untouched(options.tests_root):
+        status = int(pytest.main(pytest_args(options, paths), plugins=[writer]))
     if writer.summary is None:
         if status == PYTEST_USAGE_ERROR:
             raise HarnessFailure("the suite could not start (pytest usage error, see above)")

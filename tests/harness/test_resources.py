@@ -4,6 +4,7 @@ the package, by marker files; nothing in src/ derives a folder by counting paren
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -82,3 +83,13 @@ def test_no_module_of_src_counts_parent_folders() -> None:
         if pattern.search(line)
     ]
     assert found == []
+
+
+def test_no_bytecode_is_written_while_installed_suites_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    bundle_tests = resources.PACKAGE_DIR / resources.BUNDLE / "tests"
+    with resources.installed_suites_untouched(bundle_tests):
+        assert sys.dont_write_bytecode is True
+    assert sys.dont_write_bytecode is False
+    with resources.installed_suites_untouched(ROOT / "tests"):
+        assert sys.dont_write_bytecode is False  # a checkout keeps pytest's cache

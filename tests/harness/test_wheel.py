@@ -48,8 +48,9 @@ class FreshVenv:
 
 
 def clean_env() -> dict[str, str]:
-    """The caller's environment minus anything that would put the checkout on sys.path."""
-    drop = {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSAFEPATH"}
+    """The caller's environment minus anything that would put the checkout on sys.path, and
+    minus PYTHONDONTWRITEBYTECODE, which would hide writes into site-packages."""
+    drop = {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSAFEPATH", "PYTHONDONTWRITEBYTECODE"}
     return {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("PYTEST")}
 
 

@@ -77,6 +77,13 @@ def authenticate(
         return errors.problem(exchange, faults, family, Problem.AUTH_MISSING, now)
     # 3. Key valid.
     record = sb.accounts.keys.get(key)
+    out_of_scope = record is not None and endpoint.scope not in (None, *record.scopes)
+    if record is not None and record.revoked:  # two coverage faults: checks out of order
+        if out_of_scope and faults.enabled("scope_checked_before_key"):
+            return errors.problem(exchange, faults, family, Problem.SCOPE_MISSING, now)
+        retired_pin = version_header is None and versions.usable(record.pin) is None
+        if retired_pin and faults.enabled("pin_checked_before_key"):
+            return _unsupported(exchange, faults, family, versions, now, upgrade=True)
     if record is None or (record.revoked and not faults.enabled("revoked_key_accepted")):
         return _key_invalid(exchange, faults, family, now)
     if record.unverifiable:
@@ -88,6 +95,8 @@ def authenticate(
         if found is None:
             return _unsupported(exchange, faults, family, versions, now)
         exchange.version, exchange.version_info = found.version, found
+    if out_of_scope and faults.enabled("scope_checked_before_pin"):
+        return errors.problem(exchange, faults, family, Problem.SCOPE_MISSING, now)
     # 4. Pinned version, when no header chose one.
     if version_header is None:
         pinned = versions.usable(record.pin)
@@ -96,6 +105,8 @@ def authenticate(
         exchange.version, exchange.version_info = pinned.version, pinned
     caller = sb.accounts.caller(record)
     exchange.caller = caller
+    if out_of_scope and caller.suspended and faults.enabled("org_checked_before_scope"):
+        return errors.problem(exchange, faults, family, Problem.ORG_SUSPENDED, now)
     # 5. Scope; open videos also need the key bound to an app.
     lax_scope = faults.enabled("scope_not_enforced") and endpoint.scope == "metadata:read"
     if endpoint.scope is not None and endpoint.scope not in caller.scopes and not lax_scope:

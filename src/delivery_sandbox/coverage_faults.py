@@ -8,7 +8,7 @@ no handler needs to know about them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -16,7 +16,13 @@ if TYPE_CHECKING:
     from delivery_sandbox.faults import FaultSwitch
     from delivery_sandbox.headers import Reply
 
-__all__ = ["COVERAGE_FAULT_ROWS", "HEADER_CHANGES", "mangle_headers", "mangle_reply"]
+__all__ = [
+    "BODY_CHANGES",
+    "COVERAGE_FAULT_ROWS",
+    "HEADER_CHANGES",
+    "mangle_headers",
+    "mangle_reply",
+]
 
 COVERAGE_FAULT_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("envelope_server_time_missing", ("PAGE-005",), "success envelopes leave out server_time"),
@@ -34,26 +40,74 @@ COVERAGE_FAULT_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("ratelimit_window_30", ("HDR-029",), "X-RateLimit-Window: 30 on a 429"),
     ("content_type_text", ("GEN-005",), "JSON bodies labelled text/plain"),
     ("allow_missing_on_405", ("ERR-016",), "a 405 without Allow"),
-    ("missing_key_flat_error_code", ("CAT-070", "CFG-029", "PLAY-071"),
-     "a flat 401 for a missing Authorization carries error_code unauthorized"),
-    ("scope_flat_error_code", ("CAT-072", "PLAY-073"),
-     "a flat 403 for a missing scope carries error_code forbidden"),
+    (
+        "missing_key_flat_error_code",
+        ("CAT-070", "CFG-029", "PLAY-071"),
+        "a flat 401 for a missing Authorization carries error_code unauthorized",
+    ),
+    (
+        "scope_flat_error_code",
+        ("CAT-072", "PLAY-073"),
+        "a flat 403 for a missing scope carries error_code forbidden",
+    ),
     ("malformed_version_served", ("VER-005",), "a Service-Version that is no date is served"),
-    ("unknown_version_served", ("VER-004", "CAT-069", "CFG-028", "PLAY-070"),
-     "an unknown dated Service-Version is served as the latest"),
+    (
+        "unknown_version_served",
+        ("VER-004", "CAT-069", "CFG-028", "PLAY-070"),
+        "an unknown dated Service-Version is served as the latest",
+    ),
     ("retired_version_served", ("VER-006",), "a retired Service-Version is served as the latest"),
-    ("unsupported_version_in_envelope", ("ERR-007",),
-     "unsupported_version on envelope endpoints is an envelope (code 4000)"),
+    (
+        "unsupported_version_in_envelope",
+        ("ERR-007",),
+        "unsupported_version on envelope endpoints is an envelope (code 4000)",
+    ),
     ("unsupported_version_no_latest", ("VER-007",), "unsupported_version without latest_version"),
     ("retired_pin_no_upgrade_to", ("VER-008",), "a retired pin's 400 without upgrade_to"),
-    ("pin_checked_before_key", ("AUTH-012",),
-     "a revoked key pinned to a retired version answers 400 instead of 401"),
-    ("scope_checked_before_pin", ("AUTH-013",),
-     "a key with a retired pin outside its scopes answers 403 instead of 400"),
-    ("scope_checked_before_key", ("AUTH-014",),
-     "a revoked key outside its scopes answers 403 instead of 401"),
-    ("org_checked_before_scope", ("AUTH-015",),
-     "a suspended organisation's key outside its scopes answers org_suspended"),
+    ("catalog_carries_manifest_url", ("CAT-054",), "a catalog episode carries a manifest_url"),
+    ("poster_expiry_30_minutes", ("CAT-044",), "poster_expires_at 30 minutes after the response"),
+    ("catalog_slug_duplicate", ("CAT-005",), "two films share a slug"),
+    ("catalog_two_main_tags", ("CAT-023",), "every tag of a film is_main"),
+    ("catalog_support_before_lead", ("CAT-025",), "people listed support before lead"),
+    ("config_limit_doubled", ("CFG-017",), "/config reports twice the config limit"),
+    ("config_scopes_extra", ("CFG-011",), "/config key.scopes names a scope the key lacks"),
+    ("config_api_version_wrong", ("CFG-004",), "/config api.version differs from the header"),
+    (
+        "playlist_list_carries_playback_link",
+        ("PLS-024",),
+        "a playlist item has a manifest_url",
+    ),
+    (
+        "series_item_content_version_stale",
+        ("SER-024",),
+        "a series item's content_version stale",
+    ),
+    (
+        "playlist_item_content_version_stale",
+        ("PLS-004",),
+        "a playlist list item's content_version stale",
+    ),
+    ("download_link_30_minutes", ("CRE-040",), "redirect=0 download links expire after 30 minutes"),
+    (
+        "pin_checked_before_key",
+        ("AUTH-012",),
+        "a revoked key pinned to a retired version answers 400 instead of 401",
+    ),
+    (
+        "scope_checked_before_pin",
+        ("AUTH-013",),
+        "a key with a retired pin outside its scopes answers 403 instead of 400",
+    ),
+    (
+        "scope_checked_before_key",
+        ("AUTH-014",),
+        "a revoked key outside its scopes answers 403 instead of 401",
+    ),
+    (
+        "org_checked_before_scope",
+        ("AUTH-015",),
+        "a suspended organisation's key outside its scopes answers org_suspended",
+    ),
     (
         "unknown_key_flat_error_code",
         ("CAT-071", "PLAY-072", "CFG-030", "VID-022"),
@@ -98,18 +152,18 @@ HEADER_CHANGES: dict[str, Callable[[Headers, int], Headers]] = {
     ],
     "request_id_missing": _drop(b"service-request-id"),
     "cache_control_missing": _drop(b"cache-control"),
-    "retry_after_missing_on_429": lambda h, status: _drop(b"retry-after")(h, status)
-    if status == 429
-    else h,
+    "retry_after_missing_on_429": lambda h, status: (
+        _drop(b"retry-after")(h, status) if status == 429 else h
+    ),
     "retry_after_http_date": lambda h, status: [
         (k, b"Wed, 21 Oct 2037 07:28:00 GMT" if k == b"retry-after" else v) for k, v in h
     ],
-    "ratelimit_limit_everywhere": lambda h, status: h
-    if status == 429
-    else [*h, (b"x-ratelimit-limit", b"100")],
-    "ratelimit_window_everywhere": lambda h, status: h
-    if status == 429
-    else [*h, (b"x-ratelimit-window", b"60")],
+    "ratelimit_limit_everywhere": lambda h, status: (
+        h if status == 429 else [*h, (b"x-ratelimit-limit", b"100")]
+    ),
+    "ratelimit_window_everywhere": lambda h, status: (
+        h if status == 429 else [*h, (b"x-ratelimit-window", b"60")]
+    ),
     "ratelimit_window_30": _set(b"x-ratelimit-window", b"30", only=429),
     "content_type_text": lambda h, status: [
         (k, b"text/plain" if k == b"content-type" else v) for k, v in h
@@ -120,21 +174,124 @@ ENVELOPE_FAULTS = frozenset(row[0] for row in COVERAGE_FAULT_ROWS[:4])
 SUCCESS_ENVELOPE = b'{"code":0,"message":"ok",'
 
 
-def mangle_reply(reply: Reply, faults: FaultSwitch) -> None:
-    """Apply the switched-on envelope faults to a success envelope, in place."""
-    if ENVELOPE_FAULTS.isdisjoint(faults.on) or not reply.body.startswith(SUCCESS_ENVELOPE):
+def mangle_reply(reply: Reply, faults: FaultSwitch, path: str) -> None:
+    """Apply the switched-on body faults to a 200 JSON answer of `path`, in place."""
+    if BODY_FAULTS.isdisjoint(faults.on) or reply.status != 200 or not reply.body:
         return
-    body = orjson.loads(reply.body)
-    if faults.enabled("envelope_server_time_missing"):
+    try:
+        body = orjson.loads(reply.body)
+    except orjson.JSONDecodeError:
+        return
+    if not isinstance(body, dict):
+        return
+    on = faults.on & BODY_FAULTS
+    if reply.body.startswith(SUCCESS_ENVELOPE):
+        _envelope(body, on)
+    endpoint = path.rsplit("/", 1)[-1]
+    for name in on:
+        change = BODY_CHANGES.get(name)
+        if change is not None and change[0](path, endpoint):
+            change[1](body)
+    reply.body = orjson.dumps(body)
+
+
+def _envelope(body: dict[str, Any], on: frozenset[str]) -> None:
+    if "envelope_server_time_missing" in on:
         body.pop("server_time", None)
-    if faults.enabled("envelope_code_string"):
+    if "envelope_code_string" in on:
         body["code"] = "0"
-    if faults.enabled("envelope_message_wrong"):
+    if "envelope_message_wrong" in on:
         body["message"] = "OK"
     links = body.get("links")
-    if faults.enabled("envelope_self_link_missing") and isinstance(links, dict) and "next" in links:
+    if "envelope_self_link_missing" in on and isinstance(links, dict) and "next" in links:
         links.pop("self", None)
-    reply.body = orjson.dumps(body)
+
+
+def _first(items: Any) -> dict[str, Any]:
+    return items[0] if isinstance(items, list) and items and isinstance(items[0], dict) else {}
+
+
+def _data(body: dict[str, Any]) -> dict[str, Any]:
+    data = body.get("data")
+    return data if isinstance(data, dict) else {}
+
+
+def _later_poster(body: dict[str, Any]) -> None:
+    for row in body.get("episodes") or []:
+        if isinstance(row.get("poster_expires_at"), int):
+            row["poster_expires_at"] += 900
+
+
+def _duplicate_slug(body: dict[str, Any]) -> None:
+    films = body.get("films") or []
+    if len(films) >= 2:
+        films[1]["slug"] = films[0]["slug"]
+
+
+def _two_main_tags(body: dict[str, Any]) -> None:
+    for tag in _first(body.get("films")).get("tags") or []:
+        tag["is_main"] = True
+
+
+def _support_first(body: dict[str, Any]) -> None:
+    film = _first(body.get("films"))
+    if isinstance(film.get("people"), list):
+        film["people"].reverse()
+
+
+def _door_doubled(body: dict[str, Any]) -> None:
+    door = body.get("rate_limits", {}).get("doors", {}).get("config", {})
+    if isinstance(door.get("limit"), int):
+        door["limit"] *= 2
+
+
+def _stale(body: dict[str, Any]) -> None:
+    for item in _data(body).get("items") or []:
+        if isinstance(item, dict) and item.get("content_version"):
+            item["content_version"] = "0" * 24
+
+
+def _later_download(body: dict[str, Any]) -> None:
+    data = _data(body)
+    if isinstance(data.get("expires_at"), int):
+        data["expires_at"] += 900
+
+
+def _is(name: str) -> Callable[[str, str], bool]:
+    return lambda path, endpoint: endpoint == name
+
+
+BODY_CHANGES: dict[str, tuple[Callable[[str, str], bool], Callable[[dict[str, Any]], None]]] = {
+    "catalog_carries_manifest_url": (
+        _is("catalog"),
+        lambda b: _first(b.get("episodes")).update(
+            manifest_url="https://play.delivery.sandbox/m.m3u8"
+        ),
+    ),
+    "poster_expiry_30_minutes": (_is("catalog"), _later_poster),
+    "catalog_slug_duplicate": (_is("catalog"), _duplicate_slug),
+    "catalog_two_main_tags": (_is("catalog"), _two_main_tags),
+    "catalog_support_before_lead": (_is("catalog"), _support_first),
+    "config_limit_doubled": (_is("config"), _door_doubled),
+    "config_scopes_extra": (
+        _is("config"),
+        lambda b: b.get("key", {}).get("scopes", []).append("webhooks:manage"),
+    ),
+    "config_api_version_wrong": (
+        _is("config"),
+        lambda b: b.get("api", {}).update(version="2026-01-01"),
+    ),
+    "playlist_list_carries_playback_link": (
+        _is("playlists"),
+        lambda b: _first(_data(b).get("items")).update(
+            manifest_url="https://play.delivery.sandbox/m.m3u8"
+        ),
+    ),
+    "series_item_content_version_stale": (_is("series"), _stale),
+    "playlist_item_content_version_stale": (_is("playlists"), _stale),
+    "download_link_30_minutes": (_is("file"), _later_download),
+}
+BODY_FAULTS = ENVELOPE_FAULTS | BODY_CHANGES.keys()
 
 
 def mangle_headers(headers: Headers, status: int, faults: FaultSwitch) -> Headers:

@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from delivery_sandbox.coverage_faults import mangle_headers, mangle_reply
+from delivery_sandbox.coverage_faults import mangle_headers
 from delivery_sandbox.versions import Version
 
 if TYPE_CHECKING:
@@ -157,7 +157,6 @@ def common_headers(
 
 
 async def send_reply(send: Any, exchange: Exchange, reply: Reply, faults: FaultSwitch) -> None:
-    mangle_reply(reply, faults)
     headers = common_headers(exchange, reply.status, faults)
     if reply.content_type is not None:
         headers.append((b"content-type", reply.content_type))

@@ -199,6 +199,8 @@ def command_run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--min-coverage takes a percentage from 0 to 100, not {args.min_coverage:g}"
         )
+    if args.target is None:
+        args.target = target_from_env()
     profile = load_profile(args.target) if args.target is not None else None
     options = RunOptions(
         target=args.target or Path("embedded"),
@@ -224,7 +226,8 @@ def command_run(args: argparse.Namespace) -> int:
         summary = run_suite(options)
     else:
         with EmbeddedSandbox() as target:
-            summary = run_suite(dataclasses.replace(options, target=target, pacing=False))
+            embedded = dataclasses.replace(options, target=target, pacing=False, from_sandbox=True)
+            summary = run_suite(embedded)
     if summary is None:
         raise HarnessFailure(f"no conformance suite found at {options.tests_root}")
     print("\n".join(filter(None, (summary.line(), summary.coverage_line()))))

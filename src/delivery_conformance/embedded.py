@@ -104,7 +104,7 @@ class EmbeddedSandbox:
                 )
             if profile_path.exists():
                 try:
-                    if _answers(load_profile(profile_path)):
+                    if _answers(load_profile(profile_path, environ={})):
                         return
                 except ProfileError as error:
                     problem = str(error)  # perhaps still being written: try again

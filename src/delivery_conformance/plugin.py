@@ -110,6 +110,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="do not pace requests under the rate limits",
     )
+    group.addoption(
+        "--target-from-sandbox",
+        action="store_true",
+        default=False,
+        help="the --target profile was written by the embedded sandbox: read it without "
+        "environment variables (no ${NAME}, no DELIVERY_KEY_<ROLE>)",
+    )
     group.addoption("--report-dir", default=None, help="write results.json and report.html here")
     group.addoption("--conformance-seed", type=int, default=None, help="seed to record")
     group.addoption(
@@ -324,12 +331,13 @@ class _RunState:
         if self._profile is None:
             target = self.config.getoption("target")
             if target:
-                self._profile = load_profile(target)
+                own = self.config.getoption("target_from_sandbox")
+                self._profile = load_profile(target, environ={} if own else None)
             else:
                 from delivery_conformance.embedded import EmbeddedSandbox
 
                 self._embedded = EmbeddedSandbox()
-                self._profile = load_profile(self._embedded.start())
+                self._profile = load_profile(self._embedded.start(), environ={})
                 self.pacing = False
         return self._profile
 

@@ -41,6 +41,7 @@ class RunOptions:
     strict: bool = False
     min_coverage: float | None = None
     max_duration: float | None = None
+    from_sandbox: bool = False  # the target profile was written by the embedded sandbox
     tests_root: Path = field(default_factory=lambda: tests_root())
     extra_args: Sequence[str] = field(default_factory=tuple)
 
@@ -74,6 +75,8 @@ def pytest_args(options: RunOptions, paths: Sequence[Path]) -> list[str]:
         args += ["--requirement", requirement_id]
     if not options.pacing:
         args.append("--no-pacing")
+    if options.from_sandbox:
+        args.append("--target-from-sandbox")
     if options.strict:
         args.append("--conformance-strict")
     if options.min_coverage is not None:

@@ -139,3 +139,21 @@ def test_run_uses_the_fixed_default_seed_unless_told_otherwise() -> None:
 
     assert cli.parser().parse_args(["run"]).seed == DEFAULT_SEED
     assert cli.parser().parse_args(["run", "--seed", "7"]).seed == 7
+
+
+def test_run_without_target_reads_delivery_target(tmp_path: Path, capsys, monkeypatch) -> None:
+    text = PROFILE_TEXT.replace("127.0.0.1:9", f"127.0.0.1:{closed_port()}")
+    monkeypatch.setenv("DELIVERY_TARGET", str(write_profile(tmp_path, text)))
+    assert cli.main(["run", "--report-dir", str(tmp_path / "r")]) == 3
+    assert "cannot reach" in one_line(capsys.readouterr().err)
+
+
+@pytest.mark.slow
+def test_key_variables_of_the_user_never_replace_the_embedded_sandbox_keys(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("DELIVERY_KEY_FILMS", "svc_live_" + "Zz" * 16)
+    done = run_cli("run", "--report-dir", str(tmp_path), "--requirement", "CFG-001",
+                   "--no-properties")  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert run_results(tmp_path)["run"]["verdict_word"] == "CONFORMING"

@@ -122,10 +122,12 @@ def test_retired_version_header_is_unsupported(client, fixture_id, path):
 @pytest.mark.needs("role:films")
 def test_unsupported_version_lists_the_supported_ones(client):
     data = _expect_unsupported("VER-007", client.get("catalog", role="films", version="1999-01-01"))
-    listed, latest = data.get("supported_versions"), data.get("latest_version")
-    expect("VER-007", isinstance(listed, list) and bool(listed) and all(
+    raw, latest = data.get("supported_versions"), data.get("latest_version")
+    # README (VER-007): strings, or objects with `version` as in /config; both are accepted.
+    listed = [v.get("version") if isinstance(v, dict) else v for v in raw or []]
+    expect("VER-007", isinstance(raw, list) and bool(listed) and all(
         isinstance(v, str) and DATE.fullmatch(v) for v in listed),
-        expected="supported_versions: YYYY-MM-DD strings", actual=listed)
+        expected="supported_versions: YYYY-MM-DD strings (or objects with version)", actual=raw)
     expect("VER-007", isinstance(latest, str) and latest in listed,
            expected="latest_version among supported_versions", actual=latest)
     configured = listed_versions(_api(client, "films"))

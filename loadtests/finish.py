@@ -102,6 +102,8 @@ def prepare(campaign: Campaign, target: Target, start: float, declared_scale: fl
         context["boundary"] = boundary
         start = boundary - anchor
     context["start"] = start
+    context["planned"] = plan.total
+    context["plan_s"] = round(plan.duration, 3)
     return plan, start, context
 
 
@@ -143,11 +145,19 @@ def finish(environment: Environment, campaign: Campaign, target: Target, records
     run_exp = Expectations(context["scale"], context["run_advertised"])
     validity = assess_generator([r.lateness for r in records], campaign.lateness)
     failure = _target_failure(records)
-    if stopped_early:
+    if context.get("aborted"):
+        failure = str(context["aborted"])
+    elif stopped_early:
         failure = "campaign stopped before its plan was complete (time bound or interrupt)"
     figures, details = ANALYSES[campaign.name](records, run_exp, context)
     figures += exp.config_figures(campaign.counters)
+    planned = int(context.get("planned", 0))
+    last = max((r.due for r in records), default=context.get("start", 0.0))
     details = {**details, "requests": len(records), "notes": notes,
+               "progress": {"planned": planned, "answered": len(records),
+                            "share": round(len(records) / planned, 4) if planned else None,
+                            "last_due_s": round(last - float(context.get("start", last)), 3),
+                            "plan_s": context.get("plan_s")},
                "expectations": {"scale": exp.scale, "advertised": dict(exp.advertised),
                                 "during_run": dict(run_exp.advertised)}}
     if "boundary" in context:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import gevent
@@ -24,16 +25,20 @@ from locust.env import Environment
 from locust.exception import StopUser
 from locust.runners import MasterRunner, WorkerRunner
 
-from delivery_conformance.load.records import Record
+from delivery_conformance.load.records import Record, merge_files, write_records
 from delivery_conformance.load.schedule import Plan, Stage
 from loadtests.campaigns import CAMPAIGNS, ENDPOINTS, Campaign
 from loadtests.exchange import playback_body, read_answer
-from loadtests.finish import finish, prepare, write_failure
+from loadtests.finish import finish, prepare, report_dir, write_failure
 from loadtests.target import CampaignError, Target
 
 __all__ = ["CampaignUser", "use_campaign"]
 
 LEAD_S = 1.0
+WORKER_RECORDS_WAIT_S = 10.0
+# A target failing this often is not measured any further: the campaign stops early (exit 3).
+ABORT_FAILURES = 50
+ABORT_SHARE = 0.5
 CHUNK = 2000
 PLAN_WAIT_S = 60.0
 
@@ -54,6 +59,9 @@ class _Process:
         self.answered: dict[int, float] = {}
         self.done_events: dict[int, Event] = {}
         self.flushed = False
+        self.failures = 0  # answers that were no answer or a 5xx
+        self.aborted: str | None = None
+        self.interrupted = False
         self.target: Target | None = None
         # master side
         self.received: list[Record] = []
@@ -120,10 +128,18 @@ def _init(environment: Environment, **_: Any) -> None:
             sys.stderr.write(f"load: {error}\n")
     if isinstance(runner, WorkerRunner):
         runner.register_message("load_plan", lambda msg, **kw: _accept_plan(msg.data, environment))
+        runner.register_message("load_stop", lambda msg, **kw: _stop_worker(environment))
     elif isinstance(runner, MasterRunner):
         runner.register_message("load_records", lambda msg, **kw: STATE.received.extend(
             Record.from_json(r) for r in msg.data["records"]))
         runner.register_message("load_done", lambda msg, **kw: _worker_done(msg.data, environment))
+
+
+def _stop_worker(environment: Environment) -> None:
+    """The master was interrupted: send nothing more, ship what was measured."""
+    STATE.interrupted = True
+    STATE.queue.clear()
+    _flush(environment)
 
 
 def _worker_done(data: dict[str, Any], environment: Environment) -> None:
@@ -167,6 +183,35 @@ def _test_start(environment: Environment, **_: Any) -> None:
         _accept_plan(message, environment)
 
 
+@events.quitting.add_listener
+def _quitting(environment: Environment, **_: Any) -> None:
+    """Ctrl-C or SIGTERM: judge what was measured before Locust picks its exit code. The master
+    first gives the workers (signalled with it) a moment to ship their records."""
+    if STATE.finished or STATE.campaign is None:
+        return
+    STATE.interrupted = True
+    runner = environment.runner
+    if isinstance(runner, WorkerRunner):
+        _stop_worker(environment)
+        return
+    records = STATE.records
+    if isinstance(runner, MasterRunner):
+        # Workers may not have been signalled: ask them to stop. Each leaves its records in a
+        # file of the report directory (messages to a master that is shutting down get lost).
+        runner.send_message("load_stop", {})
+        directory = report_dir(environment, STATE.campaign.name)
+        deadline = time.monotonic() + WORKER_RECORDS_WAIT_S
+        files: list[Path] = []
+        while time.monotonic() < deadline:
+            files = sorted(directory.glob("records-w*.jsonl"))
+            if len(files) >= STATE.expected_workers:
+                break
+            gevent.sleep(0.1)
+        records = merge_files(files) if files else STATE.received
+    if not STATE.finished:
+        _conclude(environment, records, stopped_early=True)
+
+
 @events.test_stop.add_listener
 def _test_stop(environment: Environment, **_: Any) -> None:
     # Stopped from outside (run time bound, Ctrl-C): ship or judge what was measured.
@@ -184,6 +229,12 @@ def _flush(environment: Environment) -> None:
     STATE.flushed = True
     runner = environment.runner
     if isinstance(runner, WorkerRunner):
+        if STATE.campaign is not None:
+            # also a file per worker: an interrupted master may miss the messages below
+            directory = report_dir(environment, STATE.campaign.name)
+            part = directory / f"records-{STATE.worker}.jsonl.part"
+            write_records(part, list(STATE.records))
+            part.rename(directory / f"records-{STATE.worker}.jsonl")
         for i in range(0, len(STATE.records), CHUNK):
             chunk = [r.to_json() for r in STATE.records[i:i + CHUNK]]
             runner.send_message("load_records", {"records": chunk})
@@ -197,7 +248,9 @@ def _conclude(environment: Environment, records: list[Record], stopped_early: bo
     if STATE.finished or STATE.campaign is None or STATE.target is None:
         return
     STATE.finished = True
-    finish(environment, STATE.campaign, STATE.target, records, STATE.context, stopped_early)
+    stopped_early = stopped_early or STATE.interrupted
+    context = {**STATE.context, "aborted": STATE.aborted}
+    finish(environment, STATE.campaign, STATE.target, records, context, stopped_early)
     if environment.runner is not None and not stopped_early:
         gevent.spawn_later(0.2, environment.runner.quit)
 
@@ -244,6 +297,13 @@ class CampaignUser(FastHttpUser):
         record = self._send(index, stage, name, due)
         STATE.answered[index] = record.answered
         STATE.records.append(record)
+        if record.status == 0 or record.status >= 500:
+            STATE.failures += 1
+            if STATE.failures >= ABORT_FAILURES and STATE.failures > ABORT_SHARE * len(
+                    STATE.records) and STATE.aborted is None:
+                STATE.aborted = (f"target failing: {STATE.failures} of {len(STATE.records)} "
+                                 "answers were 5xx or no answer; campaign stopped early")
+                STATE.queue.clear()
 
     def _admin(self, stage: Stage) -> None:
         assert STATE.target is not None

@@ -10,7 +10,8 @@ are merged for the verdict. --scale-check only reads /config and shows the plan.
 the latency proxy (delivery_conformance.latency) between the generator and the target.
 
 Exit codes: 0 within the spec, 1 a limit deviates, 2 bad input or a refused target,
-3 the generator or the target failed (an invalid run).
+3 the generator or the target failed (an invalid run; also SIGINT/SIGTERM, after a partial
+report that says how far the run got).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import dataclasses
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -40,6 +42,8 @@ __all__ = ["main"]
 ROOT = Path(__file__).resolve().parent.parent
 MAX_USERS = 800
 MARGIN_S = 40.0
+LOCUST_LOGLEVEL = os.environ.get("LOAD_LOCUST_LOGLEVEL", "WARNING")  # into locust.log
+STOP_GRACE_S = 20.0  # after an interrupt, Locust's time to judge what it has
 
 
 class _Parser(argparse.ArgumentParser):
@@ -150,7 +154,7 @@ def _locust(args: argparse.Namespace, campaign: Campaign, profile: Path, scale: 
     locustfile = ROOT / "loadtests" / f"{campaign.name}.py"
     command = [sys.executable, "-m", "locust", "-f", str(locustfile),
                "--headless", "-u", str(users), "-r", str(users), "--run-time", f"{seconds}s",
-               "--stop-timeout", "5", "--loglevel", "WARNING", "--only-summary",
+               "--stop-timeout", "5", "--loglevel", LOCUST_LOGLEVEL, "--only-summary",
                "--target-profile", str(profile), "--report-dir", str(directory),
                "--declared-scale", str(scale), "--html", str(directory / "locust.html"),
                "--csv", str(directory / "locust")]
@@ -162,20 +166,57 @@ def _locust(args: argparse.Namespace, campaign: Campaign, profile: Path, scale: 
         command += ["--processes", str(args.workers)]
     path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     env = {**os.environ, "PYTHONPATH": path}
-    try:
-        done = subprocess.run(command, cwd=ROOT, env=env, timeout=seconds + 60, check=False)
-    except subprocess.TimeoutExpired:
-        return -1
-    return done.returncode
+    # its own session: an interrupt reaches Locust and every worker process it forked
+    # Locust's own warnings and interrupt noise go to a log beside the report
+    with (directory / "locust.log").open("w") as log:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True,
+                                   stderr=log)
+        try:
+            return process.wait(timeout=seconds + 60)
+        except subprocess.TimeoutExpired:
+            _stop_group(process)
+            return -1
+        except KeyboardInterrupt:
+            _stop_group(process)
+            raise
 
 
-def _verdict_code(directory: Path, locust_code: int) -> int:
+def _stop_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to Locust's master (it collects its workers' records, judges what it has and
+    writes the report), then SIGKILL to its whole process group: no Locust process survives."""
+    for sig, grace in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, 5.0)):
+        with contextlib.suppress(ProcessLookupError):
+            if sig == signal.SIGTERM:
+                os.kill(process.pid, sig)
+            else:
+                os.killpg(process.pid, sig)
+        try:
+            process.wait(timeout=grace)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)  # forked workers outliving their master
+
+
+def _verdict_code(directory: Path, locust_code: int, interrupted: bool = False) -> int:
     path = directory / "verdict.json"
     if not path.exists():
-        print(f"load: the generator wrote no verdict (locust exit {locust_code})", file=sys.stderr)
+        what = "interrupted before the generator wrote its report" if interrupted else \
+            f"the generator wrote no verdict (locust exit {locust_code})"
+        body = {"profile": directory.name.split("-")[0], "outcome": "invalid",
+                "exit_code": int(ExitCode.INVALID), "target_failure": what, "figures": []}
+        path.write_text(json.dumps(body, indent=2) + "\n", "utf-8")
+        print(f"load: {what}; report: {directory}", file=sys.stderr)
         return ExitCode.INVALID
-    code = json.loads(path.read_text("utf-8")).get("exit_code", ExitCode.INVALID)
-    return int(code)
+    try:
+        verdict = json.loads(path.read_text("utf-8"))
+    except ValueError:
+        return ExitCode.INVALID
+    if interrupted:
+        print(f"load: interrupted; partial report: {directory}", file=sys.stderr)
+        return ExitCode.INVALID
+    return int(verdict.get("exit_code", ExitCode.INVALID))
 
 
 def execute(args: argparse.Namespace, profile: Path, scale: float) -> int:
@@ -208,10 +249,18 @@ def execute(args: argparse.Namespace, profile: Path, scale: float) -> int:
     run_id = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
     directory = args.report_dir / "load" / f"{campaign.name}-{run_id}"
     directory.mkdir(parents=True, exist_ok=True)
-    code = _locust(args, campaign, profile, scale, directory, users_for(campaign, plan),
-                   run_time(campaign, plan, target.has_admin))
-    target.close()
+    try:
+        code = _locust(args, campaign, profile, scale, directory, users_for(campaign, plan),
+                       run_time(campaign, plan, target.has_admin))
+    except KeyboardInterrupt:
+        return _verdict_code(directory, -1, interrupted=True)
+    finally:
+        target.close()
     return _verdict_code(directory, code)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -221,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.limits_scale > 0 or (args.scale is not None and not args.scale > 0):
         parser().error("scales must be positive numbers")
     sandbox = None
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM ends a run like Ctrl-C
     try:
         if args.target is not None:
             with _distant(args, args.target) as profile:
@@ -236,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         print("load: interrupted", file=sys.stderr)
         return ExitCode.INVALID
     finally:
+        signal.signal(signal.SIGTERM, previous)
         if sandbox is not None:
             sandbox.stop()
 

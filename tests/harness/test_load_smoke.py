@@ -7,10 +7,14 @@ One sandbox subprocess serves the whole module; faults are switched through its 
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
+import threading
 import time
 import tomllib
 from collections.abc import Iterator
@@ -246,3 +250,96 @@ def test_production_organisation_is_refused_without_allow_production(sandbox: Pa
     assert done.returncode == 2
     assert "not a test organisation" in done.stderr and "svc_live_" not in done.stderr
     assert not list(tmp_path.glob("load/*"))
+
+
+class _FailingTarget(http.server.BaseHTTPRequestHandler):
+    """Forwards GET /config to the sandbox (so the campaign starts) and answers 500 otherwise."""
+
+    upstream = ""
+
+    def do_GET(self) -> None:
+        if self.path.startswith("/api/delivery/v1/config"):
+            answer = httpx.get(self.upstream + self.path, timeout=10,
+                               headers={"Authorization": self.headers.get("Authorization", "")})
+            body, status = answer.content, answer.status_code
+        else:
+            body, status = b'{"error": "boom"}', 500
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_POST = do_GET
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_a_failing_target_stops_the_campaign_early_with_exit_3(sandbox: Path,
+                                                               tmp_path: Path) -> None:
+    upstream = tomllib.loads(sandbox.read_text())["base_url"]
+    handler = type("Failing", (_FailingTarget,), {"upstream": upstream})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        failing = tmp_path / "failing.toml"
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        failing.write_text(re.sub(r'(?m)^base_url = ".*"$', f'base_url = "{url}"',
+                                  sandbox.read_text()))
+        started = time.monotonic()
+        code, verdict = _run(failing, "soak", tmp_path, SCALE)
+        took = time.monotonic() - started
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert (code, verdict["outcome"]) == (3, "invalid")
+    assert "target failing" in verdict["target_failure"]
+    progress = verdict["details"]["progress"]
+    assert 0 < progress["answered"] < progress["planned"]
+    assert took < 40, took  # the 10 s soak did not run its course
+
+
+def _alive(marker: str) -> list[int]:
+    """Processes whose command line names `marker` (read from /proc; nothing is killed)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_campaign_writes_a_partial_report_and_leaves_no_locust(
+        sandbox: Path, tmp_path: Path, sig: signal.Signals) -> None:
+    reports = tmp_path / "reports"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "loadtests.run", "soak", "--target", str(sandbox), "--scale",
+         SCALE, "--report-dir", str(reports), "--duration", "60s", "--workers", "2"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not list(reports.glob("load/soak-*")):
+            time.sleep(0.2)
+        time.sleep(12)  # Locust master and workers are sending
+        assert _alive(str(reports)), "no Locust process was running"
+        process.send_signal(sig)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+    assert process.returncode == 3, err
+    assert "partial report" in err and "Traceback" not in err
+    verdict = json.loads(next(reports.glob("load/soak-*/verdict.json")).read_text())
+    assert verdict["outcome"] == "invalid"
+    progress = verdict["details"]["progress"]  # how far it got: the records of both workers
+    assert 0 < progress["answered"] < progress["planned"], progress
+    time.sleep(0.5)
+    assert not _alive(str(reports)), "a Locust process outlived the campaign"

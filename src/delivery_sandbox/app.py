@@ -231,7 +231,7 @@ class SandboxApp:
             request_id = request_id.removeprefix("req_")
         exchange = Exchange(request_id, sb.versions.latest, f"{scope['scheme']}://{host}")
         reply = await self.answer(scope, receive, exchange, host, authorization, version, simulated)
-        mangle_reply(reply, sb.faults, scope["path"])
+        mangle_reply(reply, sb.faults, scope["path"], exchange)
         await send_reply(send, exchange, reply, sb.faults)
 
     async def answer(

@@ -14,7 +14,7 @@ import orjson
 
 if TYPE_CHECKING:
     from delivery_sandbox.faults import FaultSwitch
-    from delivery_sandbox.headers import Reply
+    from delivery_sandbox.headers import Exchange, Reply
 
 __all__ = [
     "BODY_CHANGES",
@@ -88,6 +88,14 @@ COVERAGE_FAULT_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
         "a playlist list item's content_version stale",
     ),
     ("download_link_30_minutes", ("CRE-040",), "redirect=0 download links expire after 30 minutes"),
+    (
+        "reuse_skips_organisation_check",
+        ("PLAY-066",),
+        "while tickets are kept for reuse, a suspended organisation is served its old ticket",
+    ),
+    ("catalog_per_key", ("GEN-004",), "the films_metadata key sees one film fewer"),
+    ("metadata_version_per_read", ("CAT-029",), "metadata_version changes on every read"),
+    ("not_granted_playlist_404", ("PLS-025",), "a playlist not granted answers 404 4040"),
     (
         "pin_checked_before_key",
         ("AUTH-012",),
@@ -174,10 +182,14 @@ ENVELOPE_FAULTS = frozenset(row[0] for row in COVERAGE_FAULT_ROWS[:4])
 SUCCESS_ENVELOPE = b'{"code":0,"message":"ok",'
 
 
-def mangle_reply(reply: Reply, faults: FaultSwitch, path: str) -> None:
+def mangle_reply(reply: Reply, faults: FaultSwitch, path: str, exchange: Exchange) -> None:
     """Apply the switched-on body faults to a 200 JSON answer of `path`, in place."""
     if BODY_FAULTS.isdisjoint(faults.on) or reply.status != 200 or not reply.body:
         return
+    if faults.on & CALLER_FAULTS:
+        _caller_faults(reply, faults, path, exchange)
+        if reply.status != 200:
+            return
     try:
         body = orjson.loads(reply.body)
     except orjson.JSONDecodeError:
@@ -291,7 +303,38 @@ BODY_CHANGES: dict[str, tuple[Callable[[str, str], bool], Callable[[dict[str, An
     "playlist_item_content_version_stale": (_is("playlists"), _stale),
     "download_link_30_minutes": (_is("file"), _later_download),
 }
-BODY_FAULTS = ENVELOPE_FAULTS | BODY_CHANGES.keys()
+CALLER_FAULTS = frozenset(
+    {"catalog_per_key", "metadata_version_per_read", "not_granted_playlist_404"}
+)
+BODY_FAULTS = ENVELOPE_FAULTS | BODY_CHANGES.keys() | CALLER_FAULTS
+
+
+def _caller_faults(reply: Reply, faults: FaultSwitch, path: str, exchange: Exchange) -> None:
+    """Faults that need the caller or the request: GEN-004, CAT-029, PLS-025."""
+    body = orjson.loads(reply.body)
+    role = exchange.caller.role if exchange.caller is not None else None
+    if path.endswith("/catalog") and isinstance(body, dict):
+        films, episodes = body.get("films") or [], body.get("episodes") or []
+        if faults.enabled("catalog_per_key") and role == "films_metadata" and films:
+            gone = films.pop()["id"]
+            body["episodes"] = [e for e in episodes if e.get("film_id") != gone]
+        if faults.enabled("metadata_version_per_read"):
+            for film in films:
+                if film.get("metadata_version"):
+                    film["metadata_version"] = exchange.request_id[-16:]
+    parts = path.split("/")
+    detail = len(parts) >= 2 and parts[-2] == "playlists"
+    data = body.get("data") if isinstance(body, dict) else None
+    ungranted = isinstance(data, dict) and data.get("granted") is False
+    if faults.enabled("not_granted_playlist_404") and detail and ungranted:
+        reply.status = 404
+        body = {
+            "code": 4040,
+            "message": "no such playlist",
+            "server_time": body.get("server_time"),
+            "request_id": exchange.request_id,
+        }
+    reply.body = orjson.dumps(body)
 
 
 def mangle_headers(headers: Headers, status: int, faults: FaultSwitch) -> Headers:

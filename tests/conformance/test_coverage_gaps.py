@@ -7,10 +7,18 @@ spec: Endpoints > Paging and envelopes (the success envelope: which members, `co
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from envelope_support import envelope_violations
 
-from delivery_conformance.checks import ConformanceFailure, Violation, ledger, violation
+from delivery_conformance.checks import (
+    ConformanceFailure,
+    Violation,
+    expect_status,
+    ledger,
+    violation,
+)
 from delivery_conformance.client import DeliveryClient
 
 # The envelope lists: path, key role, the rule a list that does not answer 200 breaks.
@@ -43,3 +51,15 @@ def test_every_success_envelope_member_is_judged_by_its_own_rule(client: Deliver
         found += envelope_violations(response, listing=True)
     if found:
         raise ConformanceFailure(found)
+
+
+@pytest.mark.needs("role:videos", "fixture:playlist_code_not_granted")
+@pytest.mark.requirement("PLS-025")
+def test_a_playlist_not_granted_is_read_like_any_other(
+    client: DeliveryClient, fixture_id: Any
+) -> None:
+    """spec: Endpoints > GET /playlists/{code}: any playlist of the library reads, granted or
+    not (what it then holds is PLS-016's)."""
+    code = fixture_id("playlist_code_not_granted")
+    response = client.get(f"playlists/{code}", role="videos")
+    expect_status("PLS-025", response, 200, expected=f"200 for the library playlist {code}")

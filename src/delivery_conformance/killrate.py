@@ -78,6 +78,7 @@ class FaultRow:
     name: str
     requirement_ids: tuple[str, ...]
     summary: str = ""
+    collateral: tuple[str, ...] = ()  # IDs it legitimately breaks too (declared with a reason)
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,14 @@ class FaultVerdict:
     caught_by_properties: bool | None  # None when no property test ran with the fault
     errors: int  # tests the harness could not finish with the fault on
     duration: float
+    # Blame precision: requirements blamed that the fault neither breaks nor declares as
+    # collateral ("" for an unattributed finding).
+    blamed_elsewhere: tuple[str, ...] = ()
+
+    @property
+    def exact(self) -> bool:
+        """Caught, and nothing blamed but the fault's own IDs and its declared collateral."""
+        return self.caught and not self.blamed_elsewhere
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -113,6 +122,9 @@ class FaultVerdict:
             "requirement_ids": list(self.fault.requirement_ids),
             "summary": self.fault.summary,
             "caught": self.caught,
+            "exact_blame": self.exact,
+            "collateral": list(self.fault.collateral),
+            "blamed_elsewhere": list(self.blamed_elsewhere),
             "tests": self.tests,
             "failing_ids": list(self.failing_ids),
             "caught_by": list(self.caught_by),
@@ -162,6 +174,11 @@ class KillRate:
     def rate(self) -> float:
         return self.caught / len(self.faults) if self.faults else 0.0
 
+    @property
+    def exact(self) -> int:
+        """Faults whose failed requirements are exactly their own (or declared collateral)."""
+        return sum(1 for verdict in self.faults if verdict.exact)
+
     def uncaught(self) -> list[FaultVerdict]:
         return [verdict for verdict in self.faults if not verdict.caught]
 
@@ -174,7 +191,8 @@ class KillRate:
         clean = sum(1 for run in self.clean_runs if run.passed)
         return (
             f"kill rate ({self.mode.value}): {self.caught}/{len(self.faults)} faults caught "
-            f"({100 * self.rate:.1f} %); clean runs passed {clean}/{len(self.clean_runs)}"
+            f"({100 * self.rate:.1f} %); exact blame {self.exact}/{len(self.faults)}; "
+            f"clean runs passed {clean}/{len(self.clean_runs)}"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -183,6 +201,8 @@ class KillRate:
             "faults_total": len(self.faults),
             "faults_caught": self.caught,
             "kill_rate": round(self.rate, 4),
+            "exact_blame": self.exact,
+            "not_exact": [v.fault.name for v in self.faults if v.caught and not v.exact],
             "uncaught": [verdict.fault.name for verdict in self.uncaught()],
             "clean_runs": [run.to_dict() for run in self.clean_runs],
             "duration": round(self.duration, 3),
@@ -246,6 +266,9 @@ def judge_fault(
         caught_by=tuple(r.test for r in catching[:LISTED_TESTS]),
         failed_tests=tuple(r.test for r in evidence[:LISTED_TESTS]),
         caught_elsewhere=tuple(i for i in failing if i not in wanted),
+        blamed_elsewhere=tuple(
+            i for i in failing if i not in wanted and i not in fault.collateral
+        ),
         caught_by_properties=(any(r.properties for r in catching) if property_results else None),
         errors=sum(1 for r in results if r.outcome is Outcome.ERROR),
         duration=duration,
@@ -276,7 +299,19 @@ def catalogue_rows(answer: Any) -> tuple[FaultRow, ...]:
             raise HarnessFailure(f"malformed fault catalogue row: {str(entry)[:120]}")
         if entry.get("load_only") is True:
             continue  # measured by the load campaigns (tests/harness/test_load_smoke.py)
-        rows.append(FaultRow(entry["name"], tuple(ids), str(entry.get("summary", ""))))
+        collateral = entry.get("collateral") or []
+        if not isinstance(collateral, list) or not all(
+            isinstance(c, dict) and isinstance(c.get("requirement"), str) for c in collateral
+        ):
+            raise HarnessFailure(f"malformed collateral in fault row {entry['name']!r}")
+        rows.append(
+            FaultRow(
+                entry["name"],
+                tuple(ids),
+                str(entry.get("summary", "")),
+                tuple(c["requirement"] for c in collateral),
+            )
+        )
     return tuple(rows)
 
 
@@ -345,7 +380,7 @@ def run_killrate(options: KillRateOptions, consumers: Sequence[Consumer] = ()) -
     assert target is not None
     admin: AdminClient | None = None
     try:
-        profile = load_profile(target)
+        profile = load_profile(target, environ={} if embedded is not None else None)
         admin = _admin_for(profile)
         faults = select_faults(catalogue_rows(admin.faults()), options.faults)
         if not faults:

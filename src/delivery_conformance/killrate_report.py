@@ -33,12 +33,17 @@ def _yes_no(value: bool | None) -> str:
     return "-" if value is None else ("yes" if value else "no")
 
 
+def _blamed(verdict: FaultVerdict) -> str:
+    return ", ".join(i or "(unattributed)" for i in verdict.blamed_elsewhere) or "-"
+
+
 def markdown(report: KillRate) -> str:
     lines = [
         f"# Kill rate ({report.mode.value})",
         "",
         f"{report.caught}/{len(report.faults)} faults caught ({100 * report.rate:.1f} %), "
-        f"in {report.duration:.0f} s.",
+        f"in {report.duration:.0f} s; exact blame {report.exact}/{len(report.faults)} (nothing "
+        "failed but the fault's own requirements and its declared collateral).",
         "",
         "| Clean run | Tests | Passed | Failed tests |",
         "|---|---|---|---|",
@@ -50,12 +55,14 @@ def markdown(report: KillRate) -> str:
     ]
     lines += [
         "",
-        "| Fault | Breaks | Caught | Tests | Failing IDs | By property tests | Errors | Seconds |",
-        "|---|---|---|---|---|---|---|---|",
+        "| Fault | Breaks | Caught | Exact blame | Blamed elsewhere | Tests | Failing IDs "
+        "| By property tests | Errors | Seconds |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     ordered = sorted(report.faults, key=lambda verdict: verdict.caught)  # uncaught first
     lines += [
         f"| `{v.fault.name}` | {', '.join(v.fault.requirement_ids)} | {_yes_no(v.caught)} | "
+        f"{_yes_no(v.exact)} | {_blamed(v)} | "
         f"{v.tests} | {', '.join(v.failing_ids) or '-'} | {_yes_no(v.caught_by_properties)} | "
         f"{v.errors} | {v.duration:.1f} |"
         for v in ordered
@@ -103,6 +110,8 @@ class ProgressPrinter:
         elif isinstance(event, FaultVerdict):
             self.done += 1
             caught = "caught" if event.caught else "NOT CAUGHT"
+            if event.caught and not event.exact:
+                caught += f" (also blamed: {', '.join(i or '?' for i in event.blamed_elsewhere)})"
             ids = ", ".join(event.failing_ids[:PRINTED_IDS]) or "no failure"
             if len(event.failing_ids) > PRINTED_IDS:
                 ids += f" (+{len(event.failing_ids) - PRINTED_IDS} more)"

@@ -7,7 +7,7 @@ The harness learns it from `GET /_sandbox/faults`. Code asks `sandbox.faults.ena
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 __all__ = ["FAULTS", "Fault", "FaultSwitch", "UnknownFault", "markdown"]
 
@@ -263,3 +263,48 @@ register(*(Fault(*row) for row in PLAYBACK_FAULT_ROWS))
 from delivery_sandbox.coverage_faults import COVERAGE_FAULT_ROWS  # noqa: E402
 
 register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS))
+
+# Collateral (kill rate, blame precision): requirements a fault legitimately breaks beside its
+# own, each with the reason. A failure of any other requirement under the fault is mis-blame.
+COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {
+    "service_version_missing": (
+        ("HDR-005", "every response loses Service-Version, the errors of GET /videos/{id} too"),
+    ),
+    "request_id_not_echoed": (
+        ("ERR-008", "envelope errors lose request_id, one of the four members ERR-008 requires"),
+    ),
+    "org_suspended_with_error_code": (
+        ("ERR-004", "org_suspended is a code carried in `error`: ERR-004 forbids error_code too"),
+    ),
+    "creatives_order_broken": (
+        ("CRE-033", "the cursor resumes after the last record in ascending order, so a "
+         "newest-first feed never ends its walk"),
+    ),
+    "creatives_limit_max_500": (
+        ("ERR-008", "its 500 has a flat body on an endpoint whose errors are envelopes"),
+    ),
+    "outage_retry_after_missing": (
+        ("HDR-025", "the outage 503 is retryable: HDR-025 wants its Retry-After as well"),
+    ),
+    "play_token_ttl_short": (
+        ("STATE-018", "States and transitions restates the 30-minute play-token lifetime"),
+    ),
+    "manifest_ttl_long": (
+        ("STATE-019", "States and transitions restates the 15-minute manifest lifetime"),
+    ),
+    "device_value_untrimmed": tuple(
+        (rid, "its rows send null-like words padded with spaces: untrimmed, none is recognised")
+        for rid in ("PLAY-016", "PLAY-017", "PLAY-018")
+    ),
+    "null_words_case_sensitive": (
+        ("PLAY-018", "the drm_kek row sends a mixed-case null-like word"),
+    ),
+    "unsupported_version_in_envelope": (
+        ("ERR-001", "the envelope it sends has no `error` string, which the flat body due has"),
+    ),
+    "batch_item_intent_play": (
+        ("LIM-040", "later items recorded as play are not shed as prefetch: no prefetch_shed"),
+    ),
+}
+for _name, _extra in COLLATERAL.items():
+    FAULTS[_name] = replace(FAULTS[_name], collateral=_extra)

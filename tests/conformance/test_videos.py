@@ -121,10 +121,11 @@ def test_walks_return_every_row_once_in_collection_order(
             requirement_id="VID-011",
         )
     )
-    ids_small, ids_big = [r.get("id") for r in small], [r.get("id") for r in big]
+    ids_small, ids_big = [str(r.get("id")) for r in small], [str(r.get("id")) for r in big]
+    # Every row once whatever the page size; their order is VID-007's (checked on both walks).
     expect(
         "VID-011",
-        ids_small == ids_big and len(set(ids_small)) == len(ids_small),
+        sorted(ids_small) == sorted(ids_big) and len(set(ids_small)) == len(ids_small),
         expected=f"{len(ids_big)} rows once each",
         actual=f"{len(ids_small)} rows",
         response=rows_walk[-1].response,

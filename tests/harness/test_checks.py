@@ -68,6 +68,9 @@ def test_service_version_must_echo_a_requested_version() -> None:
     assert ids(found) == {"HDR-008"}
     refused = {"error": "x", "error_code": "unsupported_version", "request_id": REQUEST_ID}
     assert run_checks(respond(status=400, body=refused, version="2027-01-01")) == []
+    # A 401 (a key refused before the version was read) is judged by HDR-010 / AUTH-010 only.
+    unauthorized = {"error": "unauthorized", "request_id": REQUEST_ID}
+    assert run_checks(respond(status=401, body=unauthorized, version="2027-01-01")) == []
 
 
 def test_429_needs_retry_after_and_both_rate_limit_headers() -> None:
@@ -127,6 +130,19 @@ def test_wrong_method_must_be_405_empty_with_allow() -> None:
     assert run_checks(respond("DELETE", "config", 405, headers={"Allow": "GET"})) == []
     found = run_checks(respond("DELETE", "config", 405, body={"error": "x"}))
     assert ids(found) == {"ERR-015", "ERR-016"}
+
+
+def test_a_wrong_method_answered_404_is_err_015_alone() -> None:
+    """Allow is what a 405 carries (ERR-016); another status is one finding, ERR-015's."""
+    body = {"error": "x", "error_code": "not_found", "request_id": REQUEST_ID}
+    assert ids(run_checks(respond("DELETE", "config", 404, body=body))) == {"ERR-015"}
+
+
+def test_an_error_answer_to_head_has_no_body_to_judge() -> None:
+    """HTTP gives a HEAD answer no body: no flat-error, envelope or request_id finding."""
+    found = run_checks(respond("HEAD", "config", 401))
+    assert not ids(found) & {"ERR-001", "ERR-005", "ERR-008", "HDR-013"}
+    assert ids(run_checks(respond("GET", "config", 401))) & {"ERR-005", "HDR-013"}
 
 
 def test_assert_conforms_raises_typed_violations() -> None:

@@ -261,3 +261,38 @@ def test_a_failure_charged_to_every_claimed_id_names_none_in_particular() -> Non
     assert specific_ids([*blanket, typed], claimed) == ("HDR-001",)
     assert specific_ids(blanket, claimed) == ()
     assert specific_ids(blanket[:1], ("HDR-001",)) == ("HDR-001",)  # one claimed ID: its own
+
+
+def test_exact_blame_is_nothing_failed_but_the_faults_ids_or_declared_collateral() -> None:
+    exact = judge_fault(SORT, [failed("a", "CAT-010"), passed("b")], 0.1)
+    assert exact.exact and exact.blamed_elsewhere == ()
+    spread = judge_fault(SORT, [failed("a", "CAT-010"), failed("b", "CAT-011")], 0.1)
+    assert spread.caught and not spread.exact and spread.blamed_elsewhere == ("CAT-011",)
+    declared = FaultRow(SORT.name, SORT.requirement_ids, SORT.summary, ("CAT-011",))
+    assert judge_fault(declared, [failed("a", "CAT-010"), failed("b", "CAT-011")], 0.1).exact
+    unattributed = judge_fault(SORT, [failed("a", "CAT-010", "")], 0.1)
+    assert not unattributed.exact and unattributed.blamed_elsewhere == ("",)
+    assert not judge_fault(SORT, [], 0.0).exact  # not caught is not exact
+    report = KillRate(Mode.TARGETED, (exact, spread), ())
+    assert report.exact == 1 and "exact blame 1/2" in report.line()
+    assert report.to_dict()["not_exact"] == [SORT.name]
+    assert "exact blame 1/2" in markdown(report) and "| yes | - |" in markdown(report)
+
+
+def test_the_catalogue_carries_declared_collateral() -> None:
+    row = {"name": "a", "requirements": ["HDR-001"], "summary": "s",
+           "collateral": [{"requirement": "HDR-002", "reason": "the header is absent too"}]}
+    assert catalogue_rows([row])[0].collateral == ("HDR-002",)
+    with pytest.raises(HarnessFailure):
+        catalogue_rows([{**row, "collateral": ["HDR-002"]}])
+
+
+def test_the_sandbox_catalogue_declares_collateral_with_a_reason_and_known_ids() -> None:
+    from delivery_conformance.plugin import known_requirement_ids
+    from delivery_sandbox.faults import FAULTS
+
+    known = known_requirement_ids()
+    for fault in FAULTS.values():
+        for rid, reason in fault.collateral:
+            assert rid in known and rid not in fault.requirements, (fault.name, rid)
+            assert len(reason) > 10, (fault.name, rid)

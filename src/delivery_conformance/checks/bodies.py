@@ -46,8 +46,13 @@ def expected_error_formats(response: Response) -> set[ErrorFormat]:
 
 
 def error_body_format(response: Response) -> ErrorFormat | None:
-    """Which format this error response is judged against (None: not a judged error)."""
+    """Which format this error response is judged against (None: not a judged error).
+
+    An answer to HEAD has no body by HTTP's rules (RFC 9110, 9.3.2): its error body is not judged.
+    """
     if response.status_code < 400 or response.status_code == 405:
+        return None
+    if response.context.method == "HEAD":
         return None
     formats = expected_error_formats(response)
     body = _body(response)
@@ -269,7 +274,10 @@ def wrong_method(response: Response) -> list[Violation]:
             )
         )
     allow = response.headers.get("allow", "")
-    if endpoint.method not in {m.strip().upper() for m in allow.split(",")}:
+    # ERR-016 is about what a 405 carries: another status is ERR-015's finding alone.
+    if response.status_code == 405 and endpoint.method not in {
+        m.strip().upper() for m in allow.split(",")
+    }:
         found.append(
             violation(
                 "ERR-016",

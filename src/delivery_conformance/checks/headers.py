@@ -109,8 +109,18 @@ def service_version(response: Response) -> list[Violation]:
                 response=response,
             )
         ]
-    unsupported = response.status_code == 400 and error_code_of(response) == "unsupported_version"
-    if context.version is not None and not unsupported and _is_date(context.version):
+    # A 400 to a request that named a version may be its refusal whatever the body looks like
+    # (a refusal in the wrong format is ERR-007's finding). A 401 names no key's version at
+    # all: which version it reports is HDR-010's reading (the latest), and a 401 where the
+    # version check was due first is AUTH-010's finding.
+    unsupported = response.status_code == 400
+    refused_key = response.status_code == 401
+    if (
+        context.version is not None
+        and not unsupported
+        and not refused_key
+        and _is_date(context.version)
+    ):
         if value != context.version:
             return [
                 violation(

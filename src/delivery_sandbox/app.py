@@ -229,6 +229,8 @@ class SandboxApp:
         request_id = sb.request_ids.next()
         if sb.faults.enabled("request_id_bad_format"):  # header and error body alike
             request_id = request_id.removeprefix("req_")
+        if sb.faults.enabled("request_id_repeated"):
+            request_id = "req_" + "0" * 26
         exchange = Exchange(request_id, sb.versions.latest, f"{scope['scheme']}://{host}")
         reply = await self.answer(scope, receive, exchange, host, authorization, version, simulated)
         mangle_reply(reply, sb.faults, scope["path"], exchange)

@@ -96,6 +96,10 @@ COVERAGE_FAULT_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("catalog_per_key", ("GEN-004",), "the films_metadata key sees one film fewer"),
     ("metadata_version_per_read", ("CAT-029",), "metadata_version changes on every read"),
     ("not_granted_playlist_404", ("PLS-025",), "a playlist not granted answers 404 4040"),
+    ("request_id_repeated", ("HDR-031",), "every response carries the same Service-Request-Id"),
+    ("vid_ready_without_vid", ("CAT-079",), "a catalog row with vid_ready true has vid null"),
+    ("poster_host_outside_domains", ("CAT-080",), "poster links on a host /config does not list"),
+    ("ready_clip_without_vid", ("PLS-044",), "a ready playlist clip has vid null"),
     (
         "pin_checked_before_key",
         ("AUTH-012",),
@@ -269,6 +273,33 @@ def _later_download(body: dict[str, Any]) -> None:
         data["expires_at"] += 900
 
 
+def _unready_video(body: dict[str, Any]) -> None:
+    for row in body.get("episodes") or []:
+        if row.get("vid_ready") is True and row.get("vid") is not None:
+            row["vid"] = None
+            return
+
+
+def _poster_elsewhere(body: dict[str, Any]) -> None:
+    for row in body.get("episodes") or []:
+        link = row.get("poster_signed_url")
+        if isinstance(link, str) and "://" in link:
+            scheme, rest = link.split("://", 1)
+            row["poster_signed_url"] = f"{scheme}://img.elsewhere.test/{rest.partition('/')[2]}"
+
+
+def _clip_without_video(body: dict[str, Any]) -> None:
+    for clip in _data(body).get("clips") or []:
+        if isinstance(clip, dict) and clip.get("ready") is True and clip.get("vid") is not None:
+            clip["vid"] = None
+            return
+
+
+def _playlist_detail(path: str, endpoint: str) -> bool:
+    parts = path.split("/")
+    return len(parts) >= 2 and parts[-2] == "playlists"
+
+
 def _is(name: str) -> Callable[[str, str], bool]:
     return lambda path, endpoint: endpoint == name
 
@@ -302,6 +333,9 @@ BODY_CHANGES: dict[str, tuple[Callable[[str, str], bool], Callable[[dict[str, An
     "series_item_content_version_stale": (_is("series"), _stale),
     "playlist_item_content_version_stale": (_is("playlists"), _stale),
     "download_link_30_minutes": (_is("file"), _later_download),
+    "vid_ready_without_vid": (_is("catalog"), _unready_video),
+    "poster_host_outside_domains": (_is("catalog"), _poster_elsewhere),
+    "ready_clip_without_vid": (_playlist_detail, _clip_without_video),
 }
 CALLER_FAULTS = frozenset(
     {"catalog_per_key", "metadata_version_per_read", "not_granted_playlist_404"}

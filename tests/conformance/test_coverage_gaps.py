@@ -8,6 +8,7 @@ spec: Endpoints > Paging and envelopes (the success envelope: which members, `co
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from envelope_support import envelope_violations
@@ -15,11 +16,12 @@ from envelope_support import envelope_violations
 from delivery_conformance.checks import (
     ConformanceFailure,
     Violation,
+    expect,
     expect_status,
     ledger,
     violation,
 )
-from delivery_conformance.client import DeliveryClient
+from delivery_conformance.client import DeliveryClient, Response
 
 # The envelope lists: path, key role, the rule a list that does not answer 200 breaks.
 ENVELOPE_LISTS = (
@@ -63,3 +65,96 @@ def test_a_playlist_not_granted_is_read_like_any_other(
     code = fixture_id("playlist_code_not_granted")
     response = client.get(f"playlists/{code}", role="videos")
     expect_status("PLS-025", response, 200, expected=f"200 for the library playlist {code}")
+
+
+# -- behaviours the suite had no check for -------------------------------------------------------
+
+
+@pytest.mark.needs("role:films")
+@pytest.mark.requirement("HDR-031")
+def test_every_response_has_its_own_request_id(client: DeliveryClient) -> None:
+    """spec: Common response headers: `Service-Request-Id` identifies one request."""
+    answers = [client.get("config", role="films") for _ in range(5)]
+    ids = [r.headers.get("service-request-id") for r in answers]
+    repeated = sorted({i for i in ids if i is not None and ids.count(i) > 1})
+    expect(
+        "HDR-031",
+        not repeated,
+        expected="five different Service-Request-Id values",
+        actual=f"repeated: {repeated}",
+        response=answers[-1],
+    )
+
+
+def _catalog_rows(client: DeliveryClient) -> tuple[Response, list[dict[str, Any]]]:
+    response = client.get("catalog", role="films")
+    expect_status("CAT-001", response, 200, expected="200 for GET /catalog")
+    body = response.json_body()
+    rows = body.get("episodes") if isinstance(body, dict) else None
+    return response, [r for r in rows or [] if isinstance(r, dict)]
+
+
+@pytest.mark.needs("role:films")
+@pytest.mark.requirement("CAT-079")
+def test_a_row_ready_in_its_space_names_its_video(client: DeliveryClient) -> None:
+    """spec: Resources > Episode: `vid` is null until ready; `vid_ready` true means playable."""
+    response, rows = _catalog_rows(client)
+    bad = [r.get("id") for r in rows if r.get("vid_ready") is True and r.get("vid") is None]
+    expect(
+        "CAT-079",
+        not bad,
+        expected="a vid on every row with vid_ready true",
+        actual=f"{len(bad)} rows without: {bad[:3]}",
+        response=response,
+    )
+
+
+def _within(host: str, domains: list[str]) -> bool:
+    return any(host == d or host.endswith("." + d) for d in domains)
+
+
+@pytest.mark.needs("role:films")
+@pytest.mark.requirement("CAT-080")
+def test_poster_links_live_on_a_playback_domain(client: DeliveryClient) -> None:
+    """spec: Resources > Episode (`poster_signed_url` on the caller's playback domain);
+    GET /config (`playback.domains`). Hosts only are shown: the links are secrets."""
+    config = client.get("config", role="films")
+    expect_status("CFG-001", config, 200, expected="200 for GET /config")
+    body = config.json_body()
+    playback = body.get("playback") if isinstance(body, dict) else None
+    domains = playback.get("domains") if isinstance(playback, dict) else None
+    domains = [d for d in domains or [] if isinstance(d, str)]
+    response, rows = _catalog_rows(client)
+    hosts = {
+        urlsplit(r["poster_signed_url"]).hostname or ""
+        for r in rows
+        if isinstance(r.get("poster_signed_url"), str)
+    }
+    outside = sorted(h for h in hosts if not _within(h, domains))
+    expect(
+        "CAT-080",
+        bool(domains) and not outside,
+        expected=f"poster hosts within {domains}",
+        actual=f"outside: {outside}" if domains else "no playback.domains",
+        response=response,
+    )
+
+
+@pytest.mark.needs("role:videos", "fixture:playlist_code")
+@pytest.mark.requirement("PLS-044")
+def test_a_ready_clip_names_its_video(client: DeliveryClient, fixture_id: Any) -> None:
+    """spec: Resources > Playlist detail: `ready` means copied and playable in `media.space`."""
+    response = client.get(f"playlists/{fixture_id('playlist_code')}", role="videos")
+    expect_status("PLS-026", response, 200, expected="200 for the playlist")
+    body = response.json_body()
+    data = body.get("data") if isinstance(body, dict) else None
+    clips = data.get("clips") if isinstance(data, dict) else None
+    clips = [c for c in clips or [] if isinstance(c, dict)]
+    bad = [c.get("position") for c in clips if c.get("ready") is True and c.get("vid") is None]
+    expect(
+        "PLS-044",
+        bool(clips) and not bad,
+        expected="a vid on every ready clip",
+        actual=f"positions without: {bad[:5]}" if clips else "no clips",
+        response=response,
+    )

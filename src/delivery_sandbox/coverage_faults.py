@@ -100,6 +100,7 @@ COVERAGE_FAULT_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("vid_ready_without_vid", ("CAT-079",), "a catalog row with vid_ready true has vid null"),
     ("poster_host_outside_domains", ("CAT-080",), "poster links on a host /config does not list"),
     ("ready_clip_without_vid", ("PLS-044",), "a ready playlist clip has vid null"),
+    ("playlist_split_at_120", ("PLS-008",), "clips 101 to 120 stay in the first media playlist"),
     (
         "pin_checked_before_key",
         ("AUTH-012",),
@@ -295,6 +296,12 @@ def _clip_without_video(body: dict[str, Any]) -> None:
             return
 
 
+def _split_at_120(body: dict[str, Any]) -> None:
+    for clip in _data(body).get("clips") or []:
+        if isinstance(clip, dict) and 100 < (clip.get("position") or 0) <= 120:
+            clip["playlist_name"] = _data(body).get("code")
+
+
 def _playlist_detail(path: str, endpoint: str) -> bool:
     parts = path.split("/")
     return len(parts) >= 2 and parts[-2] == "playlists"
@@ -336,6 +343,7 @@ BODY_CHANGES: dict[str, tuple[Callable[[str, str], bool], Callable[[dict[str, An
     "vid_ready_without_vid": (_is("catalog"), _unready_video),
     "poster_host_outside_domains": (_is("catalog"), _poster_elsewhere),
     "ready_clip_without_vid": (_playlist_detail, _clip_without_video),
+    "playlist_split_at_120": (_playlist_detail, _split_at_120),
 }
 CALLER_FAULTS = frozenset(
     {"catalog_per_key", "metadata_version_per_read", "not_granted_playlist_404"}

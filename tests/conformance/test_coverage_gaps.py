@@ -22,6 +22,7 @@ from delivery_conformance.checks import (
     violation,
 )
 from delivery_conformance.client import DeliveryClient, Response
+from delivery_conformance.events import NOT_EXERCISED_PREFIX
 
 # The envelope lists: path, key role, the rule a list that does not answer 200 breaks.
 ENVELOPE_LISTS = (
@@ -157,4 +158,47 @@ def test_a_ready_clip_names_its_video(client: DeliveryClient, fixture_id: Any) -
         expected="a vid on every ready clip",
         actual=f"positions without: {bad[:5]}" if clips else "no clips",
         response=response,
+    )
+
+
+def _media_name(code: str, position: int) -> str:
+    block = (position - 1) // 100 + 1
+    return code if block == 1 else f"{code}-{block}"
+
+
+@pytest.mark.needs("role:videos")
+@pytest.mark.requirement("PLS-008")
+def test_a_long_playlist_spreads_over_media_playlists_of_100(client: DeliveryClient) -> None:
+    """spec: Resources > Playlist detail (`media.playlists[]`: at most 100 videos each, then
+    `<code>-2`...). Needs a granted playlist of more than 100 clips; not exercised without."""
+    response = client.get("playlists", role="videos", params={"limit": 100})
+    expect_status("PLS-023", response, 200, expected="200 for GET /playlists")
+    body = response.json_body()
+    data = body.get("data") if isinstance(body, dict) else None
+    items = [i for i in (data or {}).get("items") or [] if isinstance(i, dict)]
+    long = [i for i in items if i.get("granted") is True and (i.get("clip_count") or 0) > 100]
+    if not long:
+        pytest.skip(NOT_EXERCISED_PREFIX + "no granted playlist of more than 100 clips listed")
+    code = str(long[0].get("code"))
+    detail = client.get(f"playlists/{code}", role="videos")
+    expect_status("PLS-026", detail, 200, expected=f"200 for playlist {code}")
+    found = detail.json_body()
+    playlist = found.get("data") if isinstance(found, dict) else None
+    playlist = playlist if isinstance(playlist, dict) else {}
+    clips = [c for c in playlist.get("clips") or [] if isinstance(c, dict)]
+    wrong = [
+        (c.get("position"), c.get("playlist_name"))
+        for c in clips
+        if isinstance(c.get("position"), int)
+        and c.get("playlist_name") != _media_name(code, c["position"])
+    ]
+    media = playlist.get("media") if isinstance(playlist.get("media"), dict) else {}
+    names = [p.get("name") for p in media.get("playlists") or [] if isinstance(p, dict)]
+    due = [_media_name(code, p) for p in range(1, len(clips) + 1, 100)]
+    expect(
+        "PLS-008",
+        not wrong and names == due,
+        expected=f"media playlists {due}, each clip in the one of its hundred",
+        actual=f"playlists {names}; clips misplaced {wrong[:3]}",
+        response=detail,
     )

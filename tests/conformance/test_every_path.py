@@ -12,6 +12,7 @@ import json
 from urllib.parse import urlsplit
 
 import pytest
+from host_support import require_host_passed_through
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect
 from delivery_conformance.endpoints import ENDPOINTS, Endpoint
@@ -149,7 +150,9 @@ def test_every_endpoint_answers_under_the_v1_prefix(
            actual=response.status_code, response=response)
 
 
-def _expect_www_redirect(requirement: str, response, bare_host: str, path_and_query: str) -> None:
+def _expect_www_redirect(requirement: str, response, client, profile, path_and_query: str) -> None:
+    require_host_passed_through(client, profile, response)
+    bare_host = profile.bare_host
     expect(requirement, response.status_code == 308, expected="308 from the bare host",
            actual=response.status_code, response=response)
     location = urlsplit(response.headers.get("location", ""))
@@ -173,7 +176,7 @@ def test_bare_host_redirects_to_www_with_path_and_query(client, profile, method,
     response = client.request(method, path, role="films", host=profile.bare_host,
                               params=params, json=body)
     query = "?limit=2" if params else ""
-    _expect_www_redirect("GEN-006", response, profile.bare_host, f"/api/delivery/v1/{path}{query}")
+    _expect_www_redirect("GEN-006", response, client, profile, f"/api/delivery/v1/{path}{query}")
 
 
 @pytest.mark.requirement("GEN-007")
@@ -186,7 +189,7 @@ def test_bare_host_redirects_to_www_with_path_and_query(client, profile, method,
 def test_bare_host_never_serves_the_request(client, profile, fixture_id, method, path, role):
     body = {"episode_id": fixture_id("episode_signed")} if method == "POST" else None
     response = client.request(method, path, role=role, host=profile.bare_host, json=body)
-    _expect_www_redirect("GEN-007", response, profile.bare_host, f"/api/delivery/v1/{path}")
+    _expect_www_redirect("GEN-007", response, client, profile, f"/api/delivery/v1/{path}")
     served = {"manifest_url", "play_auth_token", "vid", "films"} & set(_body(response))
     expect("GEN-007", not served, expected="no ticket or data from the bare host",
            actual=sorted(served), response=response)

@@ -457,7 +457,8 @@ def serve(seed: int, mode: str) -> Iterator[str]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(foreign.app(), log_level="error", lifespan="off", access_log=False)
+    config = uvicorn.Config(foreign.app(), log_level="error", lifespan="off", access_log=False,
+                            loop="asyncio")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

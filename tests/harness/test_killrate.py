@@ -151,6 +151,10 @@ def test_every_fault_is_caught_and_the_clean_sandbox_passes_three_times(
     dirty = [run for run in data["clean_runs"] if not run["passed"]]
     assert data["faults_total"] > 0 and len(data["clean_runs"]) == 3
     assert not uncaught, f"faults not caught (failing IDs seen instead): {uncaught}"
+    # Blame precision: nothing failed but the fault's own IDs and its declared collateral.
+    blamed = {f["name"]: f["blamed_elsewhere"] for f in data["faults"] if f["caught"]
+              and not f["exact_blame"]}
+    assert not blamed, f"faults that made other requirements fail: {blamed}"
     assert not dirty, f"clean runs with failures: {dirty}"
     assert done.returncode == 0, done.stderr[-2000:]
 

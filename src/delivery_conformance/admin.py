@@ -82,7 +82,8 @@ class AdminClient:
         return self.call("POST", f"episodes/{episode_id}/{action}", {})
 
     def outage(self, area: str, on: bool) -> Any:
-        """Switch a named outage (`catalog`, `config`, `series`, `playlists`, `creatives`)."""
+        """Switch a named outage (`catalog`, `config`, `series`, `playlists`, `creatives`,
+        `licences`)."""
         return self.call("POST", "outages", {"area": area, "on": on})
 
     def faults(self) -> Any:

@@ -102,6 +102,11 @@ COVERAGE_FAULT_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("ready_clip_without_vid", ("PLS-044",), "a ready playlist clip has vid null"),
     ("playlist_split_at_120", ("PLS-008",), "clips 101 to 120 stay in the first media playlist"),
     (
+        "licence_timeout_refused",
+        ("PLAY-095",),
+        "a licence check that times out answers 403 entitlement_not_found instead of 503",
+    ),
+    (
         "pin_checked_before_key",
         ("AUTH-012",),
         "a revoked key pinned to a retired version answers 400 instead of 401",

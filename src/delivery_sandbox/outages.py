@@ -23,6 +23,7 @@ AREAS: dict[str, str] = {
     "series": "GET /series, /series/{code}: 503 5030",
     "playlists": "GET /playlists, /playlists/{code}: 503 5030",
     "creatives": "GET /creatives, /creatives/{id}, /file and share links: 503 5030",
+    "licences": "POST /playback: licence and episode checks time out, per-ticket 503 (PLAY-095)",
 }
 
 # Endpoint name (auth.Endpoint.name) -> area.

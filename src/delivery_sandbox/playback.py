@@ -87,9 +87,16 @@ def _find(sb: Sandbox, item: ItemRequest) -> Episode | None:
     return store.episode_by_no(film.id, number + item.next_offset)
 
 
+MSG_CHECK_LATE = "the licence or episode could not be checked in time; retry"
+
+
 def check(
     sb: Sandbox, caller: Caller, item: ItemRequest, request: PlaybackRequest, now: float
 ) -> Episode | Outcome:
+    if "licences" in sb.outages:  # spec: Errors > Playback: a check that times out is a 503
+        if sb.faults.enabled("licence_timeout_refused"):
+            return _not_entitled(sb, "entitlement_not_found")
+        return Outcome(503, MSG_CHECK_LATE, "service_unavailable", retry_after=2)
     episode = _find(sb, item)
     if episode is None:
         return Outcome(404, MSG_NOT_READY, "not_ready")

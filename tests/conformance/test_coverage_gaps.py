@@ -202,3 +202,26 @@ def test_a_long_playlist_spreads_over_media_playlists_of_100(client: DeliveryCli
         actual=f"playlists {names}; clips misplaced {wrong[:3]}",
         response=detail,
     )
+
+
+@pytest.mark.needs("admin", "role:films", "fixture:episode_signed")
+@pytest.mark.requirement("PLAY-095")
+def test_a_licence_check_that_times_out_is_a_503_never_a_refusal(
+    client: DeliveryClient, admin: Any, fixture_id: Any
+) -> None:
+    """spec: Errors > Playback (per ticket): a licence or episode check that times out answers
+    503 `service_unavailable`; it says nothing about the licence, so never 403 or 404. Sandbox
+    outage `licences` (README: Admin API)."""
+    admin.outage("licences", True)
+    response = client.post(
+        "playback", role="films", json={"episode_id": fixture_id("episode_signed")}
+    )
+    body = response.json_body()
+    code = body.get("error_code") if isinstance(body, dict) else None
+    expect(
+        "PLAY-095",
+        response.status_code == 503 and code == "service_unavailable",
+        expected="503 service_unavailable (not 403, not 404)",
+        actual=f"{response.status_code} {code!r}",
+        response=response,
+    )

@@ -1,8 +1,11 @@
-"""Faults that prove the coverage of rules no other fault breaks (issue 13).
+"""Faults that prove the coverage of rules no other fault breaks (README: Requirement proofs).
 
-spec: Endpoints > Paging and envelopes (the success envelope and its members). The rows join the
-single table of `faults.py`; `mangle_reply` applies the body-level ones to a finished reply, so
-no handler needs to know about them.
+Each row names the one rule it breaks (spec sections: Common response headers; Endpoints >
+Paging and envelopes; Authentication; Versioning; Resources and their fields; Errors). The rows
+join the single table of `faults.py`. Most act on a finished reply, so no handler knows them:
+`mangle_headers` bends the header list (`headers.send_reply`), `mangle_reply` the body of a 200
+by path (`app.py`). The few that change a decision (order of checks, version lookup, reuse,
+licence timeout) sit where the decision is made (`auth.py`, `playback.py`).
 """
 
 from __future__ import annotations
@@ -188,7 +191,14 @@ HEADER_CHANGES: dict[str, Callable[[Headers, int], Headers]] = {
     ],
     "allow_missing_on_405": _no_allow_on_405,
 }
-ENVELOPE_FAULTS = frozenset(row[0] for row in COVERAGE_FAULT_ROWS[:4])
+ENVELOPE_FAULTS = frozenset(
+    {
+        "envelope_server_time_missing",
+        "envelope_code_string",
+        "envelope_message_wrong",
+        "envelope_self_link_missing",
+    }
+)
 SUCCESS_ENVELOPE = b'{"code":0,"message":"ok",'
 
 

@@ -23,6 +23,7 @@ from delivery_conformance.report import (
     write_reports,
 )
 from delivery_conformance.report_markdown import render_summary_markdown
+from delivery_conformance.verdict import Verdict
 
 
 def one_line(text: str) -> str:
@@ -173,3 +174,9 @@ def test_pytest_report_dir_unwritable_is_a_usage_error_before_any_test(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "report dir blocker/out: cannot write there" in one_line(result.stderr.str())
     result.stdout.no_fnmatch_line("*1 passed*")
+
+
+def test_the_schema_knows_every_verdict_word_of_the_verdict_table() -> None:
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    words = schema["properties"]["run"]["properties"]["verdict_word"]["enum"]
+    assert words == [v.word for v in Verdict]

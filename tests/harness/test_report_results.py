@@ -17,6 +17,7 @@ from delivery_conformance.report import (
     FORMAT_VERSION,
     SCHEMA_PATH,
     check_results,
+    finish_outputs,
     load_results,
     point_latest,
     prepare_report_dir,
@@ -180,3 +181,18 @@ def test_the_schema_knows_every_verdict_word_of_the_verdict_table() -> None:
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     words = schema["properties"]["run"]["properties"]["verdict_word"]["enum"]
     assert words == [v.word for v in Verdict]
+
+
+def test_latest_that_cannot_be_made_is_one_line_and_keeps_the_run(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    def refuse(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "symlink_to", refuse)
+    monkeypatch.setattr("shutil.copytree", refuse)
+    run = tmp_path / "run-1"
+    write_reports(sample_summary(), run)
+    finish_outputs(sample_summary(), tmp_path, run)
+    assert "latest not updated (No space left on device)" in one_line(capsys.readouterr().err)
+    assert (run / "report.html").exists()

@@ -4,11 +4,16 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TARGET ?=
-PROFILE ?= burst
-WORKERS ?= 0
+PROFILE ?= all
+WORKERS ?= 2
+LATENCY ?=
+JITTER ?= 15ms
+LOAD_SCALE ?= 0.25
+LOAD_CAMPAIGNS := burst refill shedding admission hold catalog minute simulated mixed soak
+LOAD_SINGLE := admission hold
 REPORTS ?= reports
 
-.PHONY: install lint browser test conformance killrate foreign latency bench compare load dist clean
+.PHONY: install lint browser test conformance killrate foreign latency bench compare load load-smoke load-sensitivity dist clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -60,8 +65,21 @@ bench: $(STAMP)
 compare: $(STAMP)
 	$(BIN)/python -m benchmarks compare
 
+# Every campaign at full scale (PROFILE=all), or one; LATENCY=40ms puts the latency proxy between.
 load: $(STAMP)
-	$(BIN)/python -m loadtests.run $(PROFILE) $(if $(TARGET),--target $(TARGET)) --workers $(WORKERS) --report-dir $(REPORTS)
+	@status=0; for p in $(if $(filter all,$(PROFILE)),$(LOAD_CAMPAIGNS),$(PROFILE)); do \
+	  w=$(WORKERS); case " $(LOAD_SINGLE) " in *" $$p "*) w=0;; esac; \
+	  $(BIN)/python -m loadtests.run $$p $(if $(TARGET),--target $(TARGET)) --workers $$w \
+	    $(if $(LATENCY),--latency $(LATENCY) --jitter $(JITTER)) --report-dir $(REPORTS) \
+	    || status=1; done; exit $$status
+
+load-smoke: $(STAMP)
+	$(BIN)/pytest -q tests/harness/test_load_smoke.py
+
+# Subtle faults through their campaigns, then every campaign clean five times in a row.
+load-sensitivity: $(STAMP)
+	$(BIN)/python -m loadtests.sensitivity --limits-scale $(LOAD_SCALE) --workers $(WORKERS) \
+	  $(if $(LATENCY),--latency $(LATENCY) --jitter $(JITTER)) --report-dir $(REPORTS)
 
 # Wheel + sdist in dist/; the wheel carries spec/ and the suites as package data (setup.py).
 dist: $(STAMP)

@@ -24,10 +24,10 @@ ADMISSION_BATCH = ("prefetch", "play", "prefetch")
 ADMISSION_LIMIT = 4  # tickets; refill 4/60 per s: states of 2, 1 and 0 tickets stay put
 HOLD_LIMIT = 120  # a ticket every 0.5 s (LIM-043 observe)
 # The refill window is long enough that the slope's resolution, (2 units + 2 x rate x round
-# trip) / window (analysis.py), stays under 40 % of the 2.5 % of the rate a fault must stand out
-# by: window >= (2 + 2 x rate x rtt) / (1 % of the rate); 10 s at least, 60 s at most.
+# trip) / window (analysis.py), stays under 60 % of the 2.5 % of the rate a fault must stand out
+# by: window >= (2 + 2 x rate x rtt) / (1.5 % of the rate); 10 s at least, 60 s at most.
 REFILL_WINDOW_S = (10.0, 60.0)
-REFILL_RESOLUTION = 0.01
+REFILL_RESOLUTION = 0.015
 
 
 @dataclass(frozen=True)
@@ -168,7 +168,7 @@ def _simulated(exp: Expectations) -> list[Stage]:
     limit = exp.spec_limit("simulated")
     count = math.ceil(limit * 1.2) + 5
     return [
-        Stage("simulated", count, _rate(count / 0.3, 10, 400), "playback", "play",
+        Stage("simulated", count, _rate(count / 2.0, 10, 200), "playback", "play",
               simulate="not_entitled:outside_window"),
         *_burst_stages(exp, "real"),
     ]

@@ -29,7 +29,7 @@ SCALE = "0.05"
 CAMPAIGNS = ("burst", "refill", "shedding", "admission", "hold", "catalog", "minute", "simulated",
              "mixed", "soak")
 # Timed campaigns run scaled down here (make load runs them at their default length).
-DURATIONS = {"mixed": "6s", "soak": "10s"}
+DURATIONS = {"mixed": "6s", "soak": "8s"}
 
 # Each limiter fault of the sandbox and the campaign that must catch it.
 FAULT_PROOFS = {
@@ -327,7 +327,7 @@ def test_an_interrupted_campaign_writes_a_partial_report_and_leaves_no_locust(
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not list(reports.glob("load/soak-*")):
             time.sleep(0.2)
-        time.sleep(12)  # Locust master and workers are sending
+        time.sleep(9)  # Locust master and workers are sending
         assert _alive(str(reports)), "no Locust process was running"
         process.send_signal(sig)
         _, err = process.communicate(timeout=60)

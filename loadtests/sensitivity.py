@@ -1,0 +1,176 @@
+"""`python -m loadtests.sensitivity`: does each campaign catch a server a little off the spec, and
+does the clean sandbox pass every campaign several times in a row?
+
+    python -m loadtests.sensitivity [--limits-scale X] [--clean-runs N] [--workers N]
+                                    [--latency 40ms --jitter 15ms] [--report-dir DIR]
+                                    [--only FAULT_OR_CAMPAIGN ...]
+
+Each subtle sandbox fault (load_only in the fault table) is switched on in a fresh embedded
+sandbox and run through the campaign meant to catch it; it is caught when the campaign fails
+(exit 1) and every failed figure names one of the fault's requirement IDs. Then every campaign
+runs against the clean sandbox `--clean-runs` times in a row and must pass each time. Each run is
+`python -m loadtests.run` (its own sandbox, its own report directory). Writes sensitivity.json
+and sensitivity.md into DIR/load/sensitivity-<time>/ and exits 0 when every fault was caught and
+every clean run passed, 1 otherwise, 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+from delivery_conformance.load.verdict import ExitCode
+
+__all__ = ["SUBTLE", "main"]
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# fault -> (campaign, requirement IDs it breaks); the sandbox's fault table says the same.
+SUBTLE: dict[str, tuple[str, tuple[str, ...]]] = {
+    "bucket_capacity_5pc_low": ("burst", ("LIM-014", "LIM-007")),
+    "bucket_capacity_5pc_high": ("burst", ("LIM-014", "LIM-006")),
+    "bucket_refill_5pc_slow": ("refill", ("LIM-013", "LIM-007")),
+    "bucket_refill_5pc_fast": ("refill", ("LIM-013", "LIM-006")),
+    "shed_at_15pc": ("shedding", ("LIM-035",)),
+    "shed_at_25pc": ("shedding", ("LIM-035",)),
+    "play_hold_1s": ("hold", ("LIM-043",)),
+    "minute_counter_5pc_low": ("minute", ("LIM-022", "LIM-025", "LIM-026", "LIM-028",
+                                          "LIM-007")),
+    "simulated_limit_285": ("simulated", ("SIM-005",)),
+    "config_spends_catalog": ("mixed", ("LIM-021",)),
+}
+CLEAN = ("burst", "refill", "shedding", "admission", "hold", "catalog", "minute", "simulated",
+         "mixed", "soak")
+SINGLE = ("admission", "hold")  # one generator process only
+TIMED = {"mixed": "20s", "soak": "30s"}  # lengths used here (make load runs the defaults)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(ExitCode.USAGE, f"sensitivity: {message}\n")
+
+
+@dataclass(frozen=True)
+class Run:
+    campaign: str
+    fault: str | None
+    code: int
+    verdict: dict[str, Any]
+    seconds: float
+
+    @property
+    def failed(self) -> list[dict[str, Any]]:
+        return [f for f in self.verdict.get("figures", []) if not f.get("passed")]
+
+
+def run_one(args: argparse.Namespace, campaign: str, fault: str | None, directory: Path) -> Run:
+    command = [sys.executable, "-m", "loadtests.run", campaign, "--limits-scale",
+               str(args.limits_scale), "--report-dir", str(directory)]
+    if fault:
+        command += ["--fault", fault]
+    if args.workers and campaign not in SINGLE:
+        command += ["--workers", str(args.workers)]
+    if campaign in TIMED:
+        command += ["--duration", TIMED[campaign]]
+    if args.latency:
+        command += ["--latency", args.latency, "--jitter", args.jitter]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    started = time.monotonic()
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=900, check=False)
+    verdicts = sorted(directory.glob(f"load/{campaign}-*/verdict.json"),
+                      key=lambda p: p.stat().st_mtime)
+    verdict = json.loads(verdicts[-1].read_text()) if verdicts else {
+        "outcome": "invalid", "target_failure": done.stderr.strip()[-300:], "figures": []}
+    return Run(campaign, fault, done.returncode, verdict, time.monotonic() - started)
+
+
+def _caught(run: Run, ids: tuple[str, ...]) -> bool:
+    return run.code == ExitCode.DEVIATES and bool(run.failed) and all(
+        set(ids) & set(f.get("requirements", [])) for f in run.failed)
+
+
+def _figure_text(run: Run) -> tuple[str, str, str]:
+    figure = run.failed[0] if run.failed else None
+    if figure is None:
+        return "-", "-", "-"
+    low, high = figure["accepted"]
+    return figure["name"], f"{figure['measured']:g} {figure['unit']}", f"{low:g}..{high:g}"
+
+
+def markdown(faults: list[tuple[Run, bool]], clean: dict[str, list[Run]],
+             args: argparse.Namespace) -> str:
+    where = f"scale {args.limits_scale:g}" + (
+        f", behind the latency proxy ({args.latency} ± {args.jitter})" if args.latency else "")
+    lines = [f"Sensitivity ({where}):", "",
+             "| Fault | Campaign | Failed figure | Measured | Accepted | Caught |",
+             "|---|---|---|---|---|---|"]
+    for run, caught in faults:
+        name, measured, accepted = _figure_text(run)
+        lines.append(f"| `{run.fault}` | {run.campaign} | {name} | {measured} | {accepted} | "
+                     f"{'yes' if caught else 'NO (exit ' + str(run.code) + ')'} |")
+    lines += ["", f"Clean sandbox, {args.clean_runs} runs in a row:", "",
+              "| Campaign | Passed | Exit codes |", "|---|---|---|"]
+    for campaign, runs in clean.items():
+        passed = sum(1 for r in runs if r.code == 0)
+        lines.append(f"| {campaign} | {passed}/{len(runs)} | "
+                     f"{', '.join(str(r.code) for r in runs)} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = _Parser(prog="python -m loadtests.sensitivity", description=__doc__.split("\n")[0])
+    p.add_argument("--limits-scale", type=float, default=1.0)
+    p.add_argument("--clean-runs", type=int, default=5)
+    p.add_argument("--workers", type=int, default=0)
+    p.add_argument("--latency", default=None)
+    p.add_argument("--jitter", default="0ms")
+    p.add_argument("--report-dir", type=Path, default=Path("reports"))
+    p.add_argument("--only", nargs="*", default=[], help="faults or campaigns to run")
+    args = p.parse_args(argv)
+    if not 0 < args.limits_scale <= 1 or not 0 <= args.clean_runs <= 20 or args.workers < 0:
+        p.error("--limits-scale 0..1, --clean-runs 0..20, --workers >= 0")
+    unknown = set(args.only) - set(SUBTLE) - set(CLEAN)
+    if unknown:
+        p.error(f"unknown fault or campaign: {', '.join(sorted(unknown))}")
+    directory = args.report_dir / "load" / f"sensitivity-{time.strftime('%Y%m%dT%H%M%S')}"
+    directory.mkdir(parents=True, exist_ok=True)
+    faults: list[tuple[Run, bool]] = []
+    for fault, (campaign, ids) in SUBTLE.items():
+        if args.only and fault not in args.only and campaign not in args.only:
+            continue
+        run = run_one(args, campaign, fault, directory)
+        caught = _caught(run, ids)
+        faults.append((run, caught))
+        print(f"{'caught ' if caught else 'MISSED '} {fault:26} by {campaign:9} "
+              f"(exit {run.code}, {run.seconds:.0f} s)", flush=True)
+    clean: dict[str, list[Run]] = {}
+    for campaign in CLEAN:
+        if args.only and campaign not in args.only:
+            continue
+        for _ in range(args.clean_runs):
+            run = run_one(args, campaign, None, directory)
+            clean.setdefault(campaign, []).append(run)
+            print(f"{'pass   ' if run.code == 0 else 'FAIL   '} {campaign:9} clean "
+                  f"(exit {run.code}, {run.seconds:.0f} s)", flush=True)
+    body = {"limits_scale": args.limits_scale, "latency": args.latency, "jitter": args.jitter,
+            "faults": [{"fault": r.fault, "campaign": r.campaign, "exit": r.code,
+                        "caught": c, "failed": r.failed} for r, c in faults],
+            "clean": {k: [r.code for r in v] for k, v in clean.items()}}
+    (directory / "sensitivity.json").write_text(json.dumps(body, indent=2) + "\n", "utf-8")
+    text = markdown(faults, clean, args)
+    (directory / "sensitivity.md").write_text(text, "utf-8")
+    print(text + f"report: {directory}")
+    ok = all(c for _, c in faults) and all(r.code == 0 for runs in clean.values() for r in runs)
+    return ExitCode.WITHIN_SPEC if ok else ExitCode.DEVIATES
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -15,7 +15,8 @@ its group (`PLAY`), and the scenarios that judged it are its evidence (in system
     passed             an empty case
 
 Findings no requirement names get one failed case of their own. Client-side requirements are not
-judged by a server run and are left out. Suites are named after the tool and the target.
+judged by a server run and are left out, and so are requirements the run did not select (-k,
+--requirement). Suites are named after the tool and the target.
 """
 
 from __future__ import annotations
@@ -25,7 +26,12 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
 
-from delivery_conformance.report_view import FindingView, RequirementView, build_view
+from delivery_conformance.report_view import (
+    NOT_SELECTED,
+    FindingView,
+    RequirementView,
+    build_view,
+)
 
 __all__ = ["TOOL", "render_junit"]
 
@@ -88,7 +94,10 @@ def render_junit(document: Mapping[str, Any], *, strict: bool = False) -> str:
     root = ET.Element("testsuites", name=f"{TOOL} {view.target}")
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     groups = [(g.name, g.requirements) for g in view.groups]
-    for name, requirements in groups:
+    for name, in_group in groups:
+        requirements = tuple(r for r in in_group if r.status != NOT_SELECTED)
+        if not requirements:
+            continue
         suite = ET.SubElement(root, "testsuite", name=f"{TOOL} {name} @ {view.target}")
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         for req in requirements:

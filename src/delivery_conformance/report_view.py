@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -36,8 +36,10 @@ __all__ = [
 
 BODY_LINES = 40  # lines of a pretty-printed body shown around the offending one
 STATUS_ORDER = (
-    "failed", "warning", "error", "not exercised", "passed", "not testable", "not covered",
+    "failed", "warning", "error", "not exercised", "passed", "not selected", "not testable",
+    "not covered",
 )  # fmt: skip
+NOT_SELECTED = "not selected"  # left out by -k / --requirement: not part of this run's coverage
 FILTERS = ("failed", "warning", "not exercised", "passed")  # the rest shows under "other"
 # Words too common in finding texts to mark a JSON key by (they would mark half the body).
 _COMMON_KEYS = frozenset({"data", "items", "id", "links", "meta", "none", "null", "true", "false"})
@@ -165,7 +167,10 @@ def build_view(document: Mapping[str, Any]) -> RunView:
     run = document["run"]
     shown_by = _tests_by_finding(document.get("tests", ()))
     durations = {str(t["nodeid"]): float(t.get("duration", 0.0)) for t in document.get("tests", ())}
-    requirements = tuple(_requirement(r, shown_by, durations) for r in document["requirements"])
+    missing = _selected_but_not_exercised(run)
+    requirements = tuple(
+        _unselected(_requirement(r, shown_by, durations), missing) for r in document["requirements"]
+    )
     groups: dict[str, list[RequirementView]] = {}
     for view in requirements:
         groups.setdefault(view.group, []).append(view)
@@ -173,7 +178,7 @@ def build_view(document: Mapping[str, Any]) -> RunView:
         *document.get("unattributed_findings", ()),
         *document.get("violations_of_unknown_requirements", ()),
     ]
-    counts = {s: int(run.get("requirements", {}).get(s, 0)) for s in STATUS_ORDER}
+    counts = _count(requirements)
     return RunView(
         word=verdict_word(run),
         line=str(run.get("verdict", "")),
@@ -197,6 +202,19 @@ def build_view(document: Mapping[str, Any]) -> RunView:
         unattributed=_collapse("unattributed", stray, shown_by),
         not_exercised=tuple(r for r in requirements if r.status == "not exercised"),
     )
+
+
+def _selected_but_not_exercised(run: Mapping[str, Any]) -> set[str] | None:
+    listed = run.get("coverage", {}).get("not_exercised")
+    return {str(e["id"]) for e in listed} if isinstance(listed, list) else None
+
+
+def _unselected(view: RequirementView, missing: set[str] | None) -> RequirementView:
+    """A `not exercised` row the run never selected is shown as `not selected` (the coverage
+    figure leaves it out too), so a narrowed run lists only what it failed to reach."""
+    if view.status == "not exercised" and missing is not None and view.id not in missing:
+        return replace(view, status=NOT_SELECTED)
+    return view
 
 
 def _count(views: Iterable[RequirementView]) -> dict[str, int]:

@@ -71,7 +71,7 @@ def test_every_requirement_has_an_anchor_a_group_and_a_filter_class() -> None:
     rows = dict(re.findall(row, html))
     assert rows == {
         "GEN-001": "passed", "HDR-001": "passed", "HDR-002": "failed", "HDR-003": "warning",
-        "HDR-004": "not exercised", "HDR-005": "other", "HDR-006": "not exercised",
+        "HDR-004": "not exercised", "HDR-005": "other", "HDR-006": "other",
         "GEN-008": "other", "ERR-001": "other", "PLAY-001": "not exercised",
     }  # fmt: skip
     toc = html[html.index('id="toc"') : html.index('id="requirements"')]
@@ -79,6 +79,15 @@ def test_every_requirement_has_an_anchor_a_group_and_a_filter_class() -> None:
     for status in ("failed", "warning", "not exercised", "passed", "other"):
         assert f'data-show="{status}"' in html
     assert 'id="CLI-001"' in html and 'class="creq' in html  # client rows: not filtered
+
+
+def test_a_requirement_the_run_did_not_select_is_not_selected_not_missed() -> None:
+    html = html_of()
+    assert 'class="req st-not-selected" id="HDR-006"' in html  # deselected by the run
+    missed = html[html.index('id="not-exercised"') :]
+    missed = missed[: missed.index("</details>")]
+    assert re.findall(r'href="#([A-Z]+-\d+)"', missed) == ["HDR-004", "PLAY-001"]
+    assert "2 requirements not exercised" in missed
 
 
 def test_identical_findings_are_collapsed_with_a_count_and_their_scenarios() -> None:

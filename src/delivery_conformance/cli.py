@@ -8,6 +8,8 @@
     delivery-conformance init-profile [FILE]       (default: target.toml)
     delivery-conformance killrate [--report-dir DIR] [--mode targeted|full|properties]
                                   [--fault NAME ...] [--clean-runs N] [--no-properties]
+    delivery-conformance proxy --upstream URL [--port 0] [--journal FILE] [--scenario FILE]
+    delivery-conformance certify-client --plan PLAN [--quick] [--scenario ID ...]
 
 Exit codes and verdict words: one table, `verdict.Verdict` (README > Exit codes). Errors are one
 line on stderr, never a traceback.
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from delivery_conformance import __version__
+from delivery_conformance.certify import commands as certify_commands
 from delivery_conformance.embedded import EmbeddedSandbox
 from delivery_conformance.exceptions import HarnessError, HarnessFailure, UsageError
 from delivery_conformance.killrate import KillRateOptions, Mode, run_killrate
@@ -177,6 +180,7 @@ def parser() -> argparse.ArgumentParser:
         help="runs against the clean sandbox first; any failure fails the kill rate (default 3)",
     )
     kill.add_argument("--no-properties", action="store_true", help="skip tests/properties")
+    certify_commands.add_commands(commands)
     return root
 
 
@@ -284,6 +288,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "init-profile": command_init_profile,
     "report": command_report,
     "killrate": command_killrate,
+    **certify_commands.COMMANDS,
 }
 
 

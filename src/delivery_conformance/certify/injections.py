@@ -1,0 +1,365 @@
+"""Scripted answers the referee proxy puts in front of a real server (pure: no I/O, no clock).
+
+A scenario lists injections as data (scenarios/*.toml). Each one matches requests by method,
+path under the API prefix and flow run (`phase`), skips the first `skip` matches and acts on the
+next `times` (0: every one); with `each_new`, only the first time each distinct request comes
+(so every page of a walk fails once). Actions:
+
+  respond      an answer made here: status, `Retry-After`, a flat or envelope error body with a
+               known or unknown code (spec: Errors > Formats), or an empty body;
+  reset        the connection dropped after the answer's head (a network error for the client);
+  delay        seconds to hold the request before forwarding it (past the attempt timeout);
+  unknown      add fields and/or enum values the spec does not name to a real answer (CLI-001,
+               CLI-002): `fields`, `enums` or `both`;
+  page_limit   forward paged reads with this `limit`, so a walk has many pages;
+  wrap_cursors hand out proxy cursors (with a `%2F` in them) and map them back, noting any
+               cursor that comes back changed (CLI-026);
+  empty_page   answer an empty page whose cursor replays the same page (CLI-027);
+  repeat_item  start a page with the previous page's last item, its title marked "later copy"
+               (spec: Limits > Freshness, "Catalog paging": pages re-cut to repeat a film);
+  drop_item    leave the first film the proxy ever saw out of catalog answers (a catalog change
+               between two walks, or a film skipped by a page cut);
+  batch_item   turn one item of a 200 batch answer into a failed item with its own retry_after.
+
+`Injector.decide` turns one request into a `Plan`; `Injector.rewrite` applies the plan's body
+changes to the upstream answer. Counters live in the injector, so one scenario run is one object.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+__all__ = ["ACTIONS", "Injection", "InjectionError", "Injector", "Plan", "parse_injection"]
+
+API_PREFIX = "/api/delivery/v1/"
+ACTIONS = frozenset(
+    {
+        "respond", "reset", "delay", "unknown", "page_limit", "wrap_cursors", "empty_page",
+        "repeat_item", "drop_item", "batch_item",
+    }
+)  # fmt: skip
+_MATCH_KEYS = frozenset({"method", "path", "phase"})
+_COMMON_KEYS = frozenset({"match", "skip", "times", "each_new"})
+_RESPOND_KEYS = frozenset({"status", "retry_after", "format", "code", "message"})
+_BATCH_KEYS = frozenset({"index", "status", "code", "retry_after"})
+UNKNOWN_FIELD = "x_referee_unknown"
+UNKNOWN_ENUM = "x-referee-unknown-value"
+_ENUM_FIELDS = frozenset({"status", "placement", "aspect", "protection", "kind"})
+_MESSAGES = {400: "Bad request", 401: "Unauthorized", 403: "Forbidden", 404: "Not found",
+             405: "Method not allowed", 409: "Conflict", 410: "Gone", 422: "Unprocessable",
+             429: "Too many requests", 500: "Internal error", 502: "Bad gateway",
+             503: "Service unavailable"}  # fmt: skip
+
+
+class InjectionError(ValueError):
+    """A scenario's injection that cannot be read (one line)."""
+
+
+@dataclass(frozen=True)
+class Injection:
+    action: str
+    value: Any
+    method: str = "*"
+    path: str = "*"
+    phase: int = 0  # 0: every run of the flow
+    skip: int = 0
+    times: int = 1  # 0: every match
+    each_new: bool = False  # only the first time each distinct request (path and query) comes
+
+    def matches(self, method: str, path: str, phase: int) -> bool:
+        if self.method != "*" and self.method.upper() != method.upper():
+            return False
+        if self.phase and self.phase != phase:
+            return False
+        return fnmatch.fnmatchcase(path.removeprefix(API_PREFIX), self.path)
+
+    def label(self) -> str:
+        if self.action == "respond":
+            value = self.value
+            ra = f" Retry-After {value['retry_after']}" if "retry_after" in value else ""
+            code = f" {value['code']}" if "code" in value else ""
+            return f"respond {value['status']}{code}{ra} ({value.get('format', 'flat')})"
+        if self.action in ("reset", "wrap_cursors", "empty_page", "repeat_item", "drop_item"):
+            return self.action
+        return f"{self.action} {json.dumps(self.value, sort_keys=True)}"
+
+
+def parse_injection(data: Mapping[str, Any], where: str) -> Injection:
+    """One `[[scenario.inject]]` table; unknown keys are refused."""
+    actions = [key for key in data if key in ACTIONS]
+    unknown = set(data) - ACTIONS - _COMMON_KEYS
+    if unknown:
+        raise InjectionError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
+    if len(actions) != 1:
+        raise InjectionError(f"{where}: needs exactly one action of {', '.join(sorted(ACTIONS))}")
+    action = actions[0]
+    value = data[action]
+    match = data.get("match", {})
+    if not isinstance(match, Mapping) or set(match) - _MATCH_KEYS:
+        raise InjectionError(f"{where}: match takes only {', '.join(sorted(_MATCH_KEYS))}")
+    if action == "respond":
+        if not isinstance(value, Mapping) or set(value) - _RESPOND_KEYS or "status" not in value:
+            raise InjectionError(f"{where}: respond needs status (and {sorted(_RESPOND_KEYS)})")
+        if value.get("format", "flat") not in ("flat", "envelope", "empty"):
+            raise InjectionError(f"{where}: respond format is flat, envelope or empty")
+    elif action == "batch_item":
+        if not isinstance(value, Mapping) or set(value) - _BATCH_KEYS:
+            raise InjectionError(f"{where}: batch_item takes {sorted(_BATCH_KEYS)}")
+    elif action == "unknown" and value not in ("fields", "enums", "both"):
+        raise InjectionError(f"{where}: unknown is fields, enums or both")
+    elif action in ("delay", "page_limit") and not (
+        isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+    ):
+        raise InjectionError(f"{where}: {action} needs a positive number")
+    try:
+        return Injection(
+            action,
+            dict(value) if isinstance(value, Mapping) else value,
+            str(match.get("method", "*")),
+            str(match.get("path", "*")),
+            int(match.get("phase", 0)),
+            int(data.get("skip", 0)),
+            int(data.get("times", 1)),
+            bool(data.get("each_new", False)),
+        )
+    except (TypeError, ValueError):
+        raise InjectionError(f"{where}: skip, times and phase are integers") from None
+
+
+@dataclass
+class Plan:
+    """What to do with one request."""
+
+    respond: tuple[int, dict[str, str], bytes] | None = None
+    reset: bool = False
+    delay: float = 0.0
+    query: dict[str, str] = field(default_factory=dict)  # the query to forward
+    rewrites: list[Injection] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def error_body(status: int, fmt: str, code: Any, message: str | None) -> bytes:
+    """An error body in the API's flat or envelope format (spec: Errors > Formats)."""
+    text = message or _MESSAGES.get(status, "Error")
+    if fmt == "empty":
+        return b""
+    if fmt == "envelope":
+        number = int(code) if code is not None else status * 10
+        return json.dumps({"code": number, "message": text, "server_time": 0,
+                           "request_id": "req_referee"}).encode()  # fmt: skip
+    body: dict[str, Any] = {"error": text, "request_id": "req_referee"}
+    if code is not None:
+        body["error_code"] = str(code)
+    return json.dumps(body).encode()
+
+
+class Injector:
+    def __init__(self, injections: list[Injection]) -> None:
+        self.injections = injections
+        self.seen = [0] * len(injections)
+        self.cursors: dict[str, str | None] = {}  # proxy cursor -> real cursor (None: none)
+        self.last_items: dict[str, Any] = {}  # path -> last item of the previous page
+        self.first_film: str | None = None
+        self.applied = 0
+        self._requests: set[tuple[int, str, str, tuple[tuple[str, str], ...]]] = set()
+
+    def _fire(self, index: int, key: tuple[str, str, tuple[tuple[str, str], ...]]) -> bool:
+        injection = self.injections[index]
+        if injection.each_new:
+            if (index, *key) in self._requests:
+                return False
+            self._requests.add((index, *key))
+        self.seen[index] += 1
+        n = self.seen[index] - injection.skip
+        return n >= 1 and (injection.times == 0 or n <= injection.times)
+
+    def fired(self) -> int:
+        """How many injections acted at least once."""
+        return sum(
+            1 for inj, n in zip(self.injections, self.seen, strict=True) if n > inj.skip
+        )
+
+    def decide(self, method: str, path: str, query: Mapping[str, str], phase: int) -> Plan:
+        plan = Plan(query=dict(query))
+        wrapping = any(i.action in ("wrap_cursors", "empty_page") for i in self.injections)
+        cursor = query.get("cursor")
+        if cursor is not None and (wrapping or cursor in self.cursors):
+            if cursor in self.cursors:
+                real = self.cursors[cursor]
+                if real is None:
+                    plan.query.pop("cursor")
+                else:
+                    plan.query["cursor"] = real
+            else:
+                plan.notes.append("cursor_unknown")
+        key = (method, path, tuple(sorted(query.items())))
+        for index, injection in enumerate(self.injections):
+            if not injection.matches(method, path, phase) or not self._fire(index, key):
+                continue
+            self.applied += 1
+            action, value = injection.action, injection.value
+            if action == "respond":
+                status = int(value["status"])
+                headers = {"content-type": "application/json"}
+                if "retry_after" in value:
+                    headers["retry-after"] = str(value["retry_after"])
+                fmt = str(value.get("format", "flat"))
+                body = error_body(status, fmt, value.get("code"), value.get("message"))
+                if not body:
+                    headers.pop("content-type")
+                plan.respond = (status, headers, body)
+                plan.labels.append(injection.label())
+                return plan
+            if action == "reset":
+                plan.reset = True
+                plan.labels.append("reset")
+                return plan
+            if action == "empty_page":
+                token = self._token(query.get("cursor"), plan.query.get("cursor"))
+                page = {"films": [], "episodes": [], "next_cursor": token,
+                        "links": {"next": None}}  # fmt: skip
+                headers = {"content-type": "application/json"}
+                plan.respond = (200, headers, json.dumps(page).encode())
+                plan.labels.append("empty_page")
+                plan.extra["handed_cursor"] = token
+                return plan
+            if action == "delay":
+                plan.delay = float(value)
+            elif action == "page_limit":
+                if "limit" in plan.query or "cursor" in plan.query:
+                    plan.query["limit"] = str(int(value))
+            else:
+                plan.rewrites.append(injection)
+            plan.labels.append(injection.label())
+        return plan
+
+    def _token(self, sent: str | None, real: str | None) -> str:
+        token = f"ref{len(self.cursors) + 1}%2Fv"
+        self.cursors[token] = real
+        del sent
+        return token
+
+    def rewrite(self, plan: Plan, path: str, status: int, body: Any) -> Any:
+        """Apply the plan's body changes to a parsed upstream answer (returns the new body)."""
+        short = path.removeprefix(API_PREFIX)
+        if short == "catalog" and isinstance(body, dict) and self.first_film is None:
+            films = body.get("films")
+            if isinstance(films, list) and films and isinstance(films[0], dict):
+                self.first_film = films[0].get("id")
+        for injection in plan.rewrites:
+            action = injection.action
+            if action == "unknown":
+                body = _add_unknown(body, injection.value)
+            elif action == "drop_item" and status == 200:
+                body = self._drop(body, plan)
+            elif action == "repeat_item" and status == 200:
+                body = self._repeat(short, body, plan)
+            elif action == "batch_item" and status == 200:
+                body = _fail_item(body, injection.value)
+            elif action == "wrap_cursors" and status == 200:
+                body = self._wrap(body, plan)
+        items = _items(body)
+        if items:
+            self.last_items[short] = items[-1]
+        return body
+
+    def _wrap(self, body: Any, plan: Plan) -> Any:
+        if not isinstance(body, dict):
+            return body
+        holder = body["data"] if isinstance(body.get("data"), dict) else body
+        real = holder.get("next_cursor")
+        if isinstance(real, str):
+            token = self._token(None, real)
+            holder["next_cursor"] = token
+            plan.extra["handed_cursor"] = token
+            links = body.get("links")
+            if isinstance(links, dict) and isinstance(links.get("next"), str):
+                links["next"] = _with_cursor(links["next"], token)
+        return body
+
+    def _drop(self, body: Any, plan: Plan) -> Any:
+        if not isinstance(body, dict) or not isinstance(body.get("films"), list):
+            return body
+        target = self.first_film
+        films = [f for f in body["films"] if not (isinstance(f, dict) and f.get("id") == target)]
+        if len(films) != len(body["films"]):
+            body["films"] = films
+            if isinstance(body.get("episodes"), list):
+                body["episodes"] = [
+                    e for e in body["episodes"]
+                    if not (isinstance(e, dict) and e.get("film_id") == target)
+                ]  # fmt: skip
+            plan.extra["dropped"] = target
+        return body
+
+    def _repeat(self, short: str, body: Any, plan: Plan) -> Any:
+        previous = self.last_items.get(short)
+        items = _items(body)
+        if previous is None or items is None or not isinstance(previous, dict):
+            return body
+        copy = json.loads(json.dumps(previous))
+        if "title" in copy:
+            copy["title"] = f"{copy['title']} (later copy)"
+            plan.extra["repeated_title"] = copy["title"]
+        plan.extra["repeated_id"] = copy.get("id", copy.get("creative_id"))
+        items.insert(0, copy)
+        return body
+
+
+def _items(body: Any) -> list[Any] | None:
+    if isinstance(body, dict):
+        if isinstance(body.get("films"), list):
+            films: list[Any] = body["films"]
+            return films
+        data = body.get("data")
+        if isinstance(data, dict) and isinstance(data.get("items"), list):
+            items: list[Any] = data["items"]
+            return items
+    return None
+
+
+def _with_cursor(url: str, token: str) -> str:
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "cursor"]
+    query.append(("cursor", token))
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def _add_unknown(body: Any, what: str) -> Any:
+    if isinstance(body, dict):
+        out = {key: _add_unknown(item, what) for key, item in body.items()}
+        if what in ("enums", "both"):
+            for name in _ENUM_FIELDS & set(out):
+                if isinstance(out[name], str):
+                    out[name] = UNKNOWN_ENUM
+        if what in ("fields", "both"):
+            out[UNKNOWN_FIELD] = {"added_by": "referee", "list": [1, "two"]}
+        return out
+    if isinstance(body, list):
+        return [_add_unknown(item, what) for item in body]
+    return body
+
+
+def _fail_item(body: Any, value: Mapping[str, Any]) -> Any:
+    if not isinstance(body, dict) or not isinstance(body.get("items"), list):
+        return body
+    index = int(value.get("index", 0))
+    if index >= len(body["items"]):
+        return body
+    item = body["items"][index]
+    status = int(value.get("status", 503))
+    body["items"][index] = {
+        "request": item.get("request") if isinstance(item, dict) else None,
+        "status": status,
+        "error": _MESSAGES.get(status, "Error"),
+        "error_code": str(value.get("code", "service_unavailable")),
+        "retry_after": value.get("retry_after", 1),
+    }
+    return body

@@ -1,0 +1,533 @@
+"""Client rules judged on what crossed the proxy (pure: journal entries in, results out).
+
+Each judge reads the journal entries of one scenario (and, for safe-sync outcomes, the client's
+exported state after each run of the flow) and answers passed, failed or not exercised, with the
+entries that show it. A judge that saw nothing to judge (no injected answer fired, a single
+page, no export) says "not exercised": it never passes by default. Figures are the spec's
+(Errors > Retry policy (client side); Endpoints > Paging and envelopes; Limits > Freshness,
+safe sync), read from the scenario's `params` so a scenario can scale time and say so.
+
+Timing is measured at the proxy: a wait is the gap between the end of the answer that asked for
+a retry and the start of the retry, so it includes the client's own overhead (hence `slack`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from delivery_conformance.certify.journal import Entry
+
+__all__ = ["JUDGES", "FlowRun", "JudgeResult", "Observation", "request_key"]
+
+PASSED, FAILED, NOT_EXERCISED = "passed", "failed", "not exercised"
+DEFAULT_SLACK = 0.35  # seconds of client and proxy overhead allowed on top of a spec window
+RETRYABLE = frozenset({429, 500, 502, 503, 504, 599})
+
+
+@dataclass(frozen=True)
+class FlowRun:
+    phase: int
+    exit_code: int | None  # None: killed at the time limit
+    duration: float
+    export: Any = None  # the parsed export after this run, when the plan has one
+
+
+@dataclass(frozen=True)
+class Observation:
+    entries: tuple[Entry, ...]
+    runs: tuple[FlowRun, ...]
+    seen_kinds: frozenset[str] = frozenset()  # kinds of secret the proxy handed the client
+    leaks: tuple[tuple[str, str, int], ...] = ()  # (kind, masked value, run) found in output
+
+
+@dataclass(frozen=True)
+class JudgeResult:
+    status: str
+    expected: str
+    actual: str = ""
+    entries: tuple[Entry, ...] = field(default=())
+
+
+Judge = Callable[[Observation, Mapping[str, Any]], JudgeResult]
+
+
+def request_key(entry: Entry) -> tuple[Any, ...]:
+    """The same request sent again has the same key (method, path, query, body)."""
+    return (entry.phase, entry.method, entry.path, tuple(sorted(entry.query.items())),
+            entry.request_body)  # fmt: skip
+
+
+def _injected(obs: Observation, params: Mapping[str, Any]) -> list[Entry]:
+    word = str(params.get("injected", ""))
+    return [e for e in obs.entries if e.injected and word in e.injected]
+
+
+def _next_same(obs: Observation, entry: Entry) -> Entry | None:
+    key = request_key(entry)
+    for later in obs.entries:
+        if later.started > entry.started and later.seq != entry.seq and request_key(later) == key:
+            return later
+    return None
+
+
+def _retry_after(entry: Entry) -> float | None:
+    for name, value in entry.response_headers.items():
+        if name.lower() == "retry-after":
+            try:
+                return float(value)
+            except ValueError:
+                return None
+    return None
+
+
+def _slack(params: Mapping[str, Any]) -> float:
+    return float(params.get("slack", DEFAULT_SLACK))
+
+
+def retried(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """Each injected answer is followed by the same request sent again."""
+    injected = _injected(obs, params)
+    expected = "the same request sent again after each injected answer"
+    if not injected:
+        return JudgeResult(NOT_EXERCISED, expected, "no injected answer was served")
+    missing = [e for e in injected if _next_same(obs, e) is None]
+    if missing:
+        return JudgeResult(FAILED, expected, f"{len(missing)} of {len(injected)} injected "
+                           f"answers were never retried", tuple(missing[:3]))  # fmt: skip
+    return JudgeResult(PASSED, expected, f"{len(injected)} retried", tuple(injected))
+
+
+def not_retried(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """No injected answer is followed by the same request in the same run of the flow."""
+    injected = _injected(obs, params)
+    expected = "no retry of a request that got this answer (in this run of the flow)"
+    if not injected:
+        return JudgeResult(NOT_EXERCISED, expected, "no injected answer was served")
+    again = [(e, r) for e in injected if (r := _next_same(obs, e)) is not None]
+    if again:
+        first, retry = again[0]
+        gap = retry.started - first.ended
+        return JudgeResult(FAILED, expected, f"sent again {gap:.2f} s after the answer "
+                           f"({len(again)} times)", (first, retry))  # fmt: skip
+    return JudgeResult(PASSED, expected, "not sent again", tuple(injected))
+
+
+def retry_after_window(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """The wait after an answer with Retry-After R lies in [R, R + 1] (plus slack), and the
+    extra 0 to 1 s is random: with 4 or more waits, not all of them within 0.1 s of R."""
+    slack = _slack(params)
+    waits: list[tuple[float, float, Entry, Entry]] = []
+    for entry in _injected(obs, params):
+        after = _retry_after(entry)
+        retry = _next_same(obs, entry)
+        if after is None or retry is None:
+            continue
+        waits.append((retry.started - entry.ended, after, entry, retry))
+    expected = "waits of Retry-After plus a random 0 to 1 s"
+    if not waits:
+        return JudgeResult(NOT_EXERCISED, expected, "no retry after a Retry-After answer")
+    for wait, after, entry, retry in waits:
+        if not after - 0.02 <= wait <= after + 1.0 + slack:
+            return JudgeResult(FAILED, f"a wait in [{after:g}, {after + 1:g}] s (+{slack:g} s)",
+                               f"waited {wait:.2f} s", (entry, retry))  # fmt: skip
+    if len(waits) >= 4 and all(wait < after + 0.1 for wait, after, _, _ in waits):
+        shown = ", ".join(f"{w:.2f}" for w, *_ in waits)
+        return JudgeResult(FAILED, "a random 0 to 1 s on top of Retry-After",
+                           f"every wait within 0.1 s of Retry-After ({shown} s)",
+                           (waits[0][2], waits[0][3]))  # fmt: skip
+    shown = ", ".join(f"{w:.2f}" for w, *_ in waits)
+    return JudgeResult(PASSED, expected, f"waits {shown} s")
+
+
+def _chains(obs: Observation, params: Mapping[str, Any]) -> list[list[Entry]]:
+    """Attempt chains that start at an injected answer: [failed, retry1, retry2, ...]."""
+    chains: list[list[Entry]] = []
+    used: set[int] = set()
+    for entry in _injected(obs, params):
+        if entry.seq in used:
+            continue
+        chain = [entry]
+        key = request_key(entry)
+        for later in obs.entries:
+            if later.started > chain[-1].started and request_key(later) == key:
+                chain.append(later)
+        used.update(e.seq for e in chain)
+        chains.append(chain)
+    return chains
+
+
+def _gaps(chain: Sequence[Entry]) -> list[tuple[float, Entry, Entry]]:
+    return [(b.started - a.ended, a, b) for a, b in itertools.pairwise(chain)
+            if a.status is None or a.status in RETRYABLE or a.status >= 500]  # fmt: skip
+
+
+def backoff_window(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """Without Retry-After the k-th wait (k from 0) is at most min(cap, base x 2^k)."""
+    base, cap, slack = float(params["base"]), float(params["cap"]), _slack(params)
+    expected = f"the k-th wait at most min({cap:g}, {base:g} x 2^k) s"
+    seen = []
+    for chain in _chains(obs, params):
+        for k, (gap, a, b) in enumerate(_gaps(chain)):
+            bound = min(cap, base * 2.0**k)
+            seen.append(gap)
+            if gap > bound + slack:
+                return JudgeResult(FAILED, f"wait {k} at most {bound:g} s (+{slack:g} s)",
+                                   f"waited {gap:.2f} s", (a, b))  # fmt: skip
+    if not seen:
+        return JudgeResult(NOT_EXERCISED, expected, "no retry after an injected answer")
+    return JudgeResult(PASSED, expected, "waits " + ", ".join(f"{g:.2f}" for g in seen) + " s")
+
+
+def backoff_spread(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """The waits are random over [0, bound]: with 3 or more, not every one under 5 % of its
+    bound (a uniform wait does that with probability 0.05^n)."""
+    base, cap = float(params["base"]), float(params["cap"])
+    expected = "waits drawn at random between 0 and min(cap, base x 2^k)"
+    ratios: list[tuple[float, Entry, Entry]] = []
+    for chain in _chains(obs, params):
+        for k, (gap, a, b) in enumerate(_gaps(chain)):
+            ratios.append((gap / min(cap, base * 2.0**k), a, b))
+    if len(ratios) < 3:
+        return JudgeResult(NOT_EXERCISED, expected, f"{len(ratios)} waits (3 needed)")
+    shown = ", ".join(f"{r:.3f}" for r, *_ in ratios)
+    if all(r < 0.05 for r, *_ in ratios):
+        return JudgeResult(FAILED, expected, f"every wait under 5 % of its bound ({shown})",
+                           (ratios[0][1], ratios[0][2]))  # fmt: skip
+    return JudgeResult(PASSED, expected, f"wait / bound {shown}")
+
+
+def max_retries(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    most = int(params["max"])
+    expected = f"at most {most} retries of one call"
+    chains = _chains(obs, params)
+    if not chains or max(len(c) for c in chains) < 2:
+        return JudgeResult(NOT_EXERCISED, expected, "no retry was made")
+    for chain in chains:
+        if len(chain) - 1 > most:
+            return JudgeResult(FAILED, expected, f"{len(chain) - 1} retries",
+                               (chain[0], chain[-1]))  # fmt: skip
+    return JudgeResult(PASSED, expected, f"{max(len(c) for c in chains) - 1} retries at most")
+
+
+def total_time(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    total, slack = float(params["total"]), _slack(params)
+    expected = f"one call with its retries over within {total:g} s"
+    chains = [c for c in _chains(obs, params) if len(c) > 1]
+    if not chains:
+        return JudgeResult(NOT_EXERCISED, expected, "no retry was made")
+    for chain in chains:
+        span = chain[-1].ended - chain[0].started
+        if span > total + slack:
+            return JudgeResult(FAILED, expected, f"{len(chain)} attempts over {span:.2f} s",
+                               (chain[0], chain[-1]))  # fmt: skip
+    spans = ", ".join(f"{c[-1].ended - c[0].started:.2f}" for c in chains)
+    return JudgeResult(PASSED, expected, f"calls took {spans} s")
+
+
+def attempt_floor(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """A held request is not given up (and sent again) before `min` seconds."""
+    floor = float(params["min"])
+    expected = f"an attempt waited at least {floor:g} s before a retry"
+    held = _injected(obs, params)
+    if not held:
+        return JudgeResult(NOT_EXERCISED, expected, "no request was held")
+    for entry in held:
+        retry = _next_same(obs, entry)
+        if retry is not None and retry.started - entry.started < floor - 0.1:
+            gap = retry.started - entry.started
+            return JudgeResult(FAILED, expected, f"sent again after {gap:.2f} s", (entry, retry))
+    return JudgeResult(PASSED, expected, "no early retry")
+
+
+def attempt_timeout(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """A held request is given up after `seconds` and sent again within the first backoff."""
+    seconds, first = float(params["seconds"]), float(params.get("first_backoff", 1.0))
+    slack = _slack(params) + 0.5
+    expected = f"a retry between {seconds:g} and {seconds + first:g} s after a held attempt"
+    for entry in _injected(obs, params):
+        retry = _next_same(obs, entry)
+        if retry is None:
+            continue
+        gap = retry.started - entry.started
+        if not seconds - 0.5 <= gap <= seconds + first + slack:
+            return JudgeResult(FAILED, expected, f"retried after {gap:.2f} s", (entry, retry))
+        return JudgeResult(PASSED, expected, f"retried after {gap:.2f} s", (entry, retry))
+    return JudgeResult(NOT_EXERCISED, expected, "no retry of a held request")
+
+
+def retry_budget(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """Retries in any 60 s: at most max(floor, ratio x requests in those 60 s)."""
+    ratio, floor = float(params.get("ratio", 0.10)), int(params.get("floor", 10))
+    window = float(params.get("window", 60.0))
+    expected = f"retries per {window:g} s at most max({floor}, {ratio:g} x requests)"
+    answered: dict[tuple[Any, ...], Entry] = {}
+    times: list[float] = []
+    retries: list[Entry] = []
+    for entry in obs.entries:
+        key = request_key(entry)
+        times.append(entry.started)
+        prior = answered.get(key)
+        if prior is not None and (prior.status is None or prior.status in RETRYABLE):
+            retries.append(entry)
+        answered[key] = entry
+    if len(retries) < floor:
+        return JudgeResult(NOT_EXERCISED, expected, f"{len(retries)} retries: the floor of "
+                           f"{floor} was not reached")  # fmt: skip
+    for retry in retries:
+        since = retry.started - window
+        n_retries = sum(1 for r in retries if since < r.started <= retry.started)
+        n_requests = sum(1 for t in times if since < t <= retry.started)
+        allowed = max(floor, math.floor(ratio * n_requests + 1e-9))
+        if n_retries > allowed:
+            return JudgeResult(FAILED, expected, f"{n_retries} retries among {n_requests} "
+                               f"requests (allowed {allowed})", (retry,))  # fmt: skip
+    return JudgeResult(PASSED, expected, f"{len(retries)} retries among {len(times)} requests")
+
+
+def same_key(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    expected = "the call retried with the same key"
+    injected = _injected(obs, params)
+    if not injected:
+        return JudgeResult(NOT_EXERCISED, expected, "no injected answer was served")
+    for entry in injected:
+        retry = next((e for e in obs.entries if e.started > entry.started
+                      and e.method == entry.method and e.path == entry.path), None)  # fmt: skip
+        if retry is None:
+            return JudgeResult(FAILED, expected, "no retry at all", (entry,))
+        if retry.key_id != entry.key_id:
+            return JudgeResult(FAILED, expected, "the retry carried another key", (entry, retry))
+    return JudgeResult(PASSED, expected, "retried with the same key")
+
+
+def _list_entries(obs: Observation, params: Mapping[str, Any], phase: int) -> list[Entry]:
+    path = str(params["path"])
+    return [e for e in obs.entries if e.path.endswith(path) and e.method == "GET"
+            and e.phase == phase]  # fmt: skip
+
+
+def pages_sequential(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    expected = "one page at a time (each page asked after the previous one was answered)"
+    pages = 0
+    for run in obs.runs:
+        entries = sorted(_list_entries(obs, params, run.phase), key=lambda e: e.started)
+        pages = max(pages, len(entries))
+        for a, b in itertools.pairwise(entries):
+            if b.started < a.ended - 0.001:
+                return JudgeResult(FAILED, expected, "a page was asked while another was "
+                                   "still being answered", (a, b))  # fmt: skip
+    if pages < 2:
+        return JudgeResult(NOT_EXERCISED, expected, "the walk had a single page")
+    return JudgeResult(PASSED, expected, f"{pages} pages in turn")
+
+
+def cursors_unchanged(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    expected = "every cursor sent back exactly as handed out"
+    sent = [e for e in obs.entries if "cursor" in e.query or "cursor_unknown" in e.notes]
+    if not sent:
+        return JudgeResult(NOT_EXERCISED, expected, "no cursor was sent back")
+    bad = [e for e in sent if "cursor_unknown" in e.notes]
+    if bad:
+        return JudgeResult(FAILED, expected, f"cursor {bad[0].query.get('cursor')!r} was never "
+                           "handed out", tuple(bad[:2]))  # fmt: skip
+    return JudgeResult(PASSED, expected, f"{len(sent)} cursors sent back unchanged")
+
+
+def cursors_followed(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """Every non-null next cursor of a 200 page is asked for later in the same run."""
+    expected = "the walk goes on until the next cursor is null"
+    handed = 0
+    for run in obs.runs:
+        entries = _list_entries(obs, params, run.phase)
+        asked = {e.query.get("cursor") for e in entries}
+        for entry in entries:
+            cursor = entry.extra.get("next_cursor", entry.extra.get("handed_cursor"))
+            if entry.status != 200 or not isinstance(cursor, str):
+                continue
+            handed += 1
+            if cursor not in asked:
+                return JudgeResult(FAILED, expected, f"the walk stopped with a next cursor "
+                                   f"after a page of {_count(entry)} items", (entry,))  # fmt: skip
+    if not handed:
+        return JudgeResult(NOT_EXERCISED, expected, "no page had a next cursor")
+    return JudgeResult(PASSED, expected, f"{handed} next cursors followed")
+
+
+def _count(entry: Entry) -> str:
+    try:
+        body = json.loads(entry.response_body)
+    except ValueError:
+        return "?"
+    holder = body.get("data", body) if isinstance(body, dict) else {}
+    for name in ("films", "items"):
+        if isinstance(holder, dict) and isinstance(holder.get(name), list):
+            return str(len(holder[name]))
+    return "?"
+
+
+def same_updated_since(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    expected = "the same updated_since on every page of one sync"
+    pages = 0
+    for run in obs.runs:
+        entries = [e for e in _list_entries(obs, params, run.phase) if e.status is not None]
+        pages = max(pages, len(entries))
+        values = {e.query.get("updated_since") for e in entries}
+        if len(values) > 1:
+            shown = ", ".join(sorted(str(v) for v in values))
+            return JudgeResult(FAILED, expected, f"pages asked with {shown}",
+                               tuple(entries[:2]))  # fmt: skip
+    if pages < 2:
+        return JudgeResult(NOT_EXERCISED, expected, "the sync had a single page")
+    return JudgeResult(PASSED, expected, f"{pages} pages with one value")
+
+
+def _export(obs: Observation, phase: int | None = None) -> Any:
+    runs = [r for r in obs.runs if phase is None or r.phase == phase]
+    return runs[-1].export if runs else None
+
+
+def _path(data: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        data = data.get(part) if isinstance(data, dict) else None
+    return data
+
+
+def _extra(obs: Observation, name: str) -> tuple[Any, Entry | None]:
+    for entry in obs.entries:
+        if name in entry.extra:
+            return entry.extra[name], entry
+    return None, None
+
+
+def export_unique(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    items, key = str(params["items"]), str(params["key"])
+    expected = f"each {key} once in the client's state"
+    repeated, entry = _extra(obs, "repeated_id")
+    rows = _path(_export(obs), items)
+    if repeated is None or not isinstance(rows, list):
+        return JudgeResult(NOT_EXERCISED, expected, "no repeated record or no exported state")
+    ids = [r.get(key) for r in rows if isinstance(r, dict)]
+    twice = sorted({i for i in ids if ids.count(i) > 1}, key=str)
+    if twice:
+        return JudgeResult(FAILED, expected, f"{len(twice)} stored twice (e.g. {twice[0]})",
+                           (entry,) if entry else ())  # fmt: skip
+    if repeated not in ids:
+        return JudgeResult(FAILED, expected, f"the repeated record {repeated} is missing")
+    return JudgeResult(PASSED, expected, f"{len(ids)} records, none twice")
+
+
+def export_later_copy(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    expected = "the later copy of a repeated film kept"
+    title, entry = _extra(obs, "repeated_title")
+    film_id, _ = _extra(obs, "repeated_id")
+    films = _path(_export(obs), str(params.get("items", "catalog.films")))
+    if title is None or not isinstance(films, list):
+        return JudgeResult(NOT_EXERCISED, expected, "no repeated film or no exported state")
+    kept = [f.get("title") for f in films if isinstance(f, dict) and f.get("id") == film_id]
+    if kept != [title]:
+        return JudgeResult(FAILED, expected, f"stored {kept!r}", (entry,) if entry else ())
+    return JudgeResult(PASSED, expected, f"kept {title!r}")
+
+
+def export_available(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """After run `phase`, the film the proxy dropped is (or is not) available; with
+    `untouched`, no film's missed-walk counter moved either."""
+    phase, want = int(params["phase"]), bool(params["available"])
+    expected = f"after run {phase} the dropped film {'still' if want else 'no longer'} available"
+    dropped, entry = _extra(obs, "dropped")
+    films = _path(_export(obs, phase), "catalog.films")
+    if dropped is None or not isinstance(films, list):
+        return JudgeResult(NOT_EXERCISED, expected, "no film was dropped or no exported state")
+    rows = [f for f in films if isinstance(f, dict) and f.get("id") == dropped]
+    if not rows or bool(rows[0].get("available")) != want:
+        state = "missing" if not rows else f"available={rows[0].get('available')}"
+        return JudgeResult(FAILED, expected, f"the film is {state}", (entry,) if entry else ())
+    if params.get("untouched"):
+        moved = [f for f in films if isinstance(f, dict) and f.get("missed_walks")]
+        if moved:
+            return JudgeResult(FAILED, "no film counted as missed after an incomplete walk",
+                               f"{len(moved)} films counted as missed",
+                               (entry,) if entry else ())  # fmt: skip
+    return JudgeResult(PASSED, expected, f"available={want}")
+
+
+def batch_only_failed(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """After a batch answer with failed items, the next batch holds only those items and is
+    sent after their retry_after (plus the 0 to 1 s of the Retry policy, and slack)."""
+    slack = _slack(params)
+    expected = "only the failed items sent again, after their own retry_after"
+    posts = [e for e in obs.entries if e.method == "POST" and e.path.endswith("/playback")]
+    for a, b in itertools.pairwise(posts):
+        statuses = a.extra.get("item_status") or []
+        waits = a.extra.get("item_retry_after") or []
+        episodes = a.extra.get("episodes") or []
+        failed = [i for i, s in enumerate(statuses) if isinstance(s, int) and s in RETRYABLE]
+        if a.status != 200 or not failed or len(episodes) != len(statuses):
+            continue
+        want = sorted(episodes[i] for i in failed)
+        if sorted(b.extra.get("episodes") or []) != want:
+            asked = len(b.extra.get("episodes") or [])
+            return JudgeResult(FAILED, expected, f"the retry asked for {asked} items, "
+                               f"{len(want)} had failed", (a, b))  # fmt: skip
+        after = max(float(waits[i] or 0) for i in failed)
+        gap = b.started - a.ended
+        if not after - 0.02 <= gap <= after + 1.0 + slack:
+            return JudgeResult(FAILED, expected, f"sent {gap:.2f} s later, retry_after {after:g}",
+                               (a, b))  # fmt: skip
+        return JudgeResult(PASSED, expected, f"{len(want)} item(s) after {gap:.2f} s", (a, b))
+    return JudgeResult(NOT_EXERCISED, expected, "no batch answer with a failed item was retried")
+
+
+def exit_zero(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """The flow finished (exit 0) on answers with unknown fields, values or codes."""
+    expected = "the flow finished (exit 0) on these answers"
+    touched = _injected(obs, params)
+    if not touched:
+        return JudgeResult(NOT_EXERCISED, expected, "no answer was changed")
+    failed = [r for r in obs.runs if r.exit_code != 0]
+    if failed:
+        return JudgeResult(FAILED, expected, f"run {failed[0].phase} exited "
+                           f"{failed[0].exit_code}", tuple(touched[:2]))  # fmt: skip
+    return JudgeResult(PASSED, expected, f"{len(touched)} changed answers read")
+
+
+def no_leak(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """None of the secrets of `kinds` the client was handed appears in its stdout or stderr."""
+    kinds = set(params.get("kinds", ()))
+    expected = f"no {', '.join(sorted(kinds))} in the client's output"
+    found = [leak for leak in obs.leaks if leak[0] in kinds]
+    if found:
+        kind, masked, phase = found[0]
+        return JudgeResult(FAILED, expected, f"{kind} {masked} printed in run {phase}")
+    if not kinds & obs.seen_kinds:
+        return JudgeResult(NOT_EXERCISED, expected, "the client was handed no such secret")
+    return JudgeResult(PASSED, expected, "none printed")
+
+
+JUDGES: dict[str, Judge] = {
+    "no_leak": no_leak,
+    "retried": retried,
+    "not_retried": not_retried,
+    "retry_after_window": retry_after_window,
+    "backoff_window": backoff_window,
+    "backoff_spread": backoff_spread,
+    "max_retries": max_retries,
+    "total_time": total_time,
+    "attempt_floor": attempt_floor,
+    "attempt_timeout": attempt_timeout,
+    "retry_budget": retry_budget,
+    "same_key": same_key,
+    "pages_sequential": pages_sequential,
+    "cursors_unchanged": cursors_unchanged,
+    "cursors_followed": cursors_followed,
+    "same_updated_since": same_updated_since,
+    "export_unique": export_unique,
+    "export_later_copy": export_later_copy,
+    "export_available": export_available,
+    "batch_only_failed": batch_only_failed,
+    "exit_zero": exit_zero,
+}

@@ -1,0 +1,102 @@
+"""The certification plan (TOML): how to run the partner's client.
+
+    name = "reference client"
+    timeout = 60                       # seconds per flow command (1 to 600); then it is killed
+    [flows]                            # one shell command per supported flow (scenarios.FLOWS)
+    catalog = "delivery-client --state {state}/c.sqlite sync-catalog"
+    [export]
+    command = "delivery-client --state {state}/c.sqlite --export-state - export"
+    [vars]                             # extra {placeholders}; the embedded sandbox adds its own
+    episode = "..."
+    [upstream]                         # optional: a real test organisation instead of the sandbox
+    url = "https://www.example.test"
+    key_env = "PARTNER_DELIVERY_KEY"   # the environment variable holding the key (never the key)
+
+Commands run through /bin/sh with DELIVERY_BASE_URL (the proxy) and DELIVERY_API_KEY set, in a
+fresh working folder per scenario (`{state}`). Unknown keys are refused (exit 2).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from delivery_conformance.certify.scenarios import FLOWS
+from delivery_conformance.exceptions import UsageError
+
+__all__ = ["DEFAULT_TIMEOUT", "Plan", "load_plan"]
+
+DEFAULT_TIMEOUT = 60.0
+_TOP = frozenset({"name", "timeout", "flows", "export", "vars", "upstream"})
+
+
+@dataclass(frozen=True)
+class Plan:
+    name: str
+    flows: Mapping[str, str]
+    timeout: float = DEFAULT_TIMEOUT
+    export: str | None = None
+    vars: Mapping[str, str] = field(default_factory=dict)
+    upstream: str | None = None
+    key_env: str | None = None
+    text: str = ""  # the plan file as read (it holds no secret: keys come from the environment)
+
+
+def load_plan(path: Path) -> Plan:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"plan {path}: cannot read ({error.strerror})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise UsageError(f"plan {path}: not TOML ({error})") from None
+    return parse_plan(data, str(path), text)
+
+
+def _table(data: Mapping[str, Any], name: str, where: str) -> Mapping[str, Any]:
+    value = data.get(name, {})
+    if not isinstance(value, Mapping):
+        raise UsageError(f"plan {where}: [{name}] is a table")
+    return value
+
+
+def parse_plan(data: Mapping[str, Any], where: str = "plan", text: str = "") -> Plan:
+    unknown = set(data) - _TOP
+    if unknown:
+        raise UsageError(f"plan {where}: unknown keys {', '.join(sorted(unknown))} "
+                         f"(known: {', '.join(sorted(_TOP))})")  # fmt: skip
+    flows = _table(data, "flows", where)
+    if not flows:
+        raise UsageError(f"plan {where}: [flows] names no flow (known: {', '.join(FLOWS)})")
+    bad = set(flows) - set(FLOWS)
+    if bad:
+        raise UsageError(f"plan {where}: unknown flows {', '.join(sorted(bad))} "
+                         f"(known: {', '.join(FLOWS)})")  # fmt: skip
+    if not all(isinstance(v, str) and v.strip() for v in flows.values()):
+        raise UsageError(f"plan {where}: each flow is a non-empty command string")
+    export = _table(data, "export", where)
+    if set(export) - {"command"}:
+        raise UsageError(f"plan {where}: [export] takes only command")
+    upstream = _table(data, "upstream", where)
+    if set(upstream) - {"url", "key_env"}:
+        raise UsageError(f"plan {where}: [upstream] takes url and key_env")
+    if upstream and not (upstream.get("url") and upstream.get("key_env")):
+        raise UsageError(f"plan {where}: [upstream] needs url and key_env")
+    timeout = data.get("timeout", DEFAULT_TIMEOUT)
+    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or not 1 <= timeout <= 600:
+        raise UsageError(f"plan {where}: timeout is 1 to 600 seconds")
+    variables = _table(data, "vars", where)
+    return Plan(
+        name=str(data.get("name", Path(where).stem)),
+        flows={k: str(v) for k, v in flows.items()},
+        timeout=float(timeout),
+        export=str(export["command"]) if export.get("command") else None,
+        vars={str(k): str(v) for k, v in variables.items()},
+        upstream=str(upstream["url"]) if upstream else None,
+        key_env=str(upstream["key_env"]) if upstream else None,
+        text=text,
+    )

@@ -23,8 +23,8 @@ import httpx
 from delivery_client import DeliveryClient, Policy, RetryBudget
 from delivery_client.state import State
 from delivery_client.sync import sync_catalog
-from delivery_conformance.embedded import EmbeddedSandbox
-from delivery_conformance.profile import load_profile
+from delivery_conformance.target.embedded import EmbeddedSandbox
+from delivery_conformance.target.profile import load_profile
 
 __all__ = ["main"]
 

@@ -26,9 +26,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from delivery_conformance.embedded import EmbeddedSandbox
-from delivery_conformance.latency import LatencyProxy, parse_duration, write_proxied_profile
-from delivery_conformance.profile import load_profile
+from delivery_conformance.target.embedded import EmbeddedSandbox
+from delivery_conformance.target.latency import LatencyProxy, parse_duration, write_proxied_profile
+from delivery_conformance.target.profile import load_profile
 
 __all__ = ["clean", "main", "run_once"]
 

@@ -33,10 +33,6 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from delivery_conformance.admin import AdminClient
-from delivery_conformance.client import DeliveryClient
-from delivery_conformance.embedded import EmbeddedSandbox
-from delivery_conformance.profile import TargetProfile, load_profile
 from delivery_conformance.properties import (
     OPERATION_ROLES,
     PropertySettings,
@@ -44,6 +40,10 @@ from delivery_conformance.properties import (
     load_schema,
 )
 from delivery_conformance.properties.runs import OPENAPI_PATH, run_operation
+from delivery_conformance.target.admin import AdminClient
+from delivery_conformance.target.client import DeliveryClient
+from delivery_conformance.target.embedded import EmbeddedSandbox
+from delivery_conformance.target.profile import TargetProfile, load_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")

@@ -7,7 +7,7 @@
 Without --target the embedded sandbox is started as a subprocess (with --limits-scale, default
 1). --workers N runs Locust's master with N worker processes on this machine; their raw records
 are merged for the verdict. --scale-check only reads /config and shows the plan. --latency puts
-the latency proxy (delivery_conformance.latency) between the generator and the target.
+the latency proxy (delivery_conformance.target.latency) between the generator and the target.
 
 Exit codes: 0 within the spec, 1 a limit deviates, 2 bad input or a refused target,
 3 the generator or the target failed (an invalid run; also SIGINT/SIGTERM, after a partial
@@ -31,9 +31,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
-from delivery_conformance.latency import LatencyProxy, parse_duration, write_proxied_profile
 from delivery_conformance.load.schedule import Plan
 from delivery_conformance.load.verdict import ExitCode, Expectations
+from delivery_conformance.target.latency import LatencyProxy, parse_duration, write_proxied_profile
 from loadtests.campaigns import CAMPAIGNS, Campaign
 from loadtests.target import CampaignError, Target
 

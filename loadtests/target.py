@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 
 from delivery_conformance.exceptions import ProfileError
-from delivery_conformance.profile import TargetProfile, load_profile
+from delivery_conformance.target.profile import TargetProfile, load_profile
 
 __all__ = ["CampaignError", "Target"]
 

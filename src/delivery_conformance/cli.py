@@ -31,25 +31,25 @@ from typing import NoReturn
 
 from delivery_conformance import __version__
 from delivery_conformance.certify import commands as certify_commands
-from delivery_conformance.embedded import EmbeddedSandbox
 from delivery_conformance.exceptions import HarnessError, HarnessFailure, UsageError
-from delivery_conformance.killrate import KillRateOptions, Mode, run_killrate
-from delivery_conformance.killrate_report import KillRateWriter, ProgressPrinter
-from delivery_conformance.plugin import DEFAULT_MAX_DURATION
-from delivery_conformance.preflight import expectation, probe
-from delivery_conformance.profile import load_profile, target_from_env
-from delivery_conformance.profile_check import report_lines, suite_census, write_template
-from delivery_conformance.report import (
+from delivery_conformance.killrate.measure import KillRateOptions, Mode, run_killrate
+from delivery_conformance.killrate.report import KillRateWriter, ProgressPrinter
+from delivery_conformance.reports.view import verdict_word
+from delivery_conformance.reports.writer import (
     finish_outputs,
     load_results,
     prepare_outputs,
     write_document,
     write_summary_markdown,
 )
-from delivery_conformance.report_view import verdict_word
-from delivery_conformance.requirements import load_requirements
-from delivery_conformance.runner import DEFAULT_SEED, RunOptions, run_suite, suite_paths
-from delivery_conformance.selection import select
+from delivery_conformance.spec.requirements import load_requirements
+from delivery_conformance.suite.plugin import DEFAULT_MAX_DURATION
+from delivery_conformance.suite.runner import DEFAULT_SEED, RunOptions, run_suite, suite_paths
+from delivery_conformance.suite.selection import select
+from delivery_conformance.target.embedded import EmbeddedSandbox
+from delivery_conformance.target.preflight import expectation, probe
+from delivery_conformance.target.profile import load_profile, target_from_env
+from delivery_conformance.target.profile_check import report_lines, suite_census, write_template
 from delivery_conformance.verdict import EXIT_USAGE, Verdict
 
 __all__ = ["COMMANDS", "main"]

@@ -4,9 +4,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from delivery_conformance.client import DeliveryClient
+from delivery_conformance.target.client import DeliveryClient
 
-pytest_plugins = ["delivery_conformance.plugin"]
+pytest_plugins = ["delivery_conformance.suite.plugin"]
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from delivery_conformance.checks import Violation, violation
 
 if TYPE_CHECKING:
-    from delivery_conformance.client import Response
+    from delivery_conformance.target.client import Response
 
 __all__ = ["envelope_violations"]
 

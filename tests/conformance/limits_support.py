@@ -25,7 +25,7 @@ from typing import Any
 from playback_support import DEVICE, body_of, post
 
 from delivery_conformance.checks import expect_status
-from delivery_conformance.client import DeliveryClient, Response
+from delivery_conformance.target.client import DeliveryClient, Response
 
 __all__ = [
     "CLOCK_MINUTE",

@@ -18,8 +18,8 @@ import pytest
 
 from delivery_conformance.checks import CHECKS, ConformanceFailure, Violation, expect, expect_status
 from delivery_conformance.checks.schema import expect_schema
-from delivery_conformance.client import DeliveryClient, Response
 from delivery_conformance.exceptions import TargetGarbage
+from delivery_conformance.target.client import DeliveryClient, Response
 
 MAX_PAGES = 300
 TIME_SLACK = 5.0  # README > Reading of the spec (times): 5 s around the response time

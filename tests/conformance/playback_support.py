@@ -14,8 +14,8 @@ from typing import Any
 from listing_support import iso_epoch, response_time, within
 
 from delivery_conformance.checks import expect
-from delivery_conformance.client import DeliveryClient, Response
 from delivery_conformance.exceptions import TargetGarbage
+from delivery_conformance.target.client import DeliveryClient, Response
 
 __all__ = [
     "DEVICE",

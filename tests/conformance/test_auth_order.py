@@ -15,7 +15,7 @@ import re
 import pytest
 
 from delivery_conformance.checks import expect
-from delivery_conformance.endpoints import ENDPOINTS, ErrorFormat
+from delivery_conformance.spec.endpoints import ENDPOINTS, ErrorFormat
 
 UNKNOWN_KEY = "svc_live_" + "Uk4" * 10 + "n0"
 BAD_VERSION = "1999-01-01"

@@ -17,7 +17,7 @@ from listing_support import Code, expect_error, is_int, iso_epoch
 
 from delivery_conformance.checks import expect, expect_status
 from delivery_conformance.checks.schema import expect_schema
-from delivery_conformance.client import DeliveryClient, Response
+from delivery_conformance.target.client import DeliveryClient, Response
 
 FILMS = pytest.mark.needs("role:films")
 UNKNOWN_KEY = "svc_live_" + "Zz9" * 10 + "Zz"

@@ -14,7 +14,7 @@ from json_support import arr, objs
 from listing_support import Family, Page, items_of, page_of, walk
 
 from delivery_conformance.checks import expect
-from delivery_conformance.client import DeliveryClient
+from delivery_conformance.target.client import DeliveryClient
 
 FILMS = pytest.mark.needs("role:films")
 WALK_LIMIT = 3

@@ -21,8 +21,8 @@ from delivery_conformance.checks import (
     ledger,
     violation,
 )
-from delivery_conformance.client import DeliveryClient, Response
-from delivery_conformance.events import NOT_EXERCISED_PREFIX
+from delivery_conformance.suite.events import NOT_EXERCISED_PREFIX
+from delivery_conformance.target.client import DeliveryClient, Response
 
 # The envelope lists: path, key role, the rule a list that does not answer 200 breaks.
 ENVELOPE_LISTS = (

@@ -35,7 +35,7 @@ from listing_support import (
 
 from delivery_conformance.checks import ConformanceFailure, expect
 from delivery_conformance.checks.schema import expect_schema
-from delivery_conformance.client import DeliveryClient, Response
+from delivery_conformance.target.client import DeliveryClient, Response
 
 ROLE = "films"
 FILMS = pytest.mark.needs(f"role:{ROLE}", "fixture:creative_id")

@@ -15,8 +15,8 @@ from json_support import at
 from listing_support import Code, error_shape_violations, expect_error, is_int
 
 from delivery_conformance.checks import ConformanceFailure, expect, expect_status
-from delivery_conformance.client import DeliveryClient
-from delivery_conformance.redact import Redactor
+from delivery_conformance.reports.redact import Redactor
+from delivery_conformance.target.client import DeliveryClient
 
 ROLE = "films"
 READY = pytest.mark.needs(f"role:{ROLE}", "fixture:creative_id")

@@ -15,7 +15,7 @@ import pytest
 from host_support import require_host_passed_through
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect
-from delivery_conformance.endpoints import ENDPOINTS, Endpoint
+from delivery_conformance.spec.endpoints import ENDPOINTS, Endpoint
 
 UNKNOWN_KEY = "svc_live_" + "Zz9" * 10 + "Q1"
 DUMMY_ID = "00000000-0000-4000-8000-000000000000"

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from delivery_conformance.checks import expect
-from delivery_conformance.client import DeliveryClient, Response
+from delivery_conformance.target.client import DeliveryClient, Response
 
 # (method, path, role, fixture put into the path, status); each answers an envelope error.
 ENVELOPE_ERRORS = [

@@ -32,7 +32,7 @@ from playback_support import DEVICE, body_of, expect_answer, expect_batch, post
 from timing_support import round_trip
 
 from delivery_conformance.checks import expect
-from delivery_conformance.client import Response
+from delivery_conformance.target.client import Response
 
 pytestmark = pytest.mark.needs("admin", "role:limits", "fixture:episode_encrypted")
 

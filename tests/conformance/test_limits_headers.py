@@ -32,7 +32,7 @@ from limits_support import (
 from playback_support import body_of
 
 from delivery_conformance.checks import expect, expect_status
-from delivery_conformance.client import Response
+from delivery_conformance.target.client import Response
 
 pytestmark = pytest.mark.needs("admin", "role:limits", "role:limits_videos")
 

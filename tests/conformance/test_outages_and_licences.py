@@ -18,7 +18,7 @@ from json_support import at, obj, objs
 from listing_support import Code, Family, error_shape_violations, expect_error, items_of, walk
 
 from delivery_conformance.checks import ConformanceFailure, expect
-from delivery_conformance.client import DeliveryClient
+from delivery_conformance.target.client import DeliveryClient
 
 DEVICE = {"union_info": "conformance-union-01", "drm_kek": "conformance-kek-0001"}
 LICENCE_BOUND = 30.0  # spec: Freshness, licence changes in catalog and tickets

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from delivery_conformance.checks import assert_conforms, expect
-from delivery_conformance.client import DeliveryClient
+from delivery_conformance.target.client import DeliveryClient
 
 # Keys that are valid, in organisations in good standing (ARCHITECTURE > Key roles).
 VALID_ROLES = (

@@ -14,7 +14,7 @@ import pytest
 from playback_support import DEVICE, TICKET_FIELDS, body_of, expect_batch, expect_ticket, post
 
 from delivery_conformance.checks import expect
-from delivery_conformance.client import Response
+from delivery_conformance.target.client import Response
 
 pytestmark = pytest.mark.needs("role:films")
 

@@ -24,7 +24,7 @@ from playback_support import (
 )
 
 from delivery_conformance.checks import expect
-from delivery_conformance.client import Response
+from delivery_conformance.target.client import Response
 
 pytestmark = pytest.mark.needs("role:films", "fixture:episode_encrypted")
 

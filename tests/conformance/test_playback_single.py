@@ -25,7 +25,7 @@ from playback_support import (
 )
 
 from delivery_conformance.checks import ConformanceFailure, expect, expect_status, violation
-from delivery_conformance.client import DeliveryClient
+from delivery_conformance.target.client import DeliveryClient
 
 pytestmark = pytest.mark.needs("role:films")
 

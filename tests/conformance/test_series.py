@@ -36,7 +36,7 @@ from listing_support import (
 
 from delivery_conformance.checks import expect, expect_status
 from delivery_conformance.checks.schema import expect_schema
-from delivery_conformance.client import DeliveryClient, Response
+from delivery_conformance.target.client import DeliveryClient, Response
 
 ROLE = "films_metadata"
 META = pytest.mark.needs(f"role:{ROLE}", "fixture:series_code")

@@ -33,7 +33,7 @@ from listing_support import (
 
 from delivery_conformance.checks import expect
 from delivery_conformance.checks.schema import expect_schema
-from delivery_conformance.client import DeliveryClient, Response
+from delivery_conformance.target.client import DeliveryClient, Response
 
 ROLE = "videos"
 COLLECTION = pytest.mark.needs(f"role:{ROLE}", "fixture:collection_code")

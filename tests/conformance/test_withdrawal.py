@@ -13,7 +13,7 @@ import pytest
 from listing_support import Code, Family, expect_error, is_int, items_of, page_of, walk
 
 from delivery_conformance.checks import expect
-from delivery_conformance.client import DeliveryClient
+from delivery_conformance.target.client import DeliveryClient
 
 DAY = 86400
 SERIES_ROLE, PLAYLIST_ROLE = "films_metadata", "videos"

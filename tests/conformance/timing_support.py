@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from delivery_conformance.client import DeliveryClient
+from delivery_conformance.target.client import DeliveryClient
 
 __all__ = ["SAMPLES", "RoundTrip", "round_trip", "timed"]
 

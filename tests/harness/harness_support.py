@@ -9,8 +9,8 @@ from typing import Any
 
 import httpx
 
-from delivery_conformance.client import DeliveryClient, Response
-from delivery_conformance.profile import AdminEndpoint, TargetProfile
+from delivery_conformance.target.client import DeliveryClient, Response
+from delivery_conformance.target.profile import AdminEndpoint, TargetProfile
 
 KEY = "svc_live_" + "a1" * 16
 OTHER_KEY = "svc_live_" + "b2" * 16

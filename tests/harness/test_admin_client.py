@@ -8,8 +8,8 @@ import httpx
 import pytest
 from harness_support import client_for, make_profile
 
-from delivery_conformance.admin import AdminClient
 from delivery_conformance.exceptions import HarnessFailure
+from delivery_conformance.target.admin import AdminClient
 
 
 def recording_admin(status: int = 200) -> tuple[AdminClient, list[httpx.Request]]:

@@ -21,7 +21,7 @@ import pytest
 from bad_servers import KINDS, BadServer, closed_port
 from harness_support import KEY
 
-from delivery_conformance.client import DEFAULT_TIMEOUT
+from delivery_conformance.target.client import DEFAULT_TIMEOUT
 
 # One answer's bound, plus the CLI's start-up and exit on a loaded two-core machine.
 WALL_BOUND = DEFAULT_TIMEOUT + 12.0

@@ -173,7 +173,7 @@ def test_violation_round_trips_through_a_dict() -> None:
 
 
 def test_every_registered_check_names_known_requirements() -> None:
-    from delivery_conformance.requirements import load_requirements
+    from delivery_conformance.spec.requirements import load_requirements
 
     known = load_requirements()
     for check in CHECKS.values():

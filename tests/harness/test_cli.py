@@ -8,7 +8,7 @@ import pytest
 from harness_support import PROFILE_TEXT, run_results, write_profile
 
 from delivery_conformance import cli
-from delivery_conformance.embedded import EmbeddedSandbox
+from delivery_conformance.target.embedded import EmbeddedSandbox
 
 FAKE = str(Path(__file__).with_name("fake_sandbox.py"))
 ROOT = Path(__file__).resolve().parents[2]
@@ -135,7 +135,7 @@ def test_run_against_the_embedded_sandbox_ends_with_a_verdict(tmp_path: Path) ->
 
 
 def test_run_uses_the_fixed_default_seed_unless_told_otherwise() -> None:
-    from delivery_conformance.runner import DEFAULT_SEED
+    from delivery_conformance.suite.runner import DEFAULT_SEED
 
     assert cli.parser().parse_args(["run"]).seed == DEFAULT_SEED
     assert cli.parser().parse_args(["run", "--seed", "7"]).seed == 7

@@ -4,10 +4,10 @@ import httpx
 import pytest
 from harness_support import KEY, answer, client_for, make_profile
 
-from delivery_conformance.client import DeliveryClient
 from delivery_conformance.exceptions import HarnessFailure, TargetGarbage, TargetUnreachable
-from delivery_conformance.exchange import BODY_CAP, Exchange
-from delivery_conformance.pacing import Pacer
+from delivery_conformance.suite.exchange import BODY_CAP, Exchange
+from delivery_conformance.target.client import DeliveryClient
+from delivery_conformance.target.pacing import Pacer
 
 
 def test_client_sends_bearer_key_version_and_simulate_headers() -> None:

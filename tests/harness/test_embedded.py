@@ -5,9 +5,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from delivery_conformance.embedded import EmbeddedSandbox, sandbox_command
 from delivery_conformance.exceptions import HarnessFailure
-from delivery_conformance.profile import load_profile
+from delivery_conformance.target.embedded import EmbeddedSandbox, sandbox_command
+from delivery_conformance.target.profile import load_profile
 
 FAKE = str(Path(__file__).with_name("fake_sandbox.py"))
 

@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from delivery_conformance.embedded import EmbeddedSandbox
+from delivery_conformance.target.embedded import EmbeddedSandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 DROPPED = {"host", "content-length", "transfer-encoding", "connection"}

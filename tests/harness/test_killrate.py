@@ -18,9 +18,9 @@ import pytest
 from killrate_support import KillRateRun
 
 from delivery_conformance import cli
-from delivery_conformance.events import Outcome
 from delivery_conformance.exceptions import HarnessFailure, UsageError
-from delivery_conformance.killrate import (
+from delivery_conformance.killrate.cycle import base_nodeid
+from delivery_conformance.killrate.measure import (
     FaultRow,
     KillRate,
     KillRunFinished,
@@ -31,8 +31,8 @@ from delivery_conformance.killrate import (
     judge_fault,
     select_faults,
 )
-from delivery_conformance.killrate_cycle import base_nodeid
-from delivery_conformance.killrate_report import KillRateWriter, markdown
+from delivery_conformance.killrate.report import KillRateWriter, markdown
+from delivery_conformance.suite.events import Outcome
 
 ROOT = Path(__file__).resolve().parents[2]
 SORT = FaultRow("catalog_sort_broken", ("CAT-010",), "films sorted by title descending")
@@ -210,7 +210,7 @@ def test_cycles_switch_the_fault_and_tear_fixtures_down_between_them(
     """Targeted: clean runs take every test, a fault only the tests naming its IDs; a module
     fixture is set up again in every cycle; the switch comes before the cycle's fixtures, and
     again after a test whose `admin` fixture reset the target."""
-    from delivery_conformance.killrate_cycle import FaultCycle
+    from delivery_conformance.killrate.cycle import FaultCycle
 
     pytester.makeini("[pytest]\nmarkers =\n    requirement(*ids): ids\n")
     pytester.makepyfile(test_suite=CYCLE_SUITE)
@@ -243,8 +243,8 @@ def test_cycles_switch_the_fault_and_tear_fixtures_down_between_them(
 def test_progress_names_each_fault_and_the_rate() -> None:
     import io
 
-    from delivery_conformance.killrate import KillRunStarted
-    from delivery_conformance.killrate_report import ProgressPrinter
+    from delivery_conformance.killrate.measure import KillRunStarted
+    from delivery_conformance.killrate.report import ProgressPrinter
 
     out = io.StringIO()
     printer = ProgressPrinter(out)
@@ -260,7 +260,7 @@ def test_progress_names_each_fault_and_the_rate() -> None:
 
 def test_a_failure_charged_to_every_claimed_id_names_none_in_particular() -> None:
     from delivery_conformance.checks.violation import Violation
-    from delivery_conformance.killrate import specific_ids
+    from delivery_conformance.killrate.measure import specific_ids
 
     claimed = ("HDR-001", "CAT-010", "VER-013")
     blanket = [Violation(i, "scenario assertion failed", "to hold", "boom") for i in claimed]
@@ -296,9 +296,9 @@ def test_the_catalogue_carries_declared_collateral() -> None:
 
 def test_the_sandbox_catalogue_declares_collateral_with_a_reason_and_known_ids() -> None:
     """The catalogue as GET /_sandbox/faults serves it (read in a process of its own)."""
-    from delivery_conformance.plugin import known_requirement_ids
+    from delivery_conformance.suite.plugin import known_requirement_ids
 
-    script = ("import json; from delivery_sandbox.faults import FaultSwitch; "
+    script = ("import json; from delivery_sandbox.faults.registry import FaultSwitch; "
               "print(json.dumps(FaultSwitch().catalogue()))")
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
                           text=True, timeout=60, check=True)

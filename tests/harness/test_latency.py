@@ -1,4 +1,4 @@
-"""The latency proxy (`delivery_conformance.latency`) and the latency self-test, scaled down.
+"""The latency proxy (`delivery_conformance.target.latency`) and the latency self-test, scaled down.
 
 The proxy's own tests use a tiny threaded upstream on 127.0.0.1 that records the bytes it gets
 and answers canned bytes. The scaled-down self-test runs the time-dependent conformance
@@ -26,15 +26,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from delivery_conformance.embedded import EmbeddedSandbox
-from delivery_conformance.latency import (
+from delivery_conformance.target.embedded import EmbeddedSandbox
+from delivery_conformance.target.latency import (
     LatencyProxy,
     due_time,
     parse_duration,
     proxied_profile_text,
     write_proxied_profile,
 )
-from delivery_conformance.profile import load_profile
+from delivery_conformance.target.profile import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSWER = (
@@ -272,7 +272,7 @@ def test_a_profile_value_toml_cannot_hold_is_refused() -> None:
 
 def _cli(*args: str, **kwargs) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    command = [sys.executable, "-m", "delivery_conformance.latency", *args]
+    command = [sys.executable, "-m", "delivery_conformance.target.latency", *args]
     return subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, **kwargs
     )

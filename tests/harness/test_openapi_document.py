@@ -18,7 +18,7 @@ from openapi_spec_validator.validation import OpenAPIV31SpecValidator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from delivery_conformance.error_table import (
+from delivery_conformance.spec.error_table import (
     ALL_OPERATIONS,
     ERROR_TABLE,
     UNKNOWN_PATH,

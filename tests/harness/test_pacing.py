@@ -1,6 +1,6 @@
 import pytest
 
-from delivery_conformance.pacing import DEFAULT_LIMITS, Pacer, limits_from_config
+from delivery_conformance.target.pacing import DEFAULT_LIMITS, Pacer, limits_from_config
 
 
 def test_pacer_allows_half_the_limit_then_waits_for_the_oldest_to_leave_the_window() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from harness_support import PROFILE_TEXT
 
-from delivery_conformance.events import (
+from delivery_conformance.suite.events import (
     Event,
     Outcome,
     RunFinished,
@@ -17,7 +17,7 @@ from delivery_conformance.events import (
     TestFinished,
 )
 
-CONFTEST = 'pytest_plugins = ["delivery_conformance.plugin"]\n'
+CONFTEST = 'pytest_plugins = ["delivery_conformance.suite.plugin"]\n'
 HEADER = """
 import pytest
 from delivery_conformance.checks import ConformanceFailure, Violation, expect

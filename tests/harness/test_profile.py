@@ -5,23 +5,23 @@ from pathlib import Path
 import pytest
 from harness_support import KEY, OTHER_KEY, PROFILE_TEXT, make_profile, write_profile
 
-from delivery_conformance.embedded import EmbeddedSandbox
 from delivery_conformance.exceptions import ProfileError
-from delivery_conformance.profile import (
+from delivery_conformance.target.embedded import EmbeddedSandbox
+from delivery_conformance.target.profile import (
     TARGET_ENV,
     AdminEndpoint,
     TargetProfile,
     load_profile,
     target_from_env,
 )
-from delivery_conformance.profile_check import (
+from delivery_conformance.target.profile_check import (
     Census,
     render_template,
     report_lines,
     suite_census,
     unlock_counts,
 )
-from delivery_conformance.profile_names import (
+from delivery_conformance.target.profile_names import (
     FIXTURE_GROUPS,
     FIXTURES,
     KEY_ENV_PREFIX,

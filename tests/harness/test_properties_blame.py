@@ -25,9 +25,6 @@ from schemathesis.openapi.checks import (
     UseAfterFree,
 )
 
-from delivery_conformance.client import DeliveryClient
-from delivery_conformance.plugin import known_requirement_ids
-from delivery_conformance.profile import load_profile
 from delivery_conformance.properties import PropertySettings, configure, load_schema
 from delivery_conformance.properties.blame import (
     UNATTRIBUTED,
@@ -36,6 +33,9 @@ from delivery_conformance.properties.blame import (
 )
 from delivery_conformance.properties.checks import ContractViolation
 from delivery_conformance.properties.runs import run_operation
+from delivery_conformance.suite.plugin import known_requirement_ids
+from delivery_conformance.target.client import DeliveryClient
+from delivery_conformance.target.profile import load_profile
 
 URL = "http://127.0.0.1:9/api/delivery/v1/"
 

@@ -13,13 +13,13 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from delivery_conformance.admin import AdminClient
-from delivery_conformance.client import DeliveryClient
-from delivery_conformance.embedded import EmbeddedSandbox
-from delivery_conformance.profile import TargetProfile, load_profile
 from delivery_conformance.properties import PropertySettings, configure, load_schema
 from delivery_conformance.properties.links import run_links
 from delivery_conformance.properties.runs import run_operation
+from delivery_conformance.target.admin import AdminClient
+from delivery_conformance.target.client import DeliveryClient
+from delivery_conformance.target.embedded import EmbeddedSandbox
+from delivery_conformance.target.profile import TargetProfile, load_profile
 
 # fault -> the operation whose generated requests meet it; every one must be caught.
 # `series_since_zero_refused` (sandbox table) is not here: Schemathesis meets `updated_since=0`

@@ -17,8 +17,8 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 from report_support import sample_document
 
-from delivery_conformance.report import write_document
-from delivery_conformance.report_view import build_view
+from delivery_conformance.reports.view import build_view
+from delivery_conformance.reports.writer import write_document
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [

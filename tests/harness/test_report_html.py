@@ -13,9 +13,9 @@ from report_support import (
     sample_document,
 )
 
-from delivery_conformance.report_html import find_spec, render_html, render_spec, spec_anchors
-from delivery_conformance.report_view import BODY_LINES, build_view, safe_url, section_anchor
-from delivery_conformance.requirements import load_requirements
+from delivery_conformance.reports.html import find_spec, render_html, render_spec, spec_anchors
+from delivery_conformance.reports.view import BODY_LINES, build_view, safe_url, section_anchor
+from delivery_conformance.spec.requirements import load_requirements
 
 SPEC_MD = """# Delivery API v1: interface specification
 

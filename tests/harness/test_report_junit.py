@@ -7,8 +7,8 @@ from pathlib import Path
 
 from report_support import SECRETS, clean_document, sample_document
 
-from delivery_conformance.report import write_document
-from delivery_conformance.report_junit import render_junit
+from delivery_conformance.reports.junit import render_junit
+from delivery_conformance.reports.writer import write_document
 
 
 def cases(xml: str) -> dict[str, ET.Element]:

@@ -13,7 +13,8 @@ from report_support import SECRETS, clean_document, sample_document, sample_summ
 
 from delivery_conformance import cli
 from delivery_conformance.exceptions import UsageError
-from delivery_conformance.report import (
+from delivery_conformance.reports.markdown import render_summary_markdown
+from delivery_conformance.reports.writer import (
     FORMAT_VERSION,
     SCHEMA_PATH,
     check_results,
@@ -23,7 +24,6 @@ from delivery_conformance.report import (
     prepare_report_dir,
     write_reports,
 )
-from delivery_conformance.report_markdown import render_summary_markdown
 from delivery_conformance.verdict import Verdict
 
 
@@ -165,7 +165,7 @@ def test_the_step_summary_is_short_and_names_the_failures() -> None:
 def test_pytest_report_dir_unwritable_is_a_usage_error_before_any_test(
     pytester: pytest.Pytester,
 ) -> None:
-    pytester.makeconftest('pytest_plugins = ["delivery_conformance.plugin"]\n')
+    pytester.makeconftest('pytest_plugins = ["delivery_conformance.suite.plugin"]\n')
     (pytester.path / "target.toml").write_text(PROFILE_TEXT, encoding="utf-8")
     (pytester.path / "blocker").write_text("", encoding="utf-8")
     pytester.makepyfile(

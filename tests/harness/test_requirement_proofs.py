@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from killrate_support import ROOT, KillRateRun
 
-from delivery_conformance.proofs import Proofs, dynamic_proofs, judge, scan, scan_source
-from delivery_conformance.requirements import Level, Requirement, Role, load_requirements
+from delivery_conformance.killrate.proofs import Proofs, dynamic_proofs, judge, scan, scan_source
+from delivery_conformance.spec.requirements import Level, Requirement, Role, load_requirements
 
 PENDING = Path(__file__).with_name("requirement_proofs_pending.json")
 SUITE = [

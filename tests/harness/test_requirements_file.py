@@ -1,4 +1,4 @@
-"""Self-test of spec/requirements.yaml and its loader (delivery_conformance.requirements)."""
+"""Self-test of spec/requirements.yaml and its loader (delivery_conformance.spec.requirements)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from delivery_conformance.requirements import (
+from delivery_conformance.spec.requirements import (
     ID_PATTERN,
     PREFIXES,
     REQUIRED_FIELDS,

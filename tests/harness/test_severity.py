@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from harness_support import run_results
 
-from delivery_conformance.embedded import EmbeddedSandbox
-from delivery_conformance.requirements import Level, load_requirements
+from delivery_conformance.spec.requirements import Level, load_requirements
+from delivery_conformance.target.embedded import EmbeddedSandbox
 
 FAULT, RULE = "suspension_seen_late", "FRESH-007"
 

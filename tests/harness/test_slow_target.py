@@ -15,9 +15,9 @@ from pathlib import Path
 
 from harness_support import run_results
 
-from delivery_conformance.embedded import EmbeddedSandbox
-from delivery_conformance.latency import LatencyProxy, write_proxied_profile
-from delivery_conformance.profile import load_profile
+from delivery_conformance.target.embedded import EmbeddedSandbox
+from delivery_conformance.target.latency import LatencyProxy, write_proxied_profile
+from delivery_conformance.target.profile import load_profile
 
 WALL_BOUND = 60.0
 

@@ -7,10 +7,10 @@ import threading
 import pytest
 from bad_servers import BadServer
 
-from delivery_conformance.client import DeliveryClient
 from delivery_conformance.exceptions import TargetUnreachable
-from delivery_conformance.profile import TargetProfile
-from delivery_conformance.transport import MIN_WAIT, AnswerBudget
+from delivery_conformance.target.client import DeliveryClient
+from delivery_conformance.target.profile import TargetProfile
+from delivery_conformance.target.transport import MIN_WAIT, AnswerBudget
 
 
 class FakeClock:

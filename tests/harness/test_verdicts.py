@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 
 from delivery_conformance.checks import Severity, Violation
-from delivery_conformance.events import (
+from delivery_conformance.exceptions import UsageError
+from delivery_conformance.reports.results import Status, summarise
+from delivery_conformance.spec.requirements import Level, Requirement, Role
+from delivery_conformance.suite.events import (
     Outcome,
     RunFinished,
     RunPolicy,
@@ -18,11 +21,8 @@ from delivery_conformance.events import (
     TestDeselected,
     TestFinished,
 )
-from delivery_conformance.exceptions import UsageError
-from delivery_conformance.exchange import Exchange
-from delivery_conformance.requirements import Level, Requirement, Role
-from delivery_conformance.results import Status, summarise
-from delivery_conformance.selection import select
+from delivery_conformance.suite.exchange import Exchange
+from delivery_conformance.suite.selection import select
 from delivery_conformance.verdict import Verdict
 
 

@@ -7,11 +7,11 @@ import os
 
 import pytest
 
-from delivery_conformance.client import DeliveryClient
-from delivery_conformance.profile import TargetProfile
 from delivery_conformance.properties import PropertySettings, configure, load_schema
+from delivery_conformance.target.client import DeliveryClient
+from delivery_conformance.target.profile import TargetProfile
 
-pytest_plugins = ["delivery_conformance.plugin"]
+pytest_plugins = ["delivery_conformance.suite.plugin"]
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -16,10 +16,10 @@ import pytest
 from properties_support import as_conformance_failure, requirements_for
 from schemathesis.core.failures import Failure, FailureGroup
 
-from delivery_conformance.client import DeliveryClient
 from delivery_conformance.properties import OPERATION_ROLES, PropertySettings, send
 from delivery_conformance.properties.blame import validate
 from delivery_conformance.properties.runs import operation_test
+from delivery_conformance.target.client import DeliveryClient
 
 OPERATIONS = [
     pytest.param(

@@ -17,11 +17,11 @@ import pytest
 from properties_support import as_conformance_failure, requirements_for
 
 from delivery_conformance.checks import ConformanceFailure
-from delivery_conformance.client import DeliveryClient
-from delivery_conformance.events import NOT_EXERCISED_PREFIX
-from delivery_conformance.profile import TargetProfile
 from delivery_conformance.properties import OPERATION_ROLES, PropertySettings, load_schema
 from delivery_conformance.properties.links import run_links
+from delivery_conformance.suite.events import NOT_EXERCISED_PREFIX
+from delivery_conformance.target.client import DeliveryClient
+from delivery_conformance.target.profile import TargetProfile
 
 # What following the links proves, beyond the per-response checks: a returned cursor passed
 # back gets the next page (PAGE-001; CAT-062, CRE-033, SER-031, PLS-023, VID-009).

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from sandbox_api import Api, make_api
 
-from delivery_sandbox.versions import VersionSetName
+from delivery_sandbox.http.versions import VersionSetName
 
 
 @pytest.fixture

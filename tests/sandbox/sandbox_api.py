@@ -8,8 +8,8 @@ from typing import Any
 
 import httpx
 
-from delivery_sandbox.app import SandboxApp
-from delivery_sandbox.context import Sandbox, Settings, build_sandbox
+from delivery_sandbox.http.app import SandboxApp
+from delivery_sandbox.state.context import Sandbox, Settings, build_sandbox
 
 API = "/api/delivery/v1"
 START = 1_795_000_000.0  # a fixed wall clock: 2026-11-18

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from delivery_sandbox.context import Settings, build_sandbox
-from delivery_sandbox.tickets import TicketBook
+from delivery_sandbox.playback.tickets import TicketBook
+from delivery_sandbox.state.context import Settings, build_sandbox
 
 
 def test_limiter_faults_given_at_start_apply_before_any_playback_request() -> None:

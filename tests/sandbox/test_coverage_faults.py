@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import orjson
 
-from delivery_sandbox.coverage_faults import (
+from delivery_sandbox.faults.coverage import (
     BODY_CHANGES,
     CALLER_FAULTS,
     COVERAGE_FAULT_ROWS,
@@ -14,8 +14,8 @@ from delivery_sandbox.coverage_faults import (
     mangle_headers,
     mangle_reply,
 )
-from delivery_sandbox.faults import FAULTS, FaultSwitch
-from delivery_sandbox.headers import Exchange, Reply
+from delivery_sandbox.faults.registry import FAULTS, FaultSwitch
+from delivery_sandbox.http.headers import Exchange, Reply
 
 ENVELOPE = {"code": 0, "message": "ok", "data": {"items": []}, "server_time": 1,
             "links": {"self": "s", "next": None}}  # fmt: skip

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from delivery_sandbox import cursors
-from delivery_sandbox.seed import build_store
+from delivery_sandbox.resources import cursors
+from delivery_sandbox.state.seed import build_store
 
 SECRET = b"s" * 32
 

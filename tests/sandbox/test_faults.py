@@ -7,8 +7,8 @@ from collections.abc import Callable
 import pytest
 from sandbox_api import Api, make_api
 
-from delivery_sandbox.faults import FAULTS
-from delivery_sandbox.versions import VersionSetName
+from delivery_sandbox.faults.registry import FAULTS
+from delivery_sandbox.http.versions import VersionSetName
 
 
 def _status(api: Api, path: str, role: str | None = None, **kw) -> int:  # type: ignore[no-untyped-def]

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from delivery_sandbox.admission import (
+from delivery_sandbox.playback.admission import (
     PREFETCH_SHED,
     AdmissionPolicy,
     IntentClass,
@@ -17,7 +17,7 @@ from delivery_sandbox.admission import (
     holdable,
     recorded_intent,
 )
-from delivery_sandbox.limits import (
+from delivery_sandbox.playback.limits import (
     LIMITS,
     ClockMinuteCounter,
     LimitQuirks,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from playback_support import DEVICE, T0, Sandboxed, patch_sleep
 
-from delivery_sandbox.tickets import iso_utc
+from delivery_sandbox.playback.tickets import iso_utc
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from playback_support import DEVICE, T0, Sandboxed, patch_sleep
 
-from delivery_sandbox.faults import FAULTS
-from delivery_sandbox.playback_fault_rows import PLAYBACK_FAULT_ROWS
+from delivery_sandbox.faults.playback_rows import PLAYBACK_FAULT_ROWS
+from delivery_sandbox.faults.registry import FAULTS
 
 Probe = Callable[[Sandboxed], Any]
 

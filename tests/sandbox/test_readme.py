@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from delivery_sandbox.faults import markdown
+from delivery_sandbox.faults.registry import markdown
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -8,8 +8,8 @@ import orjson
 import pytest
 from playback_support import DEVICE, T0, Sandboxed, patch_sleep
 
-from delivery_sandbox.headers import Exchange
-from delivery_sandbox.simulate import SCENARIOS, respond, scenario_for, scenarios_for
+from delivery_sandbox.http.headers import Exchange
+from delivery_sandbox.playback.simulate import SCENARIOS, respond, scenario_for, scenarios_for
 
 PLAYBACK_SCENARIOS = [n for n in scenarios_for("playback") if n != "partial_batch"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
-from delivery_sandbox.admission import IntentClass
-from delivery_sandbox.tickets import (
+from delivery_sandbox.playback.admission import IntentClass
+from delivery_sandbox.playback.tickets import (
     ENCRYPTED,
     SIGNED_URL_ONLY,
     ReuseKey,

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from delivery_conformance import __version__
-from delivery_conformance.redact import Redactor
-from delivery_conformance.report_view import safe_url
+from delivery_conformance.reports.redact import Redactor
+from delivery_conformance.reports.view import safe_url
 
 __all__ = ["summary_line", "write_certificate"]
 

@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from delivery_conformance.exchange import Exchange
-from delivery_conformance.redact import SECRET_FIELDS, Redactor
+from delivery_conformance.reports.redact import SECRET_FIELDS, Redactor
+from delivery_conformance.suite.exchange import Exchange
 
 __all__ = ["Entry", "Journal", "SecretBook", "read_journal"]
 

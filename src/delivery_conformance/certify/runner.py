@@ -46,7 +46,10 @@ from delivery_conformance.certify.proxy import RefereeProxy
 from delivery_conformance.certify.scenarios import Scenario
 from delivery_conformance.checks.common import judge_exchanges
 from delivery_conformance.checks.violation import Severity, Violation
-from delivery_conformance.events import (
+from delivery_conformance.exceptions import HarnessFailure, UsageError
+from delivery_conformance.reports.results import RunSummary, Status, summarise
+from delivery_conformance.spec.requirements import Requirement, Role
+from delivery_conformance.suite.events import (
     Event,
     Outcome,
     RunFinished,
@@ -54,9 +57,6 @@ from delivery_conformance.events import (
     RunStarted,
     TestFinished,
 )
-from delivery_conformance.exceptions import HarnessFailure, UsageError
-from delivery_conformance.requirements import Requirement, Role
-from delivery_conformance.results import RunSummary, Status, summarise
 
 __all__ = ["CertifyOptions", "Upstream", "certify", "check_upstream"]
 

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from delivery_conformance.checks.registry import register
 from delivery_conformance.checks.violation import Violation, violation
-from delivery_conformance.endpoints import ErrorFormat, match_path
-from delivery_conformance.error_table import STRING_CODES_IN_ERROR, rows_for
-from delivery_conformance.error_table import ErrorFormat as TableFormat
-from delivery_conformance.profile import API_PREFIX
+from delivery_conformance.spec.endpoints import ErrorFormat, match_path
+from delivery_conformance.spec.error_table import STRING_CODES_IN_ERROR, rows_for
+from delivery_conformance.spec.error_table import ErrorFormat as TableFormat
+from delivery_conformance.target.profile import API_PREFIX
 
 if TYPE_CHECKING:
-    from delivery_conformance.client import Response
+    from delivery_conformance.target.client import Response
 
 __all__ = ["error_body_format", "expected_error_formats"]
 

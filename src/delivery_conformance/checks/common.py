@@ -25,11 +25,11 @@ import httpx
 
 from delivery_conformance.checks.registry import CHECKS, Check
 from delivery_conformance.checks.violation import Violation
-from delivery_conformance.client import RequestContext, Response
-from delivery_conformance.endpoints import match_endpoint
-from delivery_conformance.events import Outcome
-from delivery_conformance.exchange import BODY_CAP, Exchange
-from delivery_conformance.profile import API_PREFIX
+from delivery_conformance.spec.endpoints import match_endpoint
+from delivery_conformance.suite.events import Outcome
+from delivery_conformance.suite.exchange import BODY_CAP, Exchange
+from delivery_conformance.target.client import RequestContext, Response
+from delivery_conformance.target.profile import API_PREFIX
 
 __all__ = ["BODY_CHECKS", "judge_exchanges", "response_of", "with_common_rules"]
 

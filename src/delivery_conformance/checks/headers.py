@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from delivery_conformance.checks.registry import register
 from delivery_conformance.checks.violation import Violation, violation
-from delivery_conformance.error_table import rows_for
+from delivery_conformance.spec.error_table import rows_for
 
 if TYPE_CHECKING:
-    from delivery_conformance.client import Response
+    from delivery_conformance.target.client import Response
 
 __all__ = ["error_code_of"]
 

@@ -21,7 +21,7 @@ from delivery_conformance.checks import ledger
 from delivery_conformance.checks.violation import ConformanceFailure, Violation
 
 if TYPE_CHECKING:
-    from delivery_conformance.client import Response
+    from delivery_conformance.target.client import Response
 
 __all__ = ["CHECKS", "Check", "CheckFunction", "assert_conforms", "register", "run_checks"]
 

@@ -28,7 +28,7 @@ from delivery_conformance.checks.violation import ConformanceFailure, violation
 from delivery_conformance.resources import spec_path
 
 if TYPE_CHECKING:
-    from delivery_conformance.client import Response
+    from delivery_conformance.target.client import Response
 
 __all__ = [
     "default_openapi_path",

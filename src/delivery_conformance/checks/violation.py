@@ -16,10 +16,10 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from delivery_conformance.checks import ledger
-from delivery_conformance.exchange import Exchange
+from delivery_conformance.suite.exchange import Exchange
 
 if TYPE_CHECKING:
-    from delivery_conformance.client import Response
+    from delivery_conformance.target.client import Response
 
 __all__ = ["ConformanceFailure", "Severity", "Violation", "expect", "violation"]
 

@@ -28,7 +28,6 @@ from schemathesis.core.failures import Failure, FailureGroup
 from schemathesis.generation.stateful import run_state_machine_as_test
 from schemathesis.generation.stateful.state_machine import APIStateMachine, StepInput, StepOutput
 
-from delivery_conformance.client import DeliveryClient
 from delivery_conformance.properties.blame import attributed
 from delivery_conformance.properties.runs import (
     Findings,
@@ -36,6 +35,7 @@ from delivery_conformance.properties.runs import (
     findings_of,
     send,
 )
+from delivery_conformance.target.client import DeliveryClient
 
 __all__ = ["LinkWalk", "link_machine", "run_links"]
 

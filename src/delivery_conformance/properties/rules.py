@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from delivery_conformance.error_table import codes_for, rows_for
+from delivery_conformance.spec.error_table import codes_for, rows_for
 
 __all__ = [
     "SUCCESS_STATUSES",

@@ -25,9 +25,7 @@ from schemathesis.core import NOT_SET
 from schemathesis.core.failures import Failure, FailureGroup
 
 from delivery_conformance.checks import Violation
-from delivery_conformance.client import DeliveryClient
 from delivery_conformance.exceptions import HarnessFailure
-from delivery_conformance.profile import TargetProfile
 from delivery_conformance.properties.blame import validate
 from delivery_conformance.properties.checks import (
     CHECK_NAMES,
@@ -35,7 +33,9 @@ from delivery_conformance.properties.checks import (
     ContractViolation,
 )
 from delivery_conformance.resources import spec_path
-from delivery_conformance.runner import DEFAULT_SEED
+from delivery_conformance.suite.runner import DEFAULT_SEED
+from delivery_conformance.target.client import DeliveryClient
+from delivery_conformance.target.profile import TargetProfile
 
 __all__ = [
     "BUILTIN_CHECKS",

@@ -1,0 +1,131 @@
+"""Which server requirements the suite can prove it charges (issue 13). Pure: no I/O but reading
+the source files it is given.
+
+A server requirement counts as
+  proven          when the suite can charge it (static: a scenario, check or property names it
+                  outside a `requirement` marker, which is how a violation is charged to a rule)
+                  and a sandbox fault that declares it made the targeted kill rate fail with a
+                  violation charged to it (dynamic: the fault's `failing_ids` hold it);
+  unobservable    when `spec/requirements.yaml` gives an `untestable:` reason;
+  not yet proven  otherwise: no test names it, no code charges it, no fault declares it, or the
+                  fault that declares it was caught under other IDs only.
+
+    marked, charged = scan([Path("tests/conformance"), ...])
+    figures = judge(load_requirements(), marked, charged, killrate_json["faults"])
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from delivery_conformance.spec.requirements import Requirement, Role
+
+__all__ = ["Proofs", "dynamic_proofs", "judge", "scan"]
+
+REQUIREMENT_ID = re.compile(r"[A-Z]{2,6}-\d{3}")
+
+
+def _call_name(node: ast.Call) -> str:
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _ids_in(node: ast.AST) -> Iterable[tuple[int, str]]:
+    for inner in ast.walk(node):
+        value = inner.value if isinstance(inner, ast.Constant) else None
+        if isinstance(value, str) and REQUIREMENT_ID.fullmatch(value):
+            yield id(inner), value
+
+
+def scan_source(source: str) -> tuple[set[str], set[str]]:
+    """(IDs named by `requirement` markers, IDs written anywhere else as a whole string).
+
+    A whole-string ID outside a marker is a rule a violation is charged to: the first argument
+    of `expect`/`violation`/`Violation`, an ID handed to a helper that charges it, or a row of
+    a table of rules. Docstrings and comments never match (an ID inside prose is not whole).
+    """
+    tree = ast.parse(source)
+    marked: set[str] = set()
+    in_markers: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _call_name(node) == "requirement":
+            for key, rid in _ids_in(node):
+                in_markers.add(key)
+                marked.add(rid)
+    charged = {rid for key, rid in _ids_in(tree) if key not in in_markers}
+    return marked, charged
+
+
+def scan(paths: Iterable[Path]) -> tuple[set[str], set[str]]:
+    """`scan_source` over every `.py` file under `paths` (files or folders)."""
+    marked: set[str] = set()
+    charged: set[str] = set()
+    for path in paths:
+        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            more_marked, more_charged = scan_source(file.read_text(encoding="utf-8"))
+            marked |= more_marked
+            charged |= more_charged
+    return marked, charged
+
+
+def dynamic_proofs(faults: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Requirement ID -> the first fault (kill-rate row) that declares it and was charged to it."""
+    proven: dict[str, str] = {}
+    for fault in faults:
+        if not fault.get("caught"):
+            continue
+        failing = set(fault.get("failing_ids", ()))
+        for rid in fault.get("requirement_ids", ()):
+            if rid in failing:
+                proven.setdefault(rid, str(fault["name"]))
+    return proven
+
+
+@dataclass(frozen=True)
+class Proofs:
+    proven: dict[str, str]  # ID -> fault that proves it
+    unobservable: dict[str, str]  # ID -> reason
+    not_yet_proven: dict[str, str]  # ID -> what is missing
+
+    def figures(self) -> str:
+        return (
+            f"server requirements: {len(self.proven)} proven, "
+            f"{len(self.unobservable)} unobservable with a reason, "
+            f"{len(self.not_yet_proven)} not yet proven"
+        )
+
+
+def judge(
+    requirements: Mapping[str, Requirement],
+    marked: set[str],
+    charged: set[str],
+    faults: Iterable[Mapping[str, Any]],
+) -> Proofs:
+    """Sort every server requirement into proven / unobservable / not yet proven (see above)."""
+    rows = list(faults)
+    declared = {rid for row in rows for rid in row.get("requirement_ids", ())}
+    dynamic = dynamic_proofs(rows)
+    proven: dict[str, str] = {}
+    unobservable: dict[str, str] = {}
+    pending: dict[str, str] = {}
+    for rid, requirement in sorted(requirements.items()):
+        if requirement.role is not Role.SERVER:
+            continue
+        if requirement.untestable:
+            unobservable[rid] = requirement.untestable
+        elif rid not in marked:
+            pending[rid] = "no test names it"
+        elif rid not in charged:
+            pending[rid] = "no check or scenario charges it"
+        elif rid not in declared:
+            pending[rid] = "no sandbox fault declares it"
+        elif rid not in dynamic:
+            pending[rid] = "its fault was not charged to it"
+        else:
+            proven[rid] = dynamic[rid]
+    return Proofs(proven, unobservable, pending)

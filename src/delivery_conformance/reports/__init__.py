@@ -1,0 +1,3 @@
+"""From events to verdicts and files: results, the report writer, HTML/JUnit/Markdown views and
+redaction.
+"""

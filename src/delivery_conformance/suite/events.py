@@ -1,0 +1,98 @@
+"""Events of a conformance run. The pytest plugin emits them; report writers only consume them.
+
+    RunStarted -> TestFinished* / TestDeselected* -> RunFinished
+
+A consumer is any object with a `pytest_conformance_event(event)` method registered as a pytest
+plugin (the runner registers its own; `--report-dir` registers the report writer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from delivery_conformance.checks.violation import Violation
+from delivery_conformance.suite.exchange import Exchange
+
+__all__ = [
+    "Event",
+    "Outcome",
+    "RunFinished",
+    "RunPolicy",
+    "RunStarted",
+    "TestDeselected",
+    "TestFinished",
+]
+
+NOT_EXERCISED_PREFIX = "not exercised: "
+
+
+class Outcome(Enum):
+    PASSED = "passed"
+    FAILED = "failed"  # the target broke the contract: typed violations attached
+    NOT_EXERCISED = "not exercised"  # the profile lacks a role, fixture or the admin API
+    ERROR = "error"  # the harness could not finish the test (unreachable, bug, fixture error)
+
+
+@dataclass(frozen=True)
+class RunPolicy:
+    """What the run was asked to select and how strictly to judge it (recorded in the report)."""
+
+    selectors: tuple[str, ...] = ()  # --requirement patterns; empty: every requirement
+    keyword: str | None = None  # -k expression
+    strict: bool = False  # a failed `should` fails the run
+    min_coverage: float | None = None  # percent of selected requirements that must be exercised
+    max_duration: float | None = None  # seconds; the run stops there with a partial report
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    base_url: str
+    started_at: float
+    seed: int | None = None
+    pacing: bool = True
+    policy: RunPolicy = field(default_factory=RunPolicy)
+
+
+@dataclass(frozen=True)
+class TestFinished:
+    __test__ = False  # not a pytest test class
+    nodeid: str
+    requirement_ids: tuple[str, ...]
+    outcome: Outcome
+    reason: str = ""
+    violations: tuple[Violation, ...] = ()
+    exchanges: tuple[Exchange, ...] = field(default=(), repr=False)
+    duration: float = 0.0
+    checked: tuple[str, ...] = ()  # requirement IDs its checks judged, even if it failed later
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "nodeid": self.nodeid,
+            "requirement_ids": list(self.requirement_ids),
+            "outcome": self.outcome.value,
+            "reason": self.reason,
+            "violations": [v.to_dict() for v in self.violations],
+            "duration": round(self.duration, 4),
+            "exchanges": len(self.exchanges),
+            "checked": list(self.checked),
+        }
+
+
+@dataclass(frozen=True)
+class TestDeselected:
+    __test__ = False
+    nodeid: str
+    requirement_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    finished_at: float
+    duration: float
+    pytest_status: int
+    stopped: str | None = None  # "timed out" or "interrupted" when the run did not finish
+
+
+Event = RunStarted | TestFinished | TestDeselected | RunFinished

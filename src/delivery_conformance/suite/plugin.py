@@ -1,0 +1,558 @@
+"""The pytest plugin of the product suite (loaded by tests/conformance and tests/properties).
+
+Options: `--target FILE` (a target profile; default: start the embedded sandbox), `--requirement
+ID` (repeatable; exact IDs or patterns such as `CAT-*`: run only tests naming a matching ID),
+`--no-pacing`, `--report-dir DIR` (write results.json and report.html there), `--conformance-seed
+N` (recorded in the report), `--conformance-strict` (a failed
+`should` fails the run), `--min-coverage PCT`
+(accept a partial run exercising at least PCT % of what it selected), `--max-duration SECONDS`
+(stop there: the tests not yet run are reported not exercised, the run is TIMED OUT).
+
+Markers:
+  @pytest.mark.requirement("PLAY-012", ...)   mandatory on every test; IDs must exist in
+                                              spec/requirements.yaml (else a usage error)
+  @pytest.mark.needs("role:videos", "fixture:video_id", "admin", "bare_host",
+                     "test_organisation")     missing in the profile => not exercised
+
+Fixtures: `profile`, `client` (a paced `DeliveryClient`), `key(role)`, `fixture_id(name)`,
+`admin` (an `AdminClient`; resets the target after the test). Asking `key`, `fixture_id` or
+`admin` for something the profile lacks skips the test with a reason starting `not exercised: `,
+which the reports count as not exercised, never as passed.
+
+Every test ends as one `TestFinished` event: its requirement IDs, its outcome, the typed
+violations (a `ConformanceFailure`; a bare assertion or a garbage body becomes a violation of the
+test's own requirements) and the redacted exchanges it made. Consumers implement
+`pytest_conformance_event(event)`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+import threading
+import time
+from collections.abc import Callable, Generator, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from delivery_conformance.checks import ledger
+from delivery_conformance.checks.common import with_common_rules
+from delivery_conformance.checks.violation import ConformanceFailure, Violation
+from delivery_conformance.exceptions import HarnessError, RunStopped, TargetGarbage
+from delivery_conformance.reports.redact import redact_text
+from delivery_conformance.suite.events import (
+    NOT_EXERCISED_PREFIX,
+    Event,
+    Outcome,
+    RunFinished,
+    RunPolicy,
+    RunStarted,
+    TestDeselected,
+    TestFinished,
+)
+from delivery_conformance.suite.exchange import Exchange
+from delivery_conformance.suite.selection import matches, select
+from delivery_conformance.target.admin import AdminClient
+from delivery_conformance.target.client import DeliveryClient
+from delivery_conformance.target.pacing import Pacer
+from delivery_conformance.target.profile import TargetProfile, load_profile
+
+__all__ = ["DEFAULT_MAX_DURATION", "NEEDS_KINDS", "known_requirement_ids"]
+
+DEFAULT_MAX_DURATION = 3600.0  # seconds: README > Exit codes (TIMED OUT)
+TIMED_OUT_REASON = "the run reached --max-duration before this test"
+LONG_TEST, LONG_TEST_AGAIN = 15.0, 30.0  # seconds before "still running" lines
+INTERRUPTED_REASON = "the run was interrupted (SIGINT or SIGTERM) before this test"
+STOP_REASONS = {"timed out": TIMED_OUT_REASON, "interrupted": INTERRUPTED_REASON}
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+NEEDS_KINDS = ("role:", "fixture:", "admin", "bare_host", "test_organisation")
+_STATE = pytest.StashKey["_RunState"]()
+
+
+class _HookSpecs:
+    @pytest.hookspec
+    def pytest_conformance_event(self, event: Event) -> None:
+        """One event of the run (see `delivery_conformance.suite.events`)."""
+
+
+def known_requirement_ids() -> set[str]:
+    """The IDs of spec/requirements.yaml (a seam: self-tests replace it)."""
+    from delivery_conformance.spec.requirements import RequirementsError, load_requirements
+
+    try:
+        return set(load_requirements())
+    except RequirementsError as error:
+        raise pytest.UsageError(str(error)) from None
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(_HookSpecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("delivery-conformance")
+    group.addoption("--target", default=None, help="target profile (default: embedded sandbox)")
+    group.addoption(
+        "--requirement",
+        action="append",
+        default=[],
+        dest="conformance_ids",
+        metavar="ID",
+        help="run only tests naming this requirement ID or pattern (CAT-*, PLAY-01*)",
+    )
+    group.addoption(
+        "--no-pacing",
+        action="store_true",
+        default=False,
+        help="do not pace requests under the rate limits",
+    )
+    group.addoption(
+        "--target-from-sandbox",
+        action="store_true",
+        default=False,
+        help="the --target profile was written by the embedded sandbox: read it without "
+        "environment variables (no ${NAME}, no DELIVERY_KEY_<ROLE>)",
+    )
+    group.addoption("--report-dir", default=None, help="write results.json and report.html here")
+    group.addoption("--conformance-seed", type=int, default=None, help="seed to record")
+    group.addoption(
+        "--conformance-strict",
+        action="store_true",
+        default=False,
+        dest="conformance_strict",
+        help="a violated `should` requirement fails the run (default: a warning)",
+    )
+    group.addoption(
+        "--min-coverage",
+        type=float,
+        default=None,
+        metavar="PCT",
+        help="accept a partial run that exercised at least PCT %% of the selected requirements",
+    )
+    group.addoption(
+        "--max-duration",
+        type=float,
+        default=DEFAULT_MAX_DURATION,
+        metavar="SECONDS",
+        help=f"stop the run after this many seconds (default {DEFAULT_MAX_DURATION:g})",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "requirement(*ids): requirement IDs this test proves")
+    config.addinivalue_line("markers", "needs(*what): roles, fixtures or admin API needed")
+    state = _RunState(config)
+    config.stash[_STATE] = state
+    config.pluginmanager.register(state, "delivery-conformance-run")
+    if config.getoption("report_dir"):
+        from delivery_conformance.reports.writer import ReportWriter
+
+        config.pluginmanager.register(ReportWriter(Path(config.getoption("report_dir"))))
+
+
+def _state(config: pytest.Config) -> _RunState:
+    return config.stash[_STATE]
+
+
+def _ids(item: pytest.Item) -> tuple[str, ...]:
+    return tuple(i for mark in item.iter_markers("requirement") for i in mark.args)
+
+
+def _needs(item: pytest.Item) -> tuple[str, ...]:
+    return tuple(n for mark in item.iter_markers("needs") for n in mark.args)
+
+
+def _marker_problems(items: list[pytest.Item], known: set[str]) -> list[str]:
+    problems = []
+    for item in items:
+        ids = _ids(item)
+        if not ids:
+            problems.append(f"{item.nodeid} has no @pytest.mark.requirement")
+        problems += [f"{item.nodeid} names unknown requirement {i}" for i in ids if i not in known]
+        problems += [
+            f"{item.nodeid} has an unknown need {n!r}"
+            for n in _needs(item)
+            if not isinstance(n, str) or not n.startswith(NEEDS_KINDS)
+        ]
+    return problems
+
+
+class _RunState:
+    """Per-run plumbing: profile, shared client, the current test's exchanges and outcome."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.t0 = time.time()
+        self.seed: int | None = config.getoption("conformance_seed")
+        self._profile: TargetProfile | None = None
+        self._embedded: Any = None
+        self._client: DeliveryClient | None = None
+        self._admin: AdminClient | None = None
+        self.exchanges: list[Exchange] = []
+        self._outcome: dict[str, tuple[Outcome, str, tuple[Violation, ...]]] = {}
+        self._start: dict[str, float] = {}
+        self.pacing = not config.getoption("no_pacing")
+        self.max_duration: float = config.getoption("max_duration")
+        self.deadline = time.monotonic() + self.max_duration
+        self.stopped: str | None = None
+        self._signalled = False
+        self._watchdog: threading.Timer | None = None
+        self._saved_handlers: dict[int, Any] = {}
+        self.policy = RunPolicy(
+            selectors=tuple(config.getoption("conformance_ids")),
+            keyword=config.getoption("keyword") or None,
+            strict=config.getoption("conformance_strict"),
+            min_coverage=config.getoption("min_coverage"),
+            max_duration=self.max_duration,
+        )
+
+    # -- pytest hooks (this object is registered as a plugin) --------------------------------
+
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        known = known_requirement_ids()
+        problems = _marker_problems(items, known)
+        if problems:
+            more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+            raise pytest.UsageError("; ".join(problems[:3]) + more)
+        selectors = config.getoption("conformance_ids")
+        if not selectors:
+            return
+        try:
+            select(selectors, sorted(known))
+        except HarnessError as error:
+            raise pytest.UsageError(str(error)) from None
+        dropped = [item for item in items if not any(matches(i, selectors) for i in _ids(item))]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = [item for item in items if item not in dropped]
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            self.emit(TestDeselected(item.nodeid, _ids(item)))
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            lines = str(report.longrepr).strip().splitlines() or ["?"]
+            reason = f"collection failed: {redact_text(lines[-1][:300])}"
+            self.emit(TestFinished(report.nodeid, (), Outcome.ERROR, reason))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        if not session.items or session.config.option.collectonly:
+            return
+        try:
+            profile = self.profile()
+        except HarnessError as error:
+            pytest.exit(str(error), returncode=3)
+        self.deadline = time.monotonic() + self.max_duration
+        self.emit(RunStarted(profile.base_url, time.time(), self.seed, self.pacing, self.policy))
+
+        self._catch_signals()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> bool | None:
+        """Once the run must stop, every remaining test is reported not exercised, not run."""
+        stop = self.stop_reason()
+        if stop is None:
+            return None
+        self.stopped = stop
+        reason = STOP_REASONS[stop]
+        self.emit(TestFinished(item.nodeid, _ids(item), Outcome.NOT_EXERCISED, reason))
+        return True
+
+    def _announce_wait(self, counter: str, seconds: float) -> None:
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        line = f"pacing: waiting {seconds:.0f} s for room on the {counter} counter"
+        if reporter is not None:
+            reporter.write_line(line)
+
+    def stop_reason(self) -> str | None:
+        """"interrupted" after SIGINT/SIGTERM, "timed out" past --max-duration, else None."""
+        if self._signalled:
+            return "interrupted"
+        if time.monotonic() >= self.deadline:
+            return "timed out"
+        return None
+
+    def _catch_signals(self) -> None:
+        """The first SIGINT/SIGTERM stops the run between requests (report written); a second
+        SIGINT interrupts at once. Only the main thread may install handlers."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for signum in STOP_SIGNALS:
+            self._saved_handlers[signum] = signal.signal(signum, self._on_signal)
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        if self._signalled and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self._signalled = True
+
+    def _restore_signals(self) -> None:
+        for signum, handler in self._saved_handlers.items():
+            signal.signal(signum, handler)
+        self._saved_handlers.clear()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        self.begin(item.nodeid)
+        item.user_properties.append(("requirements", ",".join(_ids(item))))
+        missing = [need for need in _needs(item) if not self.has(need)]
+        if missing:
+            pytest.skip(NOT_EXERCISED_PREFIX + "the profile lacks " + ", ".join(missing))
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        self.note(item, call, report)
+        return report
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self._restore_signals()
+        if int(exitstatus) == int(pytest.ExitCode.INTERRUPTED) or self._signalled:
+            self.stopped = "interrupted"
+        elapsed = time.time() - self.t0
+        self.emit(RunFinished(time.time(), elapsed, int(exitstatus), self.stopped))
+        self.close()
+
+    # -- plumbing ------------------------------------------------------------------------------
+
+    def emit(self, event: Event) -> None:
+        self.config.hook.pytest_conformance_event(event=event)
+
+    def profile(self) -> TargetProfile:
+        if self._profile is None:
+            target = self.config.getoption("target")
+            if target:
+                own = self.config.getoption("target_from_sandbox")
+                self._profile = load_profile(target, environ={} if own else None)
+            else:
+                from delivery_conformance.target.embedded import EmbeddedSandbox
+
+                self._embedded = EmbeddedSandbox()
+                self._profile = load_profile(self._embedded.start(), environ={})
+                self.pacing = False
+        return self._profile
+
+    def client(self) -> DeliveryClient:
+        if self._client is None:
+            profile = self.profile()
+            pacer = Pacer() if self.pacing else None
+            self._client = DeliveryClient(profile, pacer=pacer, on_exchange=self.exchanges.append)
+            self._client.stop_check = self.stop_reason
+            self._client.on_wait = self._announce_wait
+            if "films" in profile.keys:
+                self._client.learn_config("films")
+        return self._client
+
+    def admin(self) -> AdminClient:
+        profile = self.profile()
+        if profile.admin is None:
+            pytest.skip(NOT_EXERCISED_PREFIX + "the profile has no [admin] table")
+        if self._admin is None:
+            origin = urlsplit(profile.admin.url)
+            admin_profile = dataclasses.replace(
+                profile, base_url=f"{origin.scheme}://{origin.netloc}"
+            )
+            transport = DeliveryClient(admin_profile, on_exchange=self.exchanges.append)
+            self._admin = AdminClient(profile.admin, transport)
+        return self._admin
+
+    def has(self, need: str) -> bool:
+        profile = self.profile()
+        kind, _, name = need.partition(":")
+        checks: dict[str, Callable[[], bool]] = {
+            "role": lambda: name in profile.keys,
+            "fixture": lambda: name in profile.fixtures,
+            "admin": lambda: profile.admin is not None,
+            "bare_host": lambda: profile.bare_host is not None,
+            "test_organisation": lambda: profile.test_organisation,
+        }
+        return checks[kind]()
+
+    def begin(self, nodeid: str) -> None:
+        self.exchanges.clear()
+        ledger.begin()
+        self._start[nodeid] = time.time()
+        self._watch(nodeid, LONG_TEST)
+
+    def _watch(self, nodeid: str, after: float) -> None:
+        """Say so when one test runs long (polls, drains, minute waits): never a silent minute."""
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+        self._watchdog = threading.Timer(after, self._still_running, (nodeid,))
+        self._watchdog.daemon = True
+        self._watchdog.start()
+
+    def _still_running(self, nodeid: str) -> None:
+        if nodeid not in self._start:
+            return
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            took = time.time() - self._start[nodeid]
+            reporter.write_line(f"still running after {took:.0f} s: {nodeid}")
+        self._watch(nodeid, LONG_TEST_AGAIN)
+
+    def note(
+        self, item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport
+    ) -> None:
+        nodeid = item.nodeid
+        current = self._outcome.get(nodeid)
+        if report.when == "setup":
+            if report.skipped:
+                self._outcome[nodeid] = (Outcome.NOT_EXERCISED, _skip_reason(report), ())
+            elif report.failed:
+                self._outcome[nodeid] = _classify(call, (), self.exchanges)
+        elif report.when == "call":
+            if report.passed:
+                self._outcome[nodeid] = (Outcome.PASSED, "", ())
+            elif report.skipped:
+                self._outcome[nodeid] = (Outcome.NOT_EXERCISED, _skip_reason(report), ())
+            else:
+                self._outcome[nodeid] = _classify(call, _ids(item), self.exchanges)
+        elif report.when == "teardown":
+            if self._watchdog is not None:
+                self._watchdog.cancel()
+            if report.failed and (current is None or current[0] is Outcome.PASSED):
+                outcome, reason, found = _classify(call, (), self.exchanges)
+                if outcome is Outcome.ERROR:
+                    reason = "teardown failed: " + reason
+                self._outcome[nodeid] = (outcome, reason, found)
+            outcome, reason, violations = self._outcome.pop(nodeid, (Outcome.ERROR, "", ()))
+            outcome, violations = with_common_rules(outcome, violations, self.exchanges)
+            for stop, said in STOP_REASONS.items():
+                if reason == said:
+                    self.stopped = stop
+            duration = time.time() - self._start.pop(nodeid, time.time())
+            finished = TestFinished(
+                nodeid,
+                _ids(item),
+                outcome,
+                reason,
+                violations,
+                tuple(self.exchanges),
+                duration,
+                tuple(sorted(ledger.checked() & set(_ids(item)))),
+            )
+            self.emit(finished)
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+        if self._admin is not None:
+            self._admin.close()
+        if self._embedded is not None:
+            self._embedded.stop()
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    message = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    message = message.removeprefix("Skipped: ")
+    if message.startswith(NOT_EXERCISED_PREFIX):
+        return message.removeprefix(NOT_EXERCISED_PREFIX)
+    return f"skipped: {message}"
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return redact_text(text[:500])
+
+
+def _error_reason(call: pytest.CallInfo[None]) -> str:
+    if call.excinfo is None:
+        return "unknown error"
+    error = call.excinfo.value
+    if isinstance(error, HarnessError):
+        return _one_line(error)
+    return f"{type(error).__name__}: {_one_line(error)}"
+
+
+def _leaves(error: BaseException) -> Iterator[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            yield from _leaves(inner)
+    else:
+        yield error
+
+
+def _classify(
+    call: pytest.CallInfo[None], ids: tuple[str, ...], exchanges: list[Exchange]
+) -> tuple[Outcome, str, tuple[Violation, ...]]:
+    """A failed setup, call or teardown: typed violations when the target is at fault.
+
+    A typed violation is charged to the requirement it names, wherever it was raised (fixtures
+    included). A finding that names no rule (a bare assertion, a non-JSON body) is charged to the
+    test's requirement when the test names exactly one, else it is *unattributed* (requirement
+    id ""): never spread over every marker. The run's time bound leaves the test not exercised;
+    anything else is the harness's own error.
+    """
+    if call.excinfo is None:
+        return Outcome.ERROR, "unknown failure", ()
+    last = exchanges[-1] if exchanges else None
+    owner = ids[0] if len(ids) == 1 else ""
+    found: list[Violation] = []
+    for leaf in _leaves(call.excinfo.value):
+        if isinstance(leaf, ConformanceFailure):
+            found.extend(leaf.violations)
+        elif isinstance(leaf, RunStopped):
+            said = str(leaf)
+            reason = INTERRUPTED_REASON if said.startswith("interrupted") else TIMED_OUT_REASON
+            return Outcome.NOT_EXERCISED, reason, ()
+        elif isinstance(leaf, TargetGarbage):
+            found.append(
+                Violation(owner, "response is not JSON", "a JSON body", _one_line(leaf), last)
+            )
+        elif isinstance(leaf, AssertionError | pytest.fail.Exception):
+            title = "scenario assertion failed"
+            found.append(
+                Violation(owner, title, "the scenario's assertion to hold", _one_line(leaf), last)
+            )
+        else:
+            return Outcome.ERROR, _error_reason(call), ()
+    return Outcome.FAILED, "", tuple(found)
+
+
+@pytest.fixture(scope="session")
+def profile(request: pytest.FixtureRequest) -> TargetProfile:
+    return _state(request.config).profile()
+
+
+@pytest.fixture(scope="session")
+def client(request: pytest.FixtureRequest) -> DeliveryClient:
+    return _state(request.config).client()
+
+
+@pytest.fixture
+def key(profile: TargetProfile) -> Callable[[str], str]:
+    def lookup(role: str) -> str:
+        if role not in profile.keys:
+            pytest.skip(f"{NOT_EXERCISED_PREFIX}the profile has no key for role {role!r}")
+        return profile.keys[role]
+
+    return lookup
+
+
+@pytest.fixture
+def fixture_id(profile: TargetProfile) -> Callable[[str], str]:
+    def lookup(name: str) -> str:
+        if name not in profile.fixtures:
+            pytest.skip(f"{NOT_EXERCISED_PREFIX}the profile has no fixture {name!r}")
+        return profile.fixtures[name]
+
+    return lookup
+
+
+@pytest.fixture
+def admin(request: pytest.FixtureRequest) -> Iterator[AdminClient]:
+    """The admin API; the target is reset after the test (tests using it change state)."""
+    api = _state(request.config).admin()
+    yield api
+    api.reset()

@@ -1,0 +1,104 @@
+"""A client for the sandbox admin API (ARCHITECTURE.md > Sandbox admin API), or a partner's
+equivalent at the URL of the profile's `[admin]` table.
+
+    admin.reset(); admin.revoke("films"); admin.clock(advance=60); admin.set_faults(only=[...])
+
+Every call goes through a `DeliveryClient` (so it is recorded and redacted like the rest) and
+raises `HarnessFailure` when the admin API does not answer 2xx with JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from delivery_conformance.exceptions import HarnessFailure
+from delivery_conformance.target.client import DeliveryClient
+from delivery_conformance.target.profile import AdminEndpoint
+
+__all__ = ["AdminClient"]
+
+
+class AdminClient:
+    def __init__(self, endpoint: AdminEndpoint, client: DeliveryClient) -> None:
+        self._token = endpoint.token
+        self._prefix = urlsplit(endpoint.url).path.rstrip("/")
+        self._client = client
+
+    def close(self) -> None:
+        self._client.close()
+
+    def call(self, method: str, path: str, body: Any = None) -> Any:
+        response = self._client.request(
+            method, f"{self._prefix}/{path.lstrip('/')}", key=self._token, json=body
+        )
+        if not 200 <= response.status_code < 300:
+            raise HarnessFailure(f"admin {method} {path} answered {response.status_code}")
+        return response.json_body() if response.content else None
+
+    def state(self) -> Any:
+        return self.call("GET", "state")
+
+    def reset(self) -> Any:
+        return self.call("POST", "reset", {})
+
+    def clock(self, *, advance: float | None = None, set_to: float | None = None) -> Any:
+        body = {"advance": advance} if advance is not None else {"set": set_to}
+        return self.call("POST", "clock", body)
+
+    def revoke(self, role: str) -> Any:
+        return self.call("POST", f"roles/{role}/revoke", {})
+
+    def rotate(self, role: str) -> str:
+        answer = self.call("POST", f"roles/{role}/rotate", {})
+        if not isinstance(answer, dict) or not isinstance(answer.get("key"), str):
+            raise HarnessFailure(f"admin rotate {role} did not answer a key")
+        return str(answer["key"])
+
+    def suspend(self, role: str) -> Any:
+        return self.call("POST", f"roles/{role}/suspend", {})
+
+    def unsuspend(self, role: str) -> Any:
+        return self.call("POST", f"roles/{role}/unsuspend", {})
+
+    def set_limit(self, role: str, counter: str, limit: int) -> Any:
+        return self.call("POST", f"roles/{role}/limits", {"counter": counter, "limit": limit})
+
+    def reset_limits(self, role: str) -> Any:
+        return self.call("POST", f"roles/{role}/reset-limits", {})
+
+    def withdraw_series(self, code: str) -> Any:
+        return self.call("POST", f"series/{code}/withdraw", {})
+
+    def withdraw_playlist(self, code: str) -> Any:
+        return self.call("POST", f"playlists/{code}/withdraw", {})
+
+    def licence(self, film_id: str, action: str) -> Any:
+        """`end`, `suspend` or `restore` the `films` organisation's licence of a film."""
+        return self.call("POST", f"licences/{film_id}/{action}", {})
+
+    def episode(self, episode_id: str, action: str) -> Any:
+        """`withdraw` or `publish` an episode."""
+        return self.call("POST", f"episodes/{episode_id}/{action}", {})
+
+    def outage(self, area: str, on: bool) -> Any:
+        """Switch a named outage (`catalog`, `config`, `series`, `playlists`, `creatives`,
+        `licences`)."""
+        return self.call("POST", "outages", {"area": area, "on": on})
+
+    def faults(self) -> Any:
+        return self.call("GET", "faults")
+
+    def set_faults(
+        self,
+        *,
+        enable: list[str] | None = None,
+        disable: list[str] | None = None,
+        only: list[str] | None = None,
+    ) -> Any:
+        body = (
+            {"only": only}
+            if only is not None
+            else {"enable": enable or [], "disable": disable or []}
+        )
+        return self.call("POST", "faults", body)

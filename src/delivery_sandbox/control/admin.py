@@ -1,0 +1,259 @@
+"""The sandbox admin API under /_sandbox/ (ARCHITECTURE: Sandbox admin API).
+
+Its own bearer token; JSON in, JSON out; errors as `{"error": ...}` with 400, 401, 404 or 405.
+Every change bumps the sandbox generation so cached bodies are rebuilt.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from delivery_sandbox.control.outages import AREAS
+from delivery_sandbox.faults.registry import UnknownFault
+from delivery_sandbox.http.auth import bearer_key
+from delivery_sandbox.http.headers import Exchange, Reply
+from delivery_sandbox.playback.limits import LIMITS
+from delivery_sandbox.state.accounts import ROLES
+from delivery_sandbox.state.context import Sandbox
+
+__all__ = ["handle"]
+
+MAX_BODY = 64 * 1024
+FILMS_ORG = "org_films"  # the organisation of the `films` role
+
+
+class AdminError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _ok(value: Any) -> Reply:
+    return Reply(200, orjson.dumps(value))
+
+
+async def _body(receive: Any) -> dict[str, Any]:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise AdminError(400, "body too large")
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            break
+    raw = b"".join(chunks)
+    if not raw:
+        return {}
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise AdminError(400, "body is not JSON") from exc
+    if not isinstance(value, dict):
+        raise AdminError(400, "body must be a JSON object")
+    return value
+
+
+def _names(body: dict[str, Any], field: str) -> list[str]:
+    value = body.get(field, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise AdminError(400, f"{field} must be a list of fault names")
+    return value
+
+
+def _number(body: dict[str, Any], field: str) -> float:
+    value = body.get(field)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise AdminError(400, f"{field} must be a number")
+    return float(value)
+
+
+def state(sb: Sandbox) -> dict[str, Any]:
+    now = sb.now()
+    orgs = sorted({spec.org_id for spec in ROLES.values()})
+    return {
+        "clock": {"now": now, "offset": sb.clock.offset},
+        "faults": sorted(sb.faults.on),
+        "limits": {org: sb.limits.snapshot(org, now) for org in orgs},
+        "suspended": sorted(sb.accounts.suspended),
+        "series_takedowns": sb.store.series_takedowns,
+        "playlist_withdrawals": sb.store.playlist_withdrawals,
+        "outages": sorted(sb.outages),
+        "licences_changed": sb.store.changed_licences(),
+        "episodes_withdrawn": sorted(sb.store.withdrawn_episodes),
+    }
+
+
+def _role(sb: Sandbox, role: str) -> str:
+    if role not in ROLES:
+        raise AdminError(404, f"unknown role {role}")
+    try:
+        sb.accounts.key_of(role)
+    except KeyError as exc:
+        raise AdminError(404, f"role {role} has no key in this sandbox") from exc
+    return ROLES[role].org_id
+
+
+async def dispatch(sb: Sandbox, method: str, parts: list[str], receive: Any) -> Reply:
+    now = sb.now()
+    if parts == ["state"]:
+        _allow(method, "GET")
+        return _ok(state(sb))
+    if parts == ["faults"]:
+        if method == "GET":
+            return _ok(sb.faults.catalogue())
+        _allow(method, "POST")
+        body = await _body(receive)
+        try:
+            if "only" in body:
+                sb.faults.only(_names(body, "only"))
+            else:
+                sb.faults.switch(_names(body, "enable"), _names(body, "disable"))
+        except UnknownFault as exc:
+            raise AdminError(400, f"unknown fault: {exc}") from exc
+        sb.changed()
+        return _ok({"enabled": sorted(sb.faults.on)})
+    _allow(method, "POST")
+    if parts == ["reset"]:
+        sb.reset()
+        return _ok({"reset": True})
+    if parts == ["clock"]:
+        body = await _body(receive)
+        if "advance" in body:
+            sb.clock.advance(_number(body, "advance"))
+        elif "set" in body:
+            sb.clock.set(_number(body, "set"))
+        else:
+            raise AdminError(400, "send advance or set")
+        sb.changed()
+        return _ok({"now": sb.now(), "offset": sb.clock.offset})
+    if parts == ["outages"]:
+        return _outage(sb, await _body(receive))
+    if len(parts) == 3 and parts[0] == "licences":
+        return _licence(sb, parts[1], parts[2], now)
+    if len(parts) == 3 and parts[0] == "episodes":
+        return _episode(sb, parts[1], parts[2])
+    if len(parts) == 3 and parts[0] == "roles":
+        return await _role_action(sb, parts[1], parts[2], receive, now)
+    if len(parts) == 3 and parts[0] in ("series", "playlists") and parts[2] == "withdraw":
+        return _withdraw(sb, parts[0], parts[1], now)
+    raise AdminError(404, "no such admin endpoint")
+
+
+LATE_SUSPENSION = 4.0  # seconds, fault suspension_seen_late
+
+
+async def _role_action(sb: Sandbox, role: str, action: str, receive: Any, now: float) -> Reply:
+    org = _role(sb, role)
+    result: dict[str, Any] = {"role": role}
+    if action == "revoke":
+        sb.accounts.revoke(role)
+    elif action == "rotate":
+        try:
+            result["key"] = sb.accounts.rotate(role)
+        except PermissionError as exc:
+            raise AdminError(400, str(exc)) from exc
+    elif action == "suspend":
+        if sb.faults.enabled("suspension_seen_late"):  # FRESH-007 broken, FRESH-005/006 kept
+            sb.later(LATE_SUSPENSION, sb.accounts.suspended.add, org)
+        else:
+            sb.accounts.suspended.add(org)
+    elif action == "unsuspend":
+        sb.accounts.suspended.discard(org)
+    elif action == "limits":
+        body = await _body(receive)
+        counter = body.get("counter")
+        if counter not in LIMITS:
+            raise AdminError(400, f"counter must be one of {sorted(LIMITS)}")
+        limit = _number(body, "limit")
+        if limit < 1 or limit != int(limit):
+            raise AdminError(400, "limit must be a whole number from 1")
+        sb.limits.set_limit(org, counter, int(limit), now)
+        result["limits"] = sb.limits.snapshot(org, now)
+    elif action == "reset-limits":
+        sb.limits.reset(org)
+    else:
+        raise AdminError(404, f"no such action {action}")
+    sb.changed()
+    return _ok(result)
+
+
+def _withdraw(sb: Sandbox, kind: str, code: str, now: float) -> Reply:
+    store = sb.store
+    if kind == "series":
+        if store.film_by_code(code) is None:
+            raise AdminError(404, f"no series {code}")
+        store.series_takedowns.setdefault(code, int(now))
+    else:
+        if code not in store.playlists:
+            raise AdminError(404, f"no playlist {code}")
+        store.playlist_withdrawals.setdefault(code, int(now))
+    sb.changed()
+    return _ok({"withdrawn": code, "at": int(now)})
+
+
+def _outage(sb: Sandbox, body: dict[str, Any]) -> Reply:
+    area, on = body.get("area"), body.get("on")
+    if area not in AREAS:
+        raise AdminError(400, f"area must be one of {sorted(AREAS)}")
+    if not isinstance(on, bool):
+        raise AdminError(400, "on must be true or false")
+    if on:
+        sb.outages.add(area)
+    else:
+        sb.outages.discard(area)
+    sb.changed()
+    return _ok({"outages": sorted(sb.outages)})
+
+
+def _licence(sb: Sandbox, film_id: str, action: str, now: float) -> Reply:
+    """End, suspend or restore the `films` organisation's licence of a film (STATE-008)."""
+    try:
+        licence = sb.store.change_licence(FILMS_ORG, film_id, action, int(now))
+    except KeyError as exc:
+        raise AdminError(404, f"the films organisation holds no licence of film {film_id}") from exc
+    except ValueError as exc:
+        raise AdminError(404, f"no such action {action}") from exc
+    sb.changed()
+    return _ok(
+        {
+            "film_id": film_id,
+            "state": licence.state.value,
+            "ends_at": licence.ends_at,
+            "changed_at": licence.changed_at,
+        }
+    )
+
+
+def _episode(sb: Sandbox, episode_id: str, action: str) -> Reply:
+    """Withdraw (unpublish) or publish again a published episode of the seed."""
+    if action not in ("withdraw", "publish"):
+        raise AdminError(404, f"no such action {action}")
+    if not sb.store.set_episode_published(episode_id, action == "publish"):
+        raise AdminError(404, f"no published episode {episode_id} in the seed")
+    sb.changed()
+    return _ok({"episode_id": episode_id, "published": action == "publish"})
+
+
+def _allow(method: str, allowed: str) -> None:
+    if method != allowed:
+        raise AdminError(405, f"use {allowed}")
+
+
+async def handle(
+    sb: Sandbox, scope: dict[str, Any], receive: Any, exchange: Exchange, authorization: str | None
+) -> Reply:
+    key = bearer_key(authorization)
+    if key is None or key != sb.admin_token:
+        return Reply(401, orjson.dumps({"error": "admin token required"}))
+    parts = [p for p in scope["path"][len("/_sandbox/") :].split("/") if p]
+    try:
+        return await dispatch(sb, scope["method"], parts, receive)
+    except AdminError as exc:
+        return Reply(exc.status, orjson.dumps({"error": str(exc)}))

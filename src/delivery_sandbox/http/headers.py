@@ -1,0 +1,167 @@
+"""Common response headers and the reply object (spec: General rules; Common response headers).
+
+Every answer, error or not, goes out through `send_reply`, which adds `Service-API-Status`,
+`Service-Version`, `Service-Request-Id` and `Cache-Control`, plus the deprecation headers on
+200 when the serving version is deprecated. Header lists are built from bytes constants.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from delivery_sandbox.faults.coverage import mangle_headers
+from delivery_sandbox.http.versions import Version
+
+if TYPE_CHECKING:
+    from delivery_sandbox.faults.registry import FaultSwitch
+    from delivery_sandbox.state.accounts import Caller
+
+__all__ = ["Call", "Exchange", "Reply", "RequestIds", "json_reply", "send_reply"]
+
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+JSON = b"application/json"
+
+H_STATUS = b"service-api-status"
+H_VERSION = b"service-version"
+H_REQUEST_ID = b"service-request-id"
+H_CACHE = b"cache-control"
+BETA = b"beta"
+NO_STORE = b"no-store"
+
+
+class RequestIds:
+    """`req_` + 26 Crockford base32 characters: a random prefix of 10 and a counter of 16.
+
+    The random source is injected. The counter is written in upper-case hex, whose digits
+    are all Crockford characters.
+    """
+
+    def __init__(self, rng: random.Random) -> None:
+        self._prefix = "req_" + "".join(rng.choice(CROCKFORD) for _ in range(10))
+        self._count = 0
+
+    def next(self) -> str:
+        self._count += 1
+        return f"{self._prefix}{self._count:016X}"
+
+
+@dataclass(slots=True)
+class Exchange:
+    """What one request needs to answer: its id, the version to announce, the caller."""
+
+    request_id: str
+    version: str
+    base_url: str
+    version_info: Version | None = None
+    caller: Caller | None = None
+    omit_version: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Call:
+    """A request as handlers see it: query values (last of repeated names), path values."""
+
+    query: dict[str, str]
+    params: dict[str, str]
+
+
+@dataclass(slots=True)
+class Reply:
+    status: int
+    body: bytes = b""
+    headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+    content_type: bytes | None = JSON
+
+
+def json_reply(status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None) -> Reply:
+    return Reply(status, body, headers if headers is not None else [])
+
+
+def deprecation_headers(version: Version, base_url: str) -> list[tuple[bytes, bytes]]:
+    """Deprecation, Sunset and Link for a deprecated version (spec: Versioning 5)."""
+    out: list[tuple[bytes, bytes]] = []
+    deprecation = version.deprecation_header()
+    if deprecation is None:
+        return out
+    out.append((b"deprecation", deprecation.encode()))
+    link = f'<{base_url}/docs/delivery-api-v1/evolution>; rel="deprecation"'
+    sunset = version.sunset_header()
+    if sunset is not None:
+        out.append((b"sunset", sunset.encode()))
+        link += f', <{base_url}/docs/delivery-api-v1/evolution#sunset>; rel="sunset"'
+    out.append((b"link", link.encode()))
+    return out
+
+
+# Faults that change the common headers; while none is on, `common_headers` takes a short path.
+HEADER_FAULTS = frozenset(
+    {
+        "api_status_missing",
+        "video_single_version_header",
+        "service_version_missing",
+        "request_id_bad_format",
+        "cache_control_public",
+        "cache_control_missing_on_422",
+        "cors_header_sent",
+        "cookie_set",
+        "deprecation_headers_missing",
+    }
+)
+
+
+def common_headers(
+    exchange: Exchange, status: int, faults: FaultSwitch
+) -> list[tuple[bytes, bytes]]:
+    if HEADER_FAULTS.isdisjoint(faults.on):
+        if exchange.omit_version:
+            headers = [(H_STATUS, BETA), (H_REQUEST_ID, exchange.request_id.encode())]
+        else:
+            headers = [
+                (H_STATUS, BETA),
+                (H_VERSION, exchange.version.encode()),
+                (H_REQUEST_ID, exchange.request_id.encode()),
+            ]
+        headers.append((H_CACHE, NO_STORE))
+        info = exchange.version_info
+        if status == 200 and info is not None and info.deprecated_at is not None:
+            headers.extend(deprecation_headers(info, exchange.base_url))
+        return headers
+    headers = []
+    if not faults.enabled("api_status_missing"):
+        headers.append((H_STATUS, BETA))
+    show_version = not exchange.omit_version or faults.enabled("video_single_version_header")
+    if show_version and not faults.enabled("service_version_missing"):
+        headers.append((H_VERSION, exchange.version.encode()))
+    headers.append((H_REQUEST_ID, exchange.request_id.encode()))  # request_id_bad_format: app.py
+    if faults.enabled("cache_control_public"):
+        headers.append((H_CACHE, b"public, max-age=60"))
+    elif status == 422 and faults.enabled("cache_control_missing_on_422"):  # fault (properties)
+        pass
+    else:
+        headers.append((H_CACHE, NO_STORE))
+    if faults.enabled("cors_header_sent"):
+        headers.append((b"access-control-allow-origin", b"*"))
+    if faults.enabled("cookie_set"):
+        headers.append((b"set-cookie", b"sandbox_session=1; Path=/"))
+    if (
+        status == 200
+        and exchange.version_info is not None
+        and exchange.version_info.deprecated_at is not None
+        and not faults.enabled("deprecation_headers_missing")
+    ):
+        headers.extend(deprecation_headers(exchange.version_info, exchange.base_url))
+    return headers
+
+
+async def send_reply(send: Any, exchange: Exchange, reply: Reply, faults: FaultSwitch) -> None:
+    headers = common_headers(exchange, reply.status, faults)
+    if reply.content_type is not None:
+        headers.append((b"content-type", reply.content_type))
+    headers.append((b"content-length", str(len(reply.body)).encode()))
+    headers.extend(reply.headers)
+    headers = mangle_headers(headers, reply.status, faults)
+    await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+    await send({"type": "http.response.body", "body": reply.body})

@@ -1,0 +1,3 @@
+"""POST /playback: body parsing, tickets and reuse, admission at the ceiling, rate limits and
+simulated responses.
+"""

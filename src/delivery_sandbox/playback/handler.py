@@ -1,0 +1,401 @@
+"""POST /api/delivery/v1/playback (spec: POST /playback; Errors > Playback; Limits).
+
+The handler only translates HTTP: authentication (auth.py) up to the organisation step, the
+simulated scenarios (simulate.py), the rate-limit gate before the body (admission.py via
+limits.py), the body (playback_request.py), the per-ticket checks against the store, admission
+and reuse (tickets.py), then one of three shapes: a single ticket, a flat error, or a batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+
+from delivery_sandbox.faults.playback import Tuning, tuning
+from delivery_sandbox.http import errors
+from delivery_sandbox.http.headers import Exchange, Reply
+from delivery_sandbox.playback import simulate
+from delivery_sandbox.playback.admission import PREFETCH_SHED, IntentClass, admission_order
+from delivery_sandbox.playback.request import BodyError, ItemRequest, PlaybackRequest, parse
+from delivery_sandbox.playback.tickets import ENCRYPTED, ReuseKey, Ticket, TicketBook, mint
+from delivery_sandbox.state.accounts import Caller
+from delivery_sandbox.state.context import Sandbox
+from delivery_sandbox.state.store import Episode, Failure
+
+__all__ = ["answer", "handle", "ticket_book"]
+
+HOLD_SLACK = 0.002  # sleep a hair longer than the bucket asks, so the token is there
+
+MSG_NOT_READY = "episode unknown, not published or not ready to stream"
+MSG_SDK = "encrypted episode: send union_info and drm_kek from the player SDK"
+MSG_NO_PLAYABLE = "no playable version right now"
+MSG_PROVIDER = "the video provider did not answer in time; retry"
+MSG_STREAM = "the stream could not be prepared; retry with backoff"
+MSG_INTERNAL = "unexpected error"
+MSG_LIMIT = "playback limit reached; retry after Retry-After"
+MSG_SHED = "prefetch paused near the playback limit"
+
+# Tests replace this to advance a fake clock instead of sleeping.
+sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
+
+def ticket_book(sb: Sandbox) -> TicketBook:
+    """The sandbox's reuse book (emptied by an admin reset)."""
+    return sb.tickets
+
+
+@dataclass(slots=True)
+class Outcome:
+    """One item's answer: a ticket (status 200) or an error."""
+
+    status: int
+    error: str | None = None
+    error_code: str | None = None
+    reason: str | None = None
+    retry_after: int | None = None
+    extra: dict[str, Any] | None = None
+    ticket: Ticket | None = None
+    episode: Episode | None = None
+    limited: bool = False  # refused by the rate limiter
+    dropped: bool = False  # fault next_past_end_issued: left out of items[]
+
+
+# -- per-ticket checks (spec: Errors > Playback, per ticket) -----------------------------------
+
+
+def _find(sb: Sandbox, item: ItemRequest) -> Episode | None:
+    store = sb.store
+    if item.episode_id is not None:
+        episode = store.episode(item.episode_id)
+        if episode is None:
+            return None
+        film = store.films.get(episode.film_id)
+        number = episode.episode_no
+    else:
+        film = store.film_by_ref(str(item.film_ref))
+        no = item.episode_no
+        if film is None or no is None:
+            return None
+        number = int(no)
+    if film is None or not film.published:
+        return None
+    if item.next_offset == 0 and item.episode_id is not None:
+        return store.episode(item.episode_id)
+    return store.episode_by_no(film.id, number + item.next_offset)
+
+
+MSG_CHECK_LATE = "the licence or episode could not be checked in time; retry"
+
+
+def check(
+    sb: Sandbox, caller: Caller, item: ItemRequest, request: PlaybackRequest, now: float
+) -> Episode | Outcome:
+    if "licences" in sb.outages:  # spec: Errors > Playback: a check that times out is a 503
+        if sb.faults.enabled("licence_timeout_refused"):
+            return _not_entitled(sb, "entitlement_not_found")
+        return Outcome(503, MSG_CHECK_LATE, "service_unavailable", retry_after=2)
+    episode = _find(sb, item)
+    if episode is None:
+        return Outcome(404, MSG_NOT_READY, "not_ready")
+    refusal = sb.store.licence_refusal(caller.org_id, episode.film_id, now)
+    if refusal is not None:
+        return _not_entitled(sb, refusal)
+    if not episode.stream_ready:
+        return Outcome(404, MSG_NOT_READY, "not_ready")
+    if episode.protection == ENCRYPTED and not request.has_device:
+        extra = None if sb.faults.enabled("sdk_required_without_protection") else {
+            "protection": ENCRYPTED
+        }
+        return Outcome(409, MSG_SDK, "sdk_required", extra=extra)
+    if episode.failure is Failure.NO_PLAYABLE:
+        return Outcome(503, MSG_NO_PLAYABLE, "not_ready")
+    if episode.failure is Failure.PROVIDER_TIMEOUT:
+        return Outcome(503, MSG_PROVIDER, "service_unavailable", retry_after=2)
+    if episode.failure is Failure.STREAM_ERROR:
+        return Outcome(502, MSG_STREAM)
+    if episode.failure is Failure.INTERNAL_ERROR:
+        return Outcome(500, MSG_INTERNAL)
+    return episode
+
+
+def _not_entitled(sb: Sandbox, reason: str) -> Outcome:
+    error = "not entitled" if sb.faults.enabled("not_entitled_error_not_reason") else reason
+    return Outcome(403, error, "not_entitled", reason=reason)
+
+
+# -- admission and minting ---------------------------------------------------------------------
+
+
+def _reuse_key(request: PlaybackRequest, item: ItemRequest) -> ReuseKey | None:
+    if request.viewer_ref is None:
+        return None
+    return ReuseKey(
+        request.viewer_ref, request.union_info, request.drm_kek, item.ident, item.intent_class
+    )
+
+
+def _mint(sb: Sandbox, caller: Caller, episode: Episode, now: float, tune: Tuning) -> Ticket:
+    space = caller.organisation.space
+    return mint(
+        episode_id=episode.id,
+        episode_no=episode.episode_no,
+        protection=episode.protection,
+        vid=episode.vid_for(space),
+        subtitles=sb.store.subtitle_pairs(episode),
+        now=now,
+        new_secret=lambda: f"pat_{sb.rng.getrandbits(160):040x}",
+        policy=tune.tickets,
+    )
+
+
+async def _admit(
+    sb: Sandbox,
+    caller: Caller,
+    request: PlaybackRequest,
+    outcomes: list[Outcome | Episode],
+    tune: Tuning,
+) -> None:
+    """Turn every checked episode into a ticket or a 429, play-class items first."""
+    org, limits, book = caller.org_id, sb.limits, ticket_book(sb)
+    book.policy = tune.tickets
+    items = request.items
+    pending = [i for i, o in enumerate(outcomes) if isinstance(o, Episode)]
+    if len(pending) == 1:
+        order = [0]  # one item: nothing to order
+    else:
+        order = admission_order([items[i].intent_class for i in pending], limits.policy)
+    hold_left = limits.policy.max_hold_s
+    viewer_ref = request.viewer_ref
+    for position in order:
+        index = pending[position]
+        item, episode = items[index], outcomes[index]
+        assert isinstance(episode, Episode)
+        now = sb.now()
+        key = None if viewer_ref is None else _reuse_key(request, item)
+        kept = book.find(key, now) if key is not None else None
+        if kept is not None:
+            if sb.faults.enabled("reuse_counted"):
+                limits.playback_charge(org, 1, now)
+            outcomes[index] = Outcome(200, ticket=kept, episode=episode)
+            continue
+        while True:
+            decision = limits.playback_ticket(org, item.intent_class, now, hold_left)
+            if decision.hold <= 0:
+                break
+            await sleep(decision.hold + HOLD_SLACK)
+            hold_left -= decision.hold + HOLD_SLACK
+            now = sb.now()
+        if decision.issued:
+            ticket = _mint(sb, caller, episode, now, tune)
+            if key is not None:
+                book.keep(key, ticket, now)
+            outcomes[index] = Outcome(200, ticket=ticket, episode=episode)
+            continue
+        refusal = limits.refusal(org, "playback", decision.retry_after or 0, decision.reason)
+        message = MSG_SHED if decision.reason == PREFETCH_SHED else MSG_LIMIT
+        outcomes[index] = Outcome(
+            429, message, "rate_limited", decision.reason, refusal.retry_after, limited=True
+        )
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+
+def _flat_error(sb: Sandbox, exchange: Exchange, caller: Caller, outcome: Outcome) -> Reply:
+    faults = sb.faults
+    if outcome.limited:
+        limit = sb.limits.refusal(caller.org_id, "playback", 0).limit
+        reply = errors.rate_limited(exchange, faults, outcome.retry_after or 1, limit, 60)
+        if outcome.reason is None:
+            return reply
+        return errors.flat(
+            exchange, faults, 429, outcome.error or MSG_SHED, "rate_limited", reply.headers,
+            reason=outcome.reason,
+        )
+    headers: list[tuple[bytes, bytes]] = []
+    if outcome.retry_after is not None:
+        headers.append((b"retry-after", str(outcome.retry_after).encode()))
+    extra = dict(outcome.extra or {})
+    if outcome.reason is not None:
+        extra["reason"] = outcome.reason
+    return errors.flat(
+        exchange, faults, outcome.status, outcome.error or "", outcome.error_code, headers, **extra
+    )
+
+
+def _item_body(item: ItemRequest, outcome: Outcome) -> dict[str, Any]:
+    body: dict[str, Any] = {"request": item.echo, "status": outcome.status}
+    if outcome.ticket is not None:
+        body["episode_id"] = outcome.ticket.episode_id
+        body["episode_no"] = outcome.ticket.episode_no
+        body.update(outcome.ticket.fields())
+        return body
+    body["error"] = outcome.error
+    if outcome.error_code is not None:
+        body["error_code"] = outcome.error_code
+    if outcome.reason is not None:
+        body["reason"] = outcome.reason
+    if outcome.extra:
+        body.update(outcome.extra)
+    if outcome.retry_after is not None and outcome.status in (429, 503):
+        body["retry_after"] = outcome.retry_after
+    return body
+
+
+def _render(
+    sb: Sandbox, exchange: Exchange, caller: Caller, request: PlaybackRequest,
+    outcomes: list[Outcome],
+) -> Reply:
+    if not request.batch:
+        only = outcomes[0]
+        if only.ticket is not None:
+            return Reply(200, orjson.dumps(only.ticket.fields()))
+        return _flat_error(sb, exchange, caller, only)
+    issued = any(o.ticket is not None for o in outcomes)
+    limited = [o for o in outcomes if o.limited]
+    if not issued and limited:
+        # spec: Behaviour at the ceiling 2 — 429 as a whole only when no item can be issued.
+        shed = all(o.reason == PREFETCH_SHED for o in limited)
+        whole = Outcome(
+            429, MSG_SHED if shed else MSG_LIMIT, "rate_limited",
+            PREFETCH_SHED if shed else None, min(o.retry_after or 1 for o in limited),
+            limited=True,
+        )
+        return _flat_error(sb, exchange, caller, whole)
+    pairs = list(zip(request.items, outcomes, strict=True))
+    if sb.faults.enabled("batch_items_in_admission_order"):
+        order = admission_order([i.intent_class for i in request.items], sb.limits.policy)
+        pairs = [pairs[i] for i in order]
+    items = [_item_body(item, o) for item, o in pairs if not o.dropped]
+    return Reply(200, orjson.dumps({"items": items}))
+
+
+# -- the handler -------------------------------------------------------------------------------
+
+
+def _holds_play(request: PlaybackRequest | BodyError) -> bool:
+    if isinstance(request, BodyError):
+        return False
+    return any(item.intent_class is IntentClass.PLAY for item in request.items)
+
+
+def _gate_outcome(sb: Sandbox, request: PlaybackRequest | BodyError, retry_after: int) -> Outcome:
+    """The whole-request 429 at an empty bucket; a prefetch-only body is a shed prefetch."""
+    if isinstance(request, PlaybackRequest) and sb.limits.policy.shed_prefetch:
+        return Outcome(429, MSG_SHED, "rate_limited", PREFETCH_SHED, retry_after, limited=True)
+    return Outcome(429, MSG_LIMIT, "rate_limited", None, retry_after, limited=True)
+
+
+def _suspended(sb: Sandbox, exchange: Exchange) -> Reply:
+    """Suspended organisation: 403 not_entitled, reason org_suspended (spec: Errors > Playback)."""
+    return errors.flat(
+        exchange, sb.faults, 403, "org_suspended", "not_entitled", reason="org_suspended"
+    )
+
+
+async def handle(request: Request) -> Reply:
+    """The app's entry: authentication up to the scope step has run (app.py, auth.py)."""
+    scope = request.scope
+    return await answer(
+        scope["sandbox"],
+        scope["sandbox.exchange"],
+        scope["sandbox.caller"],
+        request.headers.get(simulate.HEADER),
+        request.body,
+    )
+
+
+async def answer(
+    sb: Sandbox,
+    exchange: Exchange,
+    caller: Caller,
+    simulate_header: str | None,
+    read_body: Callable[[], Awaitable[bytes]],
+) -> Reply:
+    """Answer one POST /playback from the organisation step on (spec: Authentication 4)."""
+    tune = tuning(sb)
+    # Coverage fault: while tickets are kept for reuse, the organisation is not re-checked.
+    skip_check = sb.faults.enabled("reuse_skips_organisation_check") and len(ticket_book(sb)) > 0
+    if caller.suspended and not skip_check:
+        return _suspended(sb, exchange)
+    now = sb.now()
+    scenario = None
+    if simulate_header is not None:
+        test_org = caller.organisation.test or sb.faults.enabled("production_honours_simulate")
+        scenario = simulate.scenario_for(simulate_header, "playback", test_org)
+    if scenario is not None and scenario.name != simulate.PARTIAL_BATCH:
+        return simulate.respond(
+            exchange, sb.faults, sb.limits, caller.org_id, scenario, "playback", now
+        )
+    refusal = sb.limits.playback_gate(caller.org_id, now)
+    if refusal is not None and not sb.limits.playback_holdable(caller.org_id, now):
+        return errors.rate_limited(
+            exchange, sb.faults, refusal.retry_after, refusal.limit, refusal.window
+        )
+    request = parse(await read_body(), tune.body)
+    if refusal is not None and not _holds_play(request):
+        # Not even one ticket: only a play item may wait for one (README: LIM-042, LIM-043).
+        return _flat_error(sb, exchange, caller, _gate_outcome(sb, request, refusal.retry_after))
+    now = sb.now()
+    if isinstance(request, BodyError):
+        sb.limits.playback_charge(caller.org_id, 1, now)  # spec: Limits, malformed body = 1
+        extra: dict[str, Any] = {"fields": list(request.fields)} if request.fields else {}
+        return errors.flat(exchange, sb.faults, 400, request.error, request.error_code, **extra)
+    if scenario is not None and (not request.batch or len(request.items) < 2):
+        scenario = None  # partial_batch needs a batch of two or more: ignored
+    if scenario is not None and not sb.faults.enabled("simulated_counter_not_counted"):
+        refused = sb.limits.take_request(caller.org_id, "simulated", now)
+        if refused is not None:
+            return errors.rate_limited(
+                exchange, sb.faults, refused.retry_after, refused.limit, refused.window
+            )
+    return await _issue(sb, exchange, caller, request, scenario, tune)
+
+
+async def _issue(
+    sb: Sandbox,
+    exchange: Exchange,
+    caller: Caller,
+    request: PlaybackRequest,
+    scenario: simulate.Scenario | None,
+    tune: Tuning,
+) -> Reply:
+    now = sb.now()
+    outcomes: list[Outcome | Episode] = []
+    for index, item in enumerate(request.items):
+        if scenario is not None and index > 0:
+            outcomes.append(_partial_failure(sb, caller, item))
+            continue
+        outcomes.append(check(sb, caller, item, request, now))
+    for found in outcomes:
+        if isinstance(found, Outcome) and found.status == 500:
+            return errors.flat(exchange, sb.faults, 500, MSG_INTERNAL)  # spec: 500 whole request
+    if sb.faults.enabled("next_past_end_issued"):
+        for index, item in enumerate(request.items):
+            found = outcomes[index]
+            if item.next_offset and isinstance(found, Outcome) and found.status == 404:
+                found.dropped = True
+    if tune.whole_429_early and len(outcomes) > 1:
+        bucket = sb.limits.bucket(caller.org_id)
+        if bucket.level(now) < len(outcomes):
+            refusal = sb.limits.refusal(caller.org_id, "playback", bucket.time_until(1, now))
+            return errors.rate_limited(
+                exchange, sb.faults, refusal.retry_after, refusal.limit, refusal.window
+            )
+    await _admit(sb, caller, request, outcomes, tune)
+    final = [o for o in outcomes if isinstance(o, Outcome)]
+    reply = _render(sb, exchange, caller, request, final)
+    if scenario is not None and not sb.faults.enabled("simulated_header_missing"):
+        reply.headers.append((simulate.SIMULATED_HEADER, scenario.name.encode()))
+    return reply
+
+
+def _partial_failure(sb: Sandbox, caller: Caller, item: ItemRequest) -> Outcome:
+    """partial_batch: a later item is refused as under the limit (README: SIM-013)."""
+    if item.intent_class is IntentClass.PREFETCH:
+        return Outcome(429, MSG_SHED, "rate_limited", PREFETCH_SHED, 1, limited=True)
+    return Outcome(429, MSG_LIMIT, "rate_limited", None, 1, limited=True)

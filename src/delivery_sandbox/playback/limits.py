@@ -1,0 +1,392 @@
+"""Rate limits per organisation and counter (spec: Limits).
+
+Pure: no I/O and no clock reads; every method takes `now` (float epoch seconds).
+
+Two refill kinds exist. A *continuous* counter is a token bucket that holds the whole
+per-minute allowance when idle and refills at allowance/60 per second (playback, catalog).
+A *clock-minute* counter counts requests inside the current UTC minute, floor(now / 60),
+and starts again at zero when the minute changes (creatives, videos, video, config, and the
+simulated-response counter).
+
+The playback counter is counted in tickets; the admission policy (shedding, hold, order) that
+spends it lives in `admission.py` and is reached through `Limits.playback_*`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+
+from delivery_sandbox.playback.admission import (
+    AdmissionPolicy,
+    Decision,
+    IntentClass,
+    decide_ticket,
+    gate_request,
+    holdable,
+)
+
+__all__ = [
+    "CONFIG_DOORS",
+    "LIMITS",
+    "WINDOW_SECONDS",
+    "AdmissionPolicy",
+    "ClockMinuteCounter",
+    "CounterPolicy",
+    "Decision",
+    "IntentClass",
+    "LimitQuirks",
+    "Limits",
+    "Refill",
+    "Refusal",
+    "TokenBucket",
+]
+
+WINDOW_SECONDS = 60
+
+
+class Refill(Enum):
+    CONTINUOUS = "continuous"
+    CLOCK_MINUTE = "clock_minute"
+
+
+@dataclass(frozen=True)
+class CounterPolicy:
+    """One row of the limits table: allowance per 60 s, its unit and how it refills."""
+
+    name: str
+    limit: int
+    unit: str
+    refill: Refill
+
+
+# spec: Limits (table) and "Behaviour at the ceiling" point 4 for `simulated`.
+# The continuous refill rate is always limit / 60 per second (10,800 -> 180/s, 3,000 -> 50/s).
+LIMITS: dict[str, CounterPolicy] = {
+    p.name: p
+    for p in (
+        CounterPolicy("playback", 10_800, "tickets", Refill.CONTINUOUS),
+        CounterPolicy("catalog", 3_000, "requests", Refill.CONTINUOUS),
+        CounterPolicy("creatives", 3_000, "requests", Refill.CLOCK_MINUTE),
+        CounterPolicy("videos", 3_000, "requests", Refill.CLOCK_MINUTE),
+        CounterPolicy("video", 10_800, "requests", Refill.CLOCK_MINUTE),
+        CounterPolicy("config", 600, "requests", Refill.CLOCK_MINUTE),
+        CounterPolicy("simulated", 300, "requests", Refill.CLOCK_MINUTE),
+    )
+}
+
+# Counters listed by GET /config under rate_limits.doors (spec: GET /config).
+CONFIG_DOORS = ("catalog", "playback", "creatives", "videos", "config")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a request was not counted in: the 429's Retry-After and X-RateLimit-* values."""
+
+    retry_after: int
+    limit: int
+    window: int = WINDOW_SECONDS
+    reason: str | None = None
+
+
+def _ceil_seconds(seconds: float) -> int:
+    return max(1, math.ceil(seconds - 1e-9))
+
+
+@dataclass
+class TokenBucket:
+    """Continuous refill; full from idle (spec: Limits, playback row)."""
+
+    capacity: float
+    rate_per_s: float
+    _level: float = field(init=False)
+    _at: float | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self._level = self.capacity
+
+    def _refill(self, now: float) -> None:
+        if self._at is not None and now > self._at:
+            self._level = min(self.capacity, self._level + (now - self._at) * self.rate_per_s)
+        if self._at is None or now > self._at:
+            self._at = now
+
+    def level(self, now: float) -> float:
+        self._refill(now)
+        return self._level
+
+    def take(self, n: float, now: float) -> bool:
+        self._refill(now)
+        if self._level + 1e-9 < n:
+            return False
+        self._level -= n
+        return True
+
+    def time_until(self, n: float, now: float) -> float:
+        """Seconds until `n` tokens are available (0 when they already are)."""
+        self._refill(now)
+        missing = n - self._level
+        if missing <= 1e-9:
+            return 0.0
+        if n > self.capacity + 1e-9 or self.rate_per_s <= 0:
+            return math.inf
+        return missing / self.rate_per_s
+
+    def resize(self, capacity: float, rate_per_s: float, now: float | None = None) -> None:
+        """New allowance: headroom grows by the raise, never above the new capacity."""
+        if now is not None:
+            self._refill(now)
+        grown = self._level + max(0.0, capacity - self.capacity)
+        self.capacity, self.rate_per_s = capacity, rate_per_s
+        self._level = min(capacity, grown)
+
+    def fill(self) -> None:
+        self._level = self.capacity
+
+
+@dataclass
+class ClockMinuteCounter:
+    """Counts inside the UTC clock minute floor(now / 60) (spec: Limits, "Clock minute (UTC)").
+
+    With `rolling` the window instead starts at the first request and lasts 60 s; that is
+    the fault `clock_minute_rolling`, never the default.
+    """
+
+    limit: int
+    rolling: bool = False
+    _window: float | None = field(init=False, default=None)
+    _count: int = field(init=False, default=0)
+
+    def _start(self, now: float) -> float:
+        if self.rolling:
+            if self._window is None or now >= self._window + WINDOW_SECONDS:
+                return now
+            return self._window
+        return math.floor(now / WINDOW_SECONDS) * WINDOW_SECONDS
+
+    def _roll(self, now: float) -> None:
+        start = self._start(now)
+        if start != self._window:
+            self._window, self._count = start, 0
+
+    def take(self, now: float) -> bool:
+        self._roll(now)
+        if self._count >= self.limit:
+            return False
+        self._count += 1
+        return True
+
+    def remaining(self, now: float) -> int:
+        self._roll(now)
+        return max(0, self.limit - self._count)
+
+    def retry_after(self, now: float) -> int:
+        """The rest of the current window, at least 1 second."""
+        self._roll(now)
+        assert self._window is not None
+        return _ceil_seconds(self._window + WINDOW_SECONDS - now)
+
+    def fill(self) -> None:
+        self._count = 0
+
+
+@dataclass(frozen=True)
+class LimitQuirks:
+    """Deliberate departures used by sandbox faults; the defaults keep the spec."""
+
+    refill_factor: float = 1.0  # continuous refill rate multiplier
+    capacity_factor: float = 1.0  # bucket capacity multiplier (limit advertised unchanged)
+    rolling_minute: bool = False  # clock-minute windows start at the first request
+    retry_after_offset: int = 0  # added to every Retry-After
+    advertised_limit_factor: float = 1.0  # X-RateLimit-Limit multiplier
+    minute_limit_factor: float = 1.0  # clock-minute counters (not `simulated`) admit limit x this
+    simulated_limit_factor: float = 1.0  # the simulated counter admits limit x this
+    config_spends_catalog: bool = False  # GET /config also takes a unit of the catalog bucket
+
+    def minute_limit(self, counter: str, limit: int) -> int:
+        """What a clock-minute counter really admits (the advertised limit stays `limit`)."""
+        factor = self.simulated_limit_factor if counter == "simulated" else self.minute_limit_factor
+        return limit if factor == 1.0 else max(1, math.floor(limit * factor + 1e-9))
+
+
+Counter = TokenBucket | ClockMinuteCounter
+
+
+class Limits:
+    """Per-organisation registry of counters, created lazily from `LIMITS`.
+
+    `scale` multiplies every limit (and so every continuous rate) at start, for short smokes;
+    `set_limit` raises or lowers one counter of one organisation (the admin API).
+    """
+
+    def __init__(
+        self,
+        scale: float = 1.0,
+        policy: AdmissionPolicy | None = None,
+        quirks: LimitQuirks | None = None,
+    ) -> None:
+        if scale <= 0:
+            raise ValueError("scale must be positive")
+        self.scale = scale
+        self.policy = policy or AdmissionPolicy()
+        self.quirks = quirks or LimitQuirks()
+        self._counters: dict[tuple[str, str], Counter] = {}
+        self._overrides: dict[tuple[str, str], int] = {}
+
+    # -- table -------------------------------------------------------------------------------
+
+    def limit_of(self, org_id: str, counter: str) -> int:
+        """The effective limit: an admin override, else the table value times `scale`."""
+        override = self._overrides.get((org_id, counter))
+        if override is not None:
+            return override
+        return max(1, round(LIMITS[counter].limit * self.scale))
+
+    def doors(self, org_id: str) -> dict[str, dict[str, object]]:
+        """`rate_limits.doors` of GET /config: the effective limits of this organisation."""
+        return {
+            name: {"limit": self.limit_of(org_id, name), "unit": LIMITS[name].unit}
+            for name in CONFIG_DOORS
+        }
+
+    def _make(self, org_id: str, counter: str) -> Counter:
+        policy = LIMITS[counter]
+        limit = self.limit_of(org_id, counter)
+        if policy.refill is Refill.CONTINUOUS:
+            return TokenBucket(
+                limit * self.quirks.capacity_factor,
+                limit / WINDOW_SECONDS * self.quirks.refill_factor,
+            )
+        return ClockMinuteCounter(
+            self.quirks.minute_limit(counter, limit), rolling=self.quirks.rolling_minute
+        )
+
+    def _counter(self, org_id: str, counter: str) -> Counter:
+        key = (org_id, counter)
+        found = self._counters.get(key)
+        if found is None:
+            found = self._counters[key] = self._make(org_id, counter)
+        return found
+
+    def bucket(self, org_id: str, counter: str = "playback") -> TokenBucket:
+        found = self._counter(org_id, counter)
+        assert isinstance(found, TokenBucket), f"{counter} is not a continuous counter"
+        return found
+
+    # -- requests ----------------------------------------------------------------------------
+
+    def refusal(
+        self, org_id: str, counter: str, seconds: float, reason: str | None = None
+    ) -> Refusal:
+        advertised = round(self.limit_of(org_id, counter) * self.quirks.advertised_limit_factor)
+        return Refusal(
+            retry_after=_ceil_seconds(seconds) + self.quirks.retry_after_offset,
+            limit=advertised,
+            reason=reason,
+        )
+
+    def take_request(self, org_id: str, counter: str, now: float) -> Refusal | None:
+        """Count one request; None when admitted, else the refusal.
+
+        spec: Limits > Behaviour at the ceiling, point 1.
+        """
+        if counter == "config" and self.quirks.config_spends_catalog:
+            self.bucket(org_id, "catalog").take(1, now)
+        found = self._counter(org_id, counter)
+        if isinstance(found, TokenBucket):
+            if found.take(1, now):
+                return None
+            return self.refusal(org_id, counter, found.time_until(1, now))
+        if found.take(now):
+            return None
+        return self.refusal(org_id, counter, found.retry_after(now))
+
+    # -- admin -------------------------------------------------------------------------------
+
+    def set_limit(self, org_id: str, counter: str, limit: int, now: float | None = None) -> None:
+        """Raise or lower a counter; a continuous counter refills at limit/60 per second."""
+        if counter not in LIMITS:
+            raise KeyError(counter)
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        self._overrides[(org_id, counter)] = int(limit)
+        found = self._counters.get((org_id, counter))
+        if isinstance(found, TokenBucket):
+            found.resize(
+                limit * self.quirks.capacity_factor,
+                limit / WINDOW_SECONDS * self.quirks.refill_factor,
+                now,
+            )
+        elif isinstance(found, ClockMinuteCounter):
+            found.limit = self.quirks.minute_limit(counter, int(limit))
+
+    def reset(self, org_id: str) -> None:
+        """Refill every counter of the organisation; limits set by `set_limit` stay."""
+        for (org, _), found in self._counters.items():
+            if org == org_id:
+                found.fill()
+
+    def clear(self) -> None:
+        """Back to the start state: no counters, no overrides."""
+        self._counters.clear()
+        self._overrides.clear()
+
+    def set_quirks(self, quirks: LimitQuirks) -> None:
+        """Switch quirks (faults); existing counters are rebuilt on next use."""
+        if quirks != self.quirks:
+            self.quirks = quirks
+            self._counters.clear()
+
+    def set_policy(self, policy: AdmissionPolicy) -> None:
+        self.policy = policy
+
+    def snapshot(self, org_id: str, now: float) -> dict[str, dict[str, object]]:
+        """Every counter of the organisation: limit, unit, refill kind and what is left."""
+        out: dict[str, dict[str, object]] = {}
+        for name, policy in LIMITS.items():
+            found = self._counter(org_id, name)
+            if isinstance(found, TokenBucket):
+                remaining: float = round(found.level(now), 3)
+            else:
+                remaining = found.remaining(now)
+            out[name] = {
+                "limit": self.limit_of(org_id, name),
+                "unit": policy.unit,
+                "refill": policy.refill.value,
+                "window": WINDOW_SECONDS,
+                "remaining": remaining,
+            }
+        return out
+
+    def organisations(self) -> list[str]:
+        return sorted({org for org, _ in self._counters} | {org for org, _ in self._overrides})
+
+    # -- playback (spec: Behaviour at the ceiling 2 and 3; POST /playback batch rules) ----------
+
+    def playback_gate(self, org_id: str, now: float) -> Refusal | None:
+        """Before the body: None when a ticket is there, else the whole-request refusal.
+
+        The handler may still hold a play request when `playback_holdable(refusal)` is true.
+        """
+        seconds = gate_request(self.bucket(org_id), now, self.policy)
+        if seconds is None:
+            return None
+        return self.refusal(org_id, "playback", seconds)
+
+    def playback_holdable(self, org_id: str, now: float) -> bool:
+        """Whether the next ticket comes within the hold window (for a play request)."""
+        return holdable(self.bucket(org_id).time_until(1, now), self.policy)
+
+    def playback_ticket(
+        self, org_id: str, intent: IntentClass, now: float, hold_left: float
+    ) -> Decision:
+        """Admit one ticket: issue (1 unit taken), hold for some seconds, or refuse.
+
+        A refused decision becomes a 429 through `refusal(org_id, "playback", ...)`.
+        """
+        return decide_ticket(self.bucket(org_id), intent, now, hold_left, self.policy)
+
+    def playback_charge(self, org_id: str, units: int, now: float) -> bool:
+        """Charge units outside admission (a malformed body costs 1) when they are available."""
+        return self.bucket(org_id).take(units, now)

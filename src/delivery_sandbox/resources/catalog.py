@@ -1,0 +1,253 @@
+"""GET /catalog (spec: GET /catalog; Resources > Film, Episode; Errors > Catalog).
+
+Films with a current licence, by `display_order`; for each, its published episodes plus one
+placeholder row per planned episode not yet published, grouped by film and sorted by
+`episode_no`. Without `limit` and `cursor`: everything, `films` and `episodes` only (README
+decision). Paged: `next_cursor` and `links.next`; each page carries all episodes of its films.
+Bodies are cached per (organisation, version, page) for up to 30 s (spec: Freshness).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+from urllib.parse import quote
+
+import orjson
+
+from delivery_sandbox.http import errors
+from delivery_sandbox.http.headers import Call, Exchange, Reply
+from delivery_sandbox.resources import cursors
+from delivery_sandbox.resources.listing import iso
+from delivery_sandbox.state.accounts import Caller
+from delivery_sandbox.state.context import Sandbox
+from delivery_sandbox.state.store import Episode, Film
+
+__all__ = ["episode_rows", "film_row", "handle", "parse_limit"]
+
+PATH = "/api/delivery/v1/catalog"
+MAX_LIMIT = 200
+CURSOR_PAGE = 50
+CACHE_SECONDS = 30
+COVER_TTL = 600  # at most 15 minutes (spec: Episode, poster_signed_url)
+MATERIAL_TTL = 3600
+
+
+def parse_limit(raw: str | None, high: int) -> int | bool | None:
+    """The limit (None when absent), or False when it is not a whole number from 1 to `high`."""
+    if raw is None:
+        return None
+    if not raw.isdigit() or not raw.isascii():
+        return False
+    value = int(raw)
+    return value if 1 <= value <= high else False
+
+
+def _sign(text: str, expires: int) -> str:
+    return hashlib.sha256(f"{text}:{expires}".encode()).hexdigest()[:20]
+
+
+def film_row(sb: Sandbox, film: Film, space: str | None, now: int) -> dict[str, Any]:
+    expires = now + MATERIAL_TTL
+    order: Any = film.display_order
+    if sb.faults.enabled("catalog_display_order_string"):
+        order = str(order)
+    return {
+        "id": film.id,
+        "title": film.title,
+        "slug": film.slug,
+        "synopsis_short": film.synopsis_short,
+        "synopsis_full": film.synopsis_full,
+        "genres": list(film.genres),
+        "language": film.language,
+        "poster_url": film.poster_url,
+        "status": "published",
+        "display_order": order,
+        "planned_episodes": film.planned_episodes,
+        "free_until_episode": film.free_until_episode,
+        "audience": film.audience,
+        "form": film.form,
+        "setting": film.setting,
+        "code": film.code,
+        "title_i18n": film.title_i18n,
+        "synopsis_short_i18n": film.synopsis_short_i18n,
+        "synopsis_i18n": film.synopsis_i18n,
+        "content_rating": film.content_rating,
+        "is_completed": film.is_completed,
+        "release_date": film.release_date,
+        "default_lang": film.default_lang,
+        "tags": list(film.tags),
+        "people": list(film.people),
+        "trailer": {"vid": film.trailer_vid} if film.trailer_vid else None,
+        "metadata_version": film.metadata_version,
+        "metadata_updated_at": _iso(film.metadata_updated_at),
+        "images": list(film.images),
+        "materials": [
+            {
+                "kind": kind,
+                "title": f"{film.title} {kind}",
+                "mid": f"{space or 'shared'}:m:{film.slug}:{kind}",
+                "url": f"https://media.delivery.sandbox/{space or 'shared'}/{film.slug}/{kind}.jpg"
+                f"?exp={expires}&sig={_sign(film.slug + kind, expires)}",
+                "expires_at": expires,
+                "store_uri": f"store://{space or 'shared'}/{film.slug}/{kind}.jpg",
+                "width": 1080,
+                "height": 1920 if kind == "cover_9_16" else 1440,
+            }
+            for kind in film.materials
+        ],
+    }
+
+
+def _iso(epoch: int | None) -> str | None:
+    return None if epoch is None else iso(epoch)
+
+
+def _episode(episode: Episode, space: str | None, now: int) -> dict[str, Any]:
+    vid = episode.vid_for(space)
+    signed = episode.has_cover and vid is not None
+    expires = now + COVER_TTL
+    return {
+        "id": episode.id,
+        "film_id": episode.film_id,
+        "episode_no": episode.episode_no,
+        "title": episode.title,
+        "synopsis": episode.synopsis,
+        "duration_ms": episode.duration_ms,
+        "poster_uri": f"store://covers/{episode.vid}.jpg" if episode.has_cover else None,
+        "poster_url": episode.poster_url,
+        "poster_signed_url": (
+            f"https://play.delivery.sandbox/covers/{vid}.jpg?exp={expires}"
+            f"&sig={_sign(str(vid), expires)}"
+            if signed
+            else None
+        ),
+        "poster_store_uri": f"store://{space or 'shared'}/covers/{episode.vid}.jpg"
+        if signed
+        else None,
+        "poster_expires_at": expires if signed else None,
+        "vid": vid,
+        "vid_ready": episode.vid_ready,
+        "status": "published",
+        "stream_ready": episode.stream_ready,
+        "title_i18n": episode.title_i18n,
+        "subtitles": [{"lang": lang} for lang in episode.subtitles],
+    }
+
+
+def _placeholder(film: Film, episode_no: int) -> dict[str, Any]:
+    return {
+        "id": None,
+        "film_id": film.id,
+        "episode_no": episode_no,
+        "title": None,
+        "synopsis": None,
+        "duration_ms": None,
+        "poster_uri": None,
+        "poster_url": None,
+        "poster_signed_url": None,
+        "poster_store_uri": None,
+        "poster_expires_at": None,
+        "vid": None,
+        "vid_ready": False,
+        "status": "planned",
+        "stream_ready": False,
+        "title_i18n": {},
+        "subtitles": [],
+    }
+
+
+def episode_rows(sb: Sandbox, film: Film, space: str | None, now: int) -> list[dict[str, Any]]:
+    """Published episodes and placeholders of one film, by `episode_no`."""
+    published = sb.store.episodes_of(film.id)
+    rows = [(e.episode_no, _episode(e, space, now)) for e in published]
+    if film.planned_episodes and not sb.faults.enabled("catalog_placeholders_missing"):
+        numbers = {e.episode_no for e in published}
+        rows += [
+            (no, _placeholder(film, no))
+            for no in range(1, film.planned_episodes + 1)
+            if no not in numbers
+        ]
+    rows.sort(key=lambda pair: pair[0], reverse=sb.faults.enabled("catalog_episode_order_broken"))
+    return [row for _, row in rows]
+
+
+def _films(sb: Sandbox, caller: Caller, now: float) -> list[Film]:
+    films = sb.store.licensed_films(caller.org_id, now)
+    if sb.faults.enabled("catalog_sort_broken"):
+        films.sort(key=lambda f: f.title, reverse=True)
+    return films
+
+
+def _page(sb: Sandbox, caller: Caller, films: list[Film], now: int) -> dict[str, Any]:
+    space = caller.organisation.space
+    episodes: list[dict[str, Any]] = []
+    for film in films:
+        episodes += episode_rows(sb, film, space, now)
+    return {"films": [film_row(sb, f, space, now) for f in films], "episodes": episodes}
+
+
+def _bad_request(sb: Sandbox, exchange: Exchange) -> Reply:
+    return errors.flat(exchange, sb.faults, 400, errors.MSG_INVALID_REQUEST, "invalid_request")
+
+
+def build(
+    sb: Sandbox, exchange: Exchange, caller: Caller, limit: int | None, cursor: str | None
+) -> bytes | None:
+    now = int(sb.now())
+    films = _films(sb, caller, now)
+    if limit is None and cursor is None:
+        return orjson.dumps(_page(sb, caller, films, now))
+    start = 0
+    if cursor is not None:
+        position = cursors.decode(sb.cursor_secret, "catalog", "", cursor)
+        if position is None or len(position) != 2:
+            if not sb.faults.enabled("catalog_bad_cursor_accepted"):
+                return None
+            position = None
+        if position is not None:
+            after = (position[0], position[1])
+            start = next(
+                (i for i, f in enumerate(films) if (f.display_order, f.id) > after), len(films)
+            )
+    size = limit if limit is not None else CURSOR_PAGE
+    page = films[start : start + size]
+    body = _page(sb, caller, page, now)
+    next_cursor = None
+    if start + size < len(films) and page:
+        last = page[-1]
+        next_cursor = cursors.encode(sb.cursor_secret, "catalog", "", [last.display_order, last.id])
+    if sb.faults.enabled("catalog_cursor_missing"):
+        next_cursor = None
+    link = None
+    if next_cursor is not None:
+        link = f"{exchange.base_url}{PATH}?cursor={quote(next_cursor)}"
+        if limit is not None:
+            link += f"&limit={limit}"
+    body["next_cursor"] = next_cursor
+    body["links"] = {"next": link}
+    return orjson.dumps(body)
+
+
+async def handle(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
+    limit = parse_limit(call.query.get("limit"), MAX_LIMIT)
+    if limit is False:
+        return _bad_request(sb, exchange)
+    cursor = call.query.get("cursor")
+    size = limit if isinstance(limit, int) else None
+    key = (
+        "catalog",
+        caller.org_id,
+        caller.organisation.space,
+        exchange.base_url,
+        size,
+        cursor,
+        int(sb.now() // CACHE_SECONDS),
+    )
+    found = sb.cache.get(key)
+    if found is None:
+        found = build(sb, exchange, caller, size, cursor)
+        if found is None:
+            return _bad_request(sb, exchange)
+        sb.cached(key, lambda: found)
+    return Reply(200, found)

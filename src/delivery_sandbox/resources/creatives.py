@@ -1,0 +1,177 @@
+"""GET /creatives, /creatives/{id}, /creatives/{id}/file (spec: GET /creatives and following;
+Resources > Creative record; Errors > Creatives).
+
+Envelope family. The list is ordered by `updated_at` then id, `updated_since` is strictly after,
+cursors are bound to `updated_since`. The file answers 302 to a keyless link valid 15 minutes,
+or with `redirect=0` the link as JSON.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+from urllib.parse import urlencode
+
+from delivery_sandbox.http import errors
+from delivery_sandbox.http.headers import Call, Exchange, Reply
+from delivery_sandbox.resources import cursors
+from delivery_sandbox.resources.listing import ok_envelope, paginate, parse_epoch, parse_limit
+from delivery_sandbox.resources.share import download_link, export_rights_active
+from delivery_sandbox.state.accounts import ORGANISATIONS, Caller
+from delivery_sandbox.state.context import Sandbox
+from delivery_sandbox.state.store import Creative
+
+__all__ = ["creative_record", "handle_file", "handle_list", "handle_one"]
+
+PATH = "/api/delivery/v1/creatives"
+MAX_LIMIT, DEFAULT_LIMIT = 100, 50
+ASPECTS = {"reels_9x16": "9:16", "feed_4x5": "4:5", "square_1x1": "1:1"}
+TARGET = {"width": 1080, "height": 1920, "fps": 30, "codec": "h264"}
+
+
+def creative_record(sb: Sandbox, creative: Creative, base_url: str) -> dict[str, Any]:
+    store = sb.store
+    film = store.films.get(creative.film_id) if creative.film_id else None
+    scenes = [dict(scene) for scene in creative.scenes]
+    duration = sum(s["duration_ms"] for s in scenes) if scenes else 15_000
+    ready = creative.final_ready
+    updated: Any = creative.updated_at
+    if sb.faults.enabled("creative_updated_at_iso"):
+        updated = f"{creative.updated_at}"
+    return {
+        "links": {"self": f"{base_url}{PATH}/{creative.id}"},
+        "schema_version": 1,
+        "creative_id": creative.id,
+        "creative_code": creative.code,
+        "name": creative.name,
+        "status": creative.status,
+        "created_at": creative.created_at,
+        "approved_at": creative.approved_at,
+        "updated_at": updated,
+        "org": {"slug": ORGANISATIONS[creative.org_id].slug},
+        "created_by": creative.created_by,
+        "film": (
+            {
+                "code": film.code,
+                "title": film.title,
+                "language": film.language,
+                "genres": list(film.genres),
+            }
+            if film
+            else None
+        ),
+        "episodes": list(creative.episodes),
+        "placement": creative.placement,
+        "aspect": ASPECTS.get(creative.placement or ""),
+        "duration_ms": duration,
+        "scenes": scenes,
+        "hook": {"action": scenes[0]["action"], "line": scenes[0]["line"]} if scenes else None,
+        "formula": {"name": creative.formula} if creative.formula else None,
+        "rights": {"ends_at": creative.rights_ends_at},
+        "lineage": {"parent_creative_id": creative.parent_id},
+        "final": {
+            "ready": ready,
+            "file_url": f"{base_url}/api/c/{creative.share_token}.mp4"
+            if ready and creative.share_token
+            else None,
+            "target": dict(TARGET),
+        },
+    }
+
+
+def _env_error(
+    sb: Sandbox,
+    exchange: Exchange,
+    status: int,
+    code: int,
+    message: str,
+    headers: list[tuple[bytes, bytes]] | None = None,
+) -> Reply:
+    return errors.envelope(exchange, sb.faults, status, code, message, sb.now(), headers)
+
+
+async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
+    query, now = call.query, sb.now()
+    raw_limit = query.get("limit")
+    if raw_limit == "" and sb.faults.enabled("creatives_empty_limit_accepted"):
+        raw_limit = None
+    limit = parse_limit(raw_limit, MAX_LIMIT, DEFAULT_LIMIT)
+    if limit is None:
+        return _env_error(sb, exchange, 422, 4220, errors.MSG_LIMIT)
+    if limit == MAX_LIMIT and sb.faults.enabled("creatives_limit_max_500"):  # fault (properties)
+        return errors.flat(exchange, sb.faults, 500, "internal error")
+    since = parse_epoch(query.get("updated_since"))
+    if since is False:
+        return _env_error(sb, exchange, 422, 4221, errors.MSG_UPDATED_SINCE)
+    binding = f"u={since}"
+    after = None
+    raw_cursor = query.get("cursor")
+    if raw_cursor is not None:
+        after = cursors.decode(sb.cursor_secret, "creatives", binding, raw_cursor)
+        if after is None:
+            return _env_error(sb, exchange, 422, 4222, errors.MSG_CURSOR)
+    strict = not sb.faults.enabled("creatives_updated_since_inclusive")
+    rows = [
+        c
+        for c in sb.store.creatives.values()
+        if c.org_id == caller.org_id
+        and c.visible
+        and (since is None or c.updated_at > since or (not strict and c.updated_at == since))
+    ]
+    if sb.faults.enabled("creatives_order_broken"):
+        rows.sort(key=lambda c: (-c.updated_at, c.id))
+    else:
+        rows.sort(key=lambda c: (c.updated_at, c.id))
+    page = paginate(
+        rows, lambda c: [c.updated_at, c.id], limit, after, sb.cursor_secret, "creatives", binding
+    )
+    base = f"{exchange.base_url}{PATH}"
+    self_query = {k: v for k, v in query.items() if k in ("updated_since", "limit", "cursor")}
+    next_link = None
+    if page.next_cursor is not None:
+        keep = {k: v for k, v in self_query.items() if k != "cursor"}
+        next_link = f"{base}?{urlencode({**keep, 'cursor': page.next_cursor})}"
+    data = {
+        "items": [creative_record(sb, c, exchange.base_url) for c in page.rows],
+        "next_cursor": page.next_cursor,
+    }
+    self_link = f"{base}?{urlencode(self_query)}" if self_query else base
+    return Reply(200, ok_envelope(data, now, {"self": self_link, "next": next_link}))
+
+
+def _find(sb: Sandbox, caller: Caller, raw: str) -> Creative | None:
+    try:
+        key = str(uuid.UUID(raw))
+    except ValueError:
+        return None
+    if key != raw.lower():
+        return None
+    creative = sb.store.creatives.get(key)
+    if creative is None or creative.org_id != caller.org_id or not creative.visible:
+        return None
+    return creative
+
+
+async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
+    creative = _find(sb, caller, call.params["id"])
+    if creative is None:
+        return _env_error(sb, exchange, 404, 4040, errors.MSG_NO_CREATIVE)
+    record = creative_record(sb, creative, exchange.base_url)
+    return Reply(200, ok_envelope(record, sb.now(), {"self": record["links"]["self"]}))
+
+
+async def handle_file(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
+    creative, now = _find(sb, caller, call.params["id"]), sb.now()
+    if creative is None:
+        return _env_error(sb, exchange, 404, 4040, errors.MSG_NO_CREATIVE)
+    if not export_rights_active(sb, creative, now):
+        return _env_error(sb, exchange, 403, 4032, errors.MSG_RIGHTS_ENDED)
+    if not creative.final_ready:
+        return _env_error(sb, exchange, 409, 4090, errors.MSG_FINAL_NOT_READY)
+    if creative.link_failure:
+        return _env_error(sb, exchange, 503, 5032, errors.MSG_LINK_FAILED, [(b"retry-after", b"2")])
+    url, expires = download_link(sb, exchange.base_url, creative, now)
+    if call.query.get("redirect") == "0":
+        links = {"self": f"{exchange.base_url}{PATH}/{creative.id}/file?redirect=0"}
+        return Reply(200, ok_envelope({"url": url, "expires_at": expires}, now, links))
+    return Reply(302, b"", [(b"location", url.encode())], content_type=None)

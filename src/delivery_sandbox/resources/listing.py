@@ -1,0 +1,86 @@
+"""Shared pieces of the listing endpoints (spec: Paging and envelopes; Limits > Other constants).
+
+Query parsing for `limit`, `updated_since` and `cursor`, the success envelope, keyset paging
+over sorted rows, content hashes and ISO times. Pure: `now` is passed in.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import orjson
+
+from delivery_sandbox.resources import cursors
+
+__all__ = ["Page", "content_hash", "iso", "ok_envelope", "paginate", "parse_epoch", "parse_limit"]
+
+T = TypeVar("T")
+MAX_EPOCH_DIGITS = 11
+
+
+def iso(epoch: float) -> str:
+    return dt.datetime.fromtimestamp(int(epoch), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_limit(raw: str | None, high: int, default: int) -> int | None:
+    """A whole number from 1 to `high` (default when absent); None when invalid. `limit=` is 0."""
+    if raw is None:
+        return default
+    if not raw.isascii() or not raw.isdigit():
+        return None
+    value = int(raw)
+    return value if 1 <= value <= high else None
+
+
+def parse_epoch(raw: str | None) -> int | bool | None:
+    """Epoch seconds of up to 11 digits; None when absent; False when invalid."""
+    if raw is None:
+        return None
+    if not raw.isascii() or not raw.isdigit() or len(raw) > MAX_EPOCH_DIGITS:
+        return False
+    return int(raw)
+
+
+def content_hash(value: Any) -> str:
+    return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()[:24]
+
+
+def ok_envelope(data: Any, now: float, links: dict[str, Any]) -> bytes:
+    """The success envelope: `{code: 0, message: "ok", data, server_time, links}`."""
+    return orjson.dumps(
+        {"code": 0, "message": "ok", "data": data, "server_time": int(now), "links": links}
+    )
+
+
+@dataclass(frozen=True)
+class Page:
+    rows: list[Any]
+    next_cursor: str | None
+
+
+def paginate(
+    rows: Sequence[T],
+    key: Callable[[T], list[Any]],
+    limit: int,
+    after: list[Any] | None,
+    secret: bytes,
+    endpoint: str,
+    binding: str,
+    full_page_cursor: bool = False,
+) -> Page:
+    """Rows after the position `after` (rows sorted by `key`), `limit` of them.
+
+    `full_page_cursor`: a full page always carries a cursor, even when nothing follows.
+    """
+    start = 0
+    if after is not None:
+        start = next((i for i, row in enumerate(rows) if key(row) > after), len(rows))
+    page = list(rows[start : start + limit])
+    more = start + limit < len(rows) or (full_page_cursor and len(page) == limit)
+    if not page or not more:
+        return Page(page, None)
+    return Page(page, cursors.encode(secret, endpoint, binding, key(page[-1])))

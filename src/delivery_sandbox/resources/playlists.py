@@ -1,0 +1,243 @@
+"""GET /playlists and GET /playlists/{code} (spec: GET /playlists; Resources > Playlist list
+item, Playlist detail; States and transitions > Playlist; Errors > Series and playlists).
+
+For video partners only: an organisation that licenses films gets 403 4032. The whole library is
+listed with `granted`; withdrawn playlists stay 30 days. A full page always carries a cursor.
+Not granted: `media` null, clips not ready and without a video id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+from urllib.parse import urlencode
+
+from delivery_sandbox.http import errors
+from delivery_sandbox.http.headers import Call, Exchange, Reply
+from delivery_sandbox.resources import cursors
+from delivery_sandbox.resources.listing import (
+    content_hash,
+    ok_envelope,
+    paginate,
+    parse_epoch,
+    parse_limit,
+)
+from delivery_sandbox.state.accounts import Caller, OrgKind
+from delivery_sandbox.state.context import Sandbox
+from delivery_sandbox.state.store import WITHDRAWN_LISTED, Clip, Playlist
+
+__all__ = ["handle_list", "handle_one", "playlist_detail"]
+
+PATH = "/api/delivery/v1/playlists"
+MAX_LIMIT, DEFAULT_LIMIT = 100, 50
+PLAYLIST_SIZE = 100
+CDN_TTL = 3600  # spec: Limits > Other constants, playlist image link
+SLUG = re.compile(r"\A[a-z0-9]+(?:-[a-z0-9]+)*\Z")
+SHORT_CLIP_MS = 30_000
+
+
+def _media_name(code: str, position: int) -> str:
+    n = (position - 1) // PLAYLIST_SIZE + 1
+    return code if n == 1 else f"{code}-{n}"
+
+
+def _image(space: str | None, granted: bool, uri: str, now: int) -> dict[str, Any]:
+    if granted:
+        return {
+            "source": "media_space",
+            "url": None,
+            "expires_at": None,
+            "space": space,
+            "uri": f"space://{space}/{uri}",
+        }
+    expires = now + CDN_TTL
+    sig = hashlib.sha256(f"{uri}:{expires}".encode()).hexdigest()[:20]
+    return {
+        "source": "wandura_cdn",
+        "url": f"https://cdn.delivery.sandbox/{uri}?exp={expires}&sig={sig}",
+        "expires_at": expires,
+        "space": None,
+        "uri": None,
+    }
+
+
+def _clip(
+    clip: Clip, position: int, code: str, space: str | None, granted: bool, now: int
+) -> dict[str, Any]:
+    fmt = None
+    if granted:
+        fmt = "mp4" if clip.duration_ms is not None and clip.duration_ms < SHORT_CLIP_MS else "hls"
+    name = _media_name(code, position) if granted else None
+    return {
+        "position": position,
+        "id": clip.id,
+        "title": clip.title,
+        "description": clip.description,
+        "duration_ms": clip.duration_ms,
+        "muscle_groups": list(clip.muscle_groups),
+        "equipment": list(clip.equipment),
+        "difficulty": clip.difficulty,
+        "kcal_est": clip.kcal_est,
+        "order_code": clip.order_code,
+        "poster": _image(space, granted, f"clips/{clip.id}.jpg", now) if clip.has_poster else None,
+        "ready": granted,
+        "vid": f"{space}:clip:{clip.id}" if granted else None,
+        "format": fmt,
+        "playlist_id": f"{space}:pl:{name}" if name else None,
+        "playlist_name": name,
+    }
+
+
+def _granted(sb: Sandbox, caller: Caller, playlist: Playlist) -> bool:
+    return playlist.code in sb.store.playlist_grants.get(caller.org_id, frozenset())
+
+
+def playlist_detail(sb: Sandbox, caller: Caller, playlist: Playlist, now: int) -> dict[str, Any]:
+    space = caller.organisation.space
+    granted = _granted(sb, caller, playlist)
+    granted_media = granted or sb.faults.enabled("playlist_ungranted_media_shown")
+    category = sb.store.categories[playlist.category]
+    count = len(playlist.clips)
+    names = [_media_name(playlist.code, p) for p in range(1, count + 1, PLAYLIST_SIZE)]
+    data: dict[str, Any] = {
+        "code": playlist.code,
+        "title": playlist.title,
+        "status": "active",
+        "description": playlist.description,
+        "category": {"slug": category.slug, "name": category.name},
+        "group": {"code": playlist.group[0], "title": playlist.group[1]}
+        if playlist.group
+        else None,
+        "updated_at": playlist.updated_at,
+        "metadata_version": playlist.metadata_version
+        if not sb.faults.enabled("playlist_metadata_version_per_org")
+        else f"{playlist.metadata_version}-{caller.org_id}",
+        "granted": granted,
+        "media": {
+            "space": space,
+            "playlist_id": f"{space}:pl:{playlist.code}",
+            "playlist_name": playlist.code,
+            "playlists": [{"id": f"{space}:pl:{n}", "name": n} for n in names],
+        }
+        if granted_media
+        else None,
+        "images": [
+            {"kind": "cover", **_image(space, granted, f"playlists/{playlist.code}.jpg", now)}
+        ],
+        "clips": [
+            _clip(sb.store.clips[cid], i, playlist.code, space, granted, now)
+            for i, cid in enumerate(playlist.clips, start=1)
+        ],
+    }
+    stable = {k: v for k, v in data.items() if k not in ("images", "clips")}
+    stable["clips"] = [(c["id"], c["ready"], c["vid"]) for c in data["clips"]]
+    data["content_version"] = content_hash(stable)
+    return data
+
+
+def _item(sb: Sandbox, caller: Caller, playlist: Playlist, now: int) -> dict[str, Any]:
+    withdrawn_at = sb.store.playlist_withdrawn_at(playlist)
+    category = sb.store.categories[playlist.category]
+    active = withdrawn_at is None
+    return {
+        "code": playlist.code,
+        "status": "active" if active else "withdrawn",
+        "title": playlist.title,
+        "category": {"slug": category.slug, "name": category.name},
+        "group": {"code": playlist.group[0], "title": playlist.group[1]}
+        if playlist.group
+        else None,
+        "clip_count": len(playlist.clips) if active else None,
+        "granted": _granted(sb, caller, playlist),
+        "updated_at": playlist.updated_at
+        if active
+        else max(playlist.updated_at, withdrawn_at or 0),
+        "content_version": playlist_detail(sb, caller, playlist, now)["content_version"]
+        if active
+        else None,
+        "withdrawn_at": withdrawn_at,
+    }
+
+
+def _error(sb: Sandbox, exchange: Exchange, status: int, code: int, message: str) -> Reply:
+    return errors.envelope(exchange, sb.faults, status, code, message, sb.now())
+
+
+def _film_org(sb: Sandbox, caller: Caller) -> bool:
+    return caller.organisation.kind is OrgKind.FILMS and not sb.faults.enabled(
+        "playlists_open_to_film_orgs"
+    )
+
+
+async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
+    if _film_org(sb, caller):
+        return _error(sb, exchange, 403, 4032, errors.MSG_FILM_ORG)
+    query, now = call.query, int(sb.now())
+    limit = parse_limit(query.get("limit"), MAX_LIMIT, DEFAULT_LIMIT)
+    since = parse_epoch(query.get("updated_since"))
+    # fault (properties): a 32-bit overflow on epoch seconds after 2038-01-19
+    if since and since > 2**31 - 1 and sb.faults.enabled("playlists_since_2038_500"):
+        return errors.envelope(exchange, sb.faults, 500, 5000, "internal error", sb.now())
+    category = query.get("category")
+    bad_category = category is not None and not (len(category) <= 100 and SLUG.match(category))
+    if bad_category and sb.faults.enabled("playlists_bad_category_404"):  # fault (properties)
+        return _error(sb, exchange, 404, 4040, errors.MSG_NO_CATEGORY)
+    if limit is None or since is False or bad_category:
+        return _error(sb, exchange, 422, 4220, errors.MSG_INVALID_REQUEST)
+    if category is not None and not sb.store.category_usable(category, now):
+        return _error(sb, exchange, 404, 4040, errors.MSG_NO_CATEGORY)
+    binding = f"u={since}&c={category}"
+    after = None
+    if "cursor" in query:
+        after = cursors.decode(sb.cursor_secret, "playlists", binding, query["cursor"])
+        if after is None:
+            return _error(sb, exchange, 422, 4220, errors.MSG_CURSOR)
+    key = ("playlists", caller, now // 30)
+    rows = sb.cache.get(key)
+    if rows is None:
+        rows = []
+        for playlist in sb.store.playlists.values():
+            withdrawn_at = sb.store.playlist_withdrawn_at(playlist)
+            if withdrawn_at is None or now - withdrawn_at < WITHDRAWN_LISTED:
+                rows.append(_item(sb, caller, playlist, now))
+        rows.sort(key=lambda r: (r["updated_at"], r["code"]))
+        sb.cache[key] = rows
+    rows = [
+        r
+        for r in rows
+        if (category is None or r["category"]["slug"] == category)
+        and (since is None or r["updated_at"] > since)
+    ]
+    page = paginate(
+        rows,
+        lambda r: [r["updated_at"], r["code"]],
+        limit,
+        after,
+        sb.cursor_secret,
+        "playlists",
+        binding,
+        full_page_cursor=not sb.faults.enabled("playlists_full_page_without_cursor"),
+    )
+    keep = {k: v for k, v in query.items() if k in ("updated_since", "limit", "category")}
+    base = f"{exchange.base_url}{PATH}"
+    links = {
+        "self": f"{base}?{urlencode(query)}" if query else base,
+        "next": f"{base}?{urlencode({**keep, 'cursor': page.next_cursor})}"
+        if page.next_cursor
+        else None,
+    }
+    return Reply(
+        200, ok_envelope({"items": page.rows, "next_cursor": page.next_cursor}, now, links)
+    )
+
+
+async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
+    if _film_org(sb, caller):
+        return _error(sb, exchange, 403, 4032, errors.MSG_FILM_ORG)
+    code, now = call.params["code"], int(sb.now())
+    playlist = sb.store.playlists.get(code)
+    if playlist is None or sb.store.playlist_withdrawn_at(playlist) is not None:
+        return _error(sb, exchange, 404, 4040, errors.MSG_NO_PLAYLIST)
+    data = playlist_detail(sb, caller, playlist, now)
+    return Reply(200, ok_envelope(data, now, {"self": f"{exchange.base_url}{PATH}/{code}"}))

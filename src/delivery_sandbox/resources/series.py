@@ -1,0 +1,182 @@
+"""GET /series and GET /series/{code} (spec: GET /series; Resources > Series; States and
+transitions > Series; Errors > Series and playlists).
+
+A series is a film with a code. Its state for an organisation comes from the licence and from
+take-downs (`Store.series_state`): active, or withdrawn and listed for 30 days with
+`content_version` and `episode_count` null. The detail of anything not active is 404 4040.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from delivery_sandbox.http import errors
+from delivery_sandbox.http.headers import Call, Exchange, Reply
+from delivery_sandbox.resources import cursors
+from delivery_sandbox.resources.listing import (
+    content_hash,
+    ok_envelope,
+    paginate,
+    parse_epoch,
+    parse_limit,
+)
+from delivery_sandbox.state.accounts import Caller
+from delivery_sandbox.state.context import Sandbox
+from delivery_sandbox.state.store import Film
+
+__all__ = ["handle_list", "handle_one", "series_detail"]
+
+PATH = "/api/delivery/v1/series"
+MAX_LIMIT, DEFAULT_LIMIT = 100, 50
+PLAYLIST_SIZE = 100
+CACHE_SECONDS = 30
+IMAGE_KINDS = ("poster_3_4", "cover_9_16", "hero_16_9", "title_treatment")
+
+
+def series_detail(sb: Sandbox, caller: Caller, film: Film, updated_at: int) -> dict[str, Any]:
+    store, space = sb.store, caller.organisation.space
+    code = str(film.code)
+    episodes = store.episodes_of(film.id)
+    playlists = [
+        {
+            "id": f"{space or 'shared'}:pl:{code}" + (f"-{n}" if n > 1 else ""),
+            "name": code + (f"-{n}" if n > 1 else ""),
+        }
+        for n in range(1, (len(episodes) + PLAYLIST_SIZE - 1) // PLAYLIST_SIZE + 1)
+    ]
+    poster = next((i for i in film.images if i["kind"] == "cover_9_16"), None)
+    data: dict[str, Any] = {
+        "code": code,
+        "status": "active",
+        "film_status": film.film_status,
+        "tier": film.tier,
+        "updated_at": updated_at,
+        "language": film.language,
+        "default_lang": film.default_lang,
+        "title_i18n": film.title_i18n,
+        "synopsis_short_i18n": film.synopsis_short_i18n,
+        "synopsis_i18n": film.synopsis_i18n,
+        "genres": list(film.genres),
+        "poster": {"url": poster["url"]} if poster else None,
+        "content_rating": film.content_rating,
+        "is_completed": film.is_completed,
+        "release_date": film.release_date,
+        "planned_episodes": film.planned_episodes,
+        "tags": list(film.tags),
+        "people": list(film.people),
+        "images": [i for i in film.images if i["kind"] in IMAGE_KINDS],
+        "trailer": {"vid": f"shared:{film.trailer_vid}"}
+        if film.trailer_vid and not space
+        else None,
+        "metadata_version": film.metadata_version,
+        "metadata_updated_at": film.metadata_updated_at,
+        "media": {
+            "space": space or "shared",
+            "playlist_name": code,
+            "playlist_id": playlists[0]["id"] if playlists else None,
+            "playlists": playlists,
+        },
+        "episodes": [
+            {
+                "ep_number": e.episode_no,
+                "vid": e.vid_for(space),
+                "ready": bool(e.vid_ready) and e.vid is not None,
+                "title_i18n": e.title_i18n,
+                "duration_sec": None if e.duration_ms is None else e.duration_ms // 1000,
+                "subtitles": [
+                    {"lang": lang, "url": store.subtitle_url(e, lang)} for lang in e.subtitles
+                ],
+                "updated_at": e.updated_at,
+            }
+            for e in episodes
+        ],
+    }
+    data["content_version"] = content_hash(data)
+    return data
+
+
+def _rows(sb: Sandbox, caller: Caller, now: float) -> list[dict[str, Any]]:
+    rows = []
+    for film in sb.store.films.values():
+        state = sb.store.series_state(caller.org_id, film, now)
+        if state is None:
+            continue
+        status, updated_at, withdrawn_at = state
+        active = status == "active"
+        if not active and sb.faults.enabled("series_withdrawn_unlisted"):
+            continue
+        rows.append(
+            {
+                "code": film.code,
+                "status": status,
+                "updated_at": updated_at,
+                "content_version": series_detail(sb, caller, film, updated_at)["content_version"]
+                if active
+                else None,
+                "episode_count": len(sb.store.episodes_of(film.id)) if active else None,
+                "withdrawn_at": withdrawn_at,
+                "film_status": film.film_status,
+                "tier": film.tier,
+            }
+        )
+    rows.sort(key=lambda r: (r["updated_at"], r["code"]))
+    return rows
+
+
+def _error(sb: Sandbox, exchange: Exchange, status: int, code: int, message: str) -> Reply:
+    return errors.envelope(exchange, sb.faults, status, code, message, sb.now())
+
+
+async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
+    query, now = call.query, sb.now()
+    limit = parse_limit(query.get("limit"), MAX_LIMIT, DEFAULT_LIMIT)
+    since = parse_epoch(query.get("updated_since"))
+    if since is not False and since == 0 and sb.faults.enabled("series_since_zero_refused"):
+        since = False  # fault (properties): a valid updated_since=0 refused
+    if limit is None or since is False:
+        return _error(sb, exchange, 422, 4220, errors.MSG_INVALID_REQUEST)
+    binding = f"u={since}"
+    after = None
+    if "cursor" in query:
+        after = cursors.decode(sb.cursor_secret, "series", binding, query["cursor"])
+        if after is None:
+            return _error(sb, exchange, 422, 4220, errors.MSG_CURSOR)
+    key = ("series", caller, int(now // CACHE_SECONDS))
+    rows = sb.cache.get(key)
+    if rows is None:
+        rows = sb.cache[key] = _rows(sb, caller, now)
+    if since is not None:
+        rows = [r for r in rows if r["updated_at"] > since]
+    page = paginate(
+        rows,
+        lambda r: [r["updated_at"], r["code"]],
+        limit,
+        after,
+        sb.cursor_secret,
+        "series",
+        binding,
+    )
+    keep = {k: v for k, v in query.items() if k in ("updated_since", "limit")}
+    base = f"{exchange.base_url}{PATH}"
+    links = {
+        "self": f"{base}?{urlencode(query)}" if query else base,
+        "next": f"{base}?{urlencode({**keep, 'cursor': page.next_cursor})}"
+        if page.next_cursor
+        else None,
+    }
+    data = {"items": page.rows, "next_cursor": page.next_cursor}
+    return Reply(200, ok_envelope(data, now, links))
+
+
+async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
+    code, now = call.params["code"], sb.now()
+    film = sb.store.film_by_code(code)
+    state = None if film is None else sb.store.series_state(caller.org_id, film, now)
+    served = state is not None and (
+        state[0] == "active" or sb.faults.enabled("series_withdrawn_detail_served")
+    )
+    if film is None or state is None or not served:
+        return _error(sb, exchange, 404, 4040, errors.MSG_NO_SERIES)
+    data = series_detail(sb, caller, film, state[1])
+    return Reply(200, ok_envelope(data, now, {"self": f"{exchange.base_url}{PATH}/{code}"}))

@@ -1,0 +1,163 @@
+"""GET /videos and GET /videos/{id}, the frozen legacy feed (spec: GET /videos; Resources > Open
+video row; Errors > Open videos).
+
+Flat family. Rows in collection order with signed MP4 links valid 1 hour (`refresh_before` at
+45 minutes); videos not ready are skipped, so a page can be short or empty while more follow.
+Without `collection`, the rows of every granted collection, one collection after the other, a
+collection that cannot be read left out (our reading). The 200 of the single read carries no
+`Service-Version`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from typing import Any
+from urllib.parse import urlencode
+
+import orjson
+
+from delivery_sandbox.http import errors
+from delivery_sandbox.http.headers import Call, Exchange, Reply
+from delivery_sandbox.resources import cursors
+from delivery_sandbox.resources.listing import iso, parse_limit
+from delivery_sandbox.state.accounts import Caller
+from delivery_sandbox.state.context import Sandbox
+from delivery_sandbox.state.store import Collection, Video
+
+__all__ = ["handle_list", "handle_one", "video_row"]
+
+PATH = "/api/delivery/v1/videos"
+MAX_LIMIT, DEFAULT_LIMIT = 200, 50
+LINK_TTL, REFRESH = 3600, 2700  # spec: Limits > Other constants, open video links
+MSG_BAD_QUERY = "limit must be 1 to 200 and cursor one this endpoint issued"
+MSG_BAD_ID = "id is not a UUID"
+
+
+def _link(sb: Sandbox, video: Video, rendition: str, expires: int) -> str:
+    sig = hashlib.sha256(
+        sb.cursor_secret + f"{video.id}:{rendition}:{expires}".encode()
+    ).hexdigest()
+    return f"https://media.delivery.sandbox/open/{video.id}/{rendition}.mp4?exp={expires}&sig={sig[:32]}"
+
+
+def video_row(
+    sb: Sandbox, video: Video, collection: str, position: int, now: int
+) -> dict[str, Any]:
+    expires = now + LINK_TTL
+    return {
+        "id": video.id,
+        "slug": video.slug,
+        "title": video.title,
+        "order_code": video.order_code,
+        "collection": collection,
+        "position": position,
+        "duration_ms": video.duration_ms,
+        "muscle_groups": list(video.muscle_groups),
+        "equipment": list(video.equipment),
+        "difficulty": video.difficulty,
+        "kcal_est": video.kcal_est,
+        "mp4": {
+            "p480": _link(sb, video, "480", expires),
+            "p720": _link(sb, video, "720", expires) if video.has_720 else None,
+        },
+    }
+
+
+def _playable(video: Video) -> bool:
+    return video.ready and not video.archived
+
+
+def _bad(sb: Sandbox, exchange: Exchange, message: str) -> Reply:
+    return errors.flat(exchange, sb.faults, 400, message)
+
+
+def _read_failed(sb: Sandbox, exchange: Exchange) -> Reply:
+    return errors.flat(exchange, sb.faults, 500, errors.MSG_READ_FAILED)
+
+
+async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
+    query, now = call.query, int(sb.now())
+    limit = parse_limit(query.get("limit"), MAX_LIMIT, DEFAULT_LIMIT)
+    if limit is None and sb.faults.enabled("videos_bad_limit_coded"):  # fault (properties)
+        return errors.flat(exchange, sb.faults, 400, MSG_BAD_QUERY, "invalid_request")
+    if limit is None:
+        return _bad(sb, exchange, MSG_BAD_QUERY)
+    wanted = query.get("collection")
+    binding = f"c={wanted}"
+    start = 0
+    if "cursor" in query:
+        position = cursors.decode(sb.cursor_secret, "videos", binding, query["cursor"])
+        if position is None or len(position) != 1 or not isinstance(position[0], int):
+            return _bad(sb, exchange, MSG_BAD_QUERY)
+        start = position[0]
+    granted = sb.store.granted_collections(caller.org_id)
+    chosen: list[Collection]
+    if wanted is None:
+        chosen = [c for c in granted if not c.broken]
+    else:
+        chosen = [c for c in granted if c.code == wanted]
+        if not chosen:
+            return errors.flat(exchange, sb.faults, 404, errors.COLLECTION_NOT_FOUND)
+    if any(c.broken for c in chosen):
+        return _read_failed(sb, exchange)
+    sequence = [(c.code, i, vid) for c in chosen for i, vid in enumerate(c.videos, start=1)]
+    window = sequence[start : start + limit]
+    videos = sb.store.videos
+    skip = not sb.faults.enabled("videos_not_ready_listed")
+    rows = [
+        video_row(sb, videos[vid], code, pos, now)
+        for code, pos, vid in window
+        if _playable(videos[vid]) or not skip
+    ]
+    if sb.faults.enabled("videos_order_broken"):
+        rows.reverse()
+    more = start + limit < len(sequence)
+    next_cursor = (
+        cursors.encode(sb.cursor_secret, "videos", binding, [start + limit]) if more else None
+    )
+    keep = {k: v for k, v in query.items() if k in ("collection", "limit")}
+    base = f"{exchange.base_url}{PATH}"
+    body = {
+        "rows": rows,
+        "next_cursor": next_cursor,
+        "expires_at": iso(now + LINK_TTL),
+        "refresh_before": iso(now + REFRESH),
+        "links": {
+            "self": f"{base}?{urlencode(query)}" if query else base,
+            "next": f"{base}?{urlencode({**keep, 'cursor': next_cursor})}" if next_cursor else None,
+        },
+    }
+    return Reply(200, orjson.dumps(body))
+
+
+async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
+    raw, now = call.params["id"], int(sb.now())
+    try:
+        video_id = str(uuid.UUID(raw))
+    except ValueError:
+        return _bad(sb, exchange, MSG_BAD_ID)
+    if video_id != raw.lower():
+        return _bad(sb, exchange, MSG_BAD_ID)
+    video = sb.store.videos.get(video_id)
+    homes = [
+        (c.code, c.videos.index(video_id) + 1)
+        for c in sb.store.granted_collections(caller.org_id)
+        if video_id in c.videos
+    ]
+    playable = video is not None and (
+        _playable(video) or (sb.faults.enabled("video_not_ready_served") and not video.archived)
+    )
+    if video is None or not homes or not playable:
+        return errors.flat(exchange, sb.faults, 404, errors.VIDEO_NOT_FOUND)
+    if video.broken:
+        return _read_failed(sb, exchange)
+    code, position = homes[0]
+    body = {
+        "row": video_row(sb, video, code, position, now),
+        "collections": [c for c, _ in homes],
+        "expires_at": iso(now + LINK_TTL),
+        "refresh_before": iso(now + REFRESH),
+    }
+    exchange.omit_version = True
+    return Reply(200, orjson.dumps(body))

@@ -1,0 +1,3 @@
+"""The state of one sandbox: its data store and seed, accounts and keys, clock, and the `Sandbox`
+object that holds them.
+"""

@@ -41,7 +41,7 @@ class Sandboxed:
         self.sb: Sandbox = build_sandbox(
             Settings(faults=faults, limits_scale=scale), self.time, random.Random(7)
         )
-        apply_faults(self.sb)
+        apply_faults(self.sb.faults, self.sb.limits)
         self.loop = asyncio.new_event_loop()
         self.client = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=build_app(sandbox=self.sb)),

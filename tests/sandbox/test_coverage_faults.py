@@ -1,5 +1,5 @@
 """The coverage faults: every name they act on is a row of the one fault table, and each bends
-only what its row says (coverage_faults.py)."""
+only what its row says (faults/coverage.py, rows in faults/coverage_rows.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import orjson
 from delivery_sandbox.faults.coverage import (
     BODY_CHANGES,
     CALLER_FAULTS,
-    COVERAGE_FAULT_ROWS,
     ENVELOPE_FAULTS,
     HEADER_CHANGES,
     mangle_headers,
     mangle_reply,
 )
+from delivery_sandbox.faults.coverage_rows import COVERAGE_FAULT_ROWS
 from delivery_sandbox.faults.registry import FAULTS, FaultSwitch
 from delivery_sandbox.http.headers import Exchange, Reply
 

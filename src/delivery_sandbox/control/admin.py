@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from delivery_sandbox.control.outages import AREAS
+from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.registry import UnknownFault
 from delivery_sandbox.http.auth import bearer_key
 from delivery_sandbox.http.headers import Exchange, Reply
@@ -160,7 +161,8 @@ async def _role_action(sb: Sandbox, role: str, action: str, receive: Any, now: f
         except PermissionError as exc:
             raise AdminError(400, str(exc)) from exc
     elif action == "suspend":
-        if sb.faults.enabled("suspension_seen_late"):  # FRESH-007 broken, FRESH-005/006 kept
+        # FRESH-007 broken, FRESH-005/006 kept
+        if sb.faults.enabled(FaultName.suspension_seen_late):
             sb.later(LATE_SUSPENSION, sb.accounts.suspended.add, org)
         else:
             sb.accounts.suspended.add(org)

@@ -9,6 +9,7 @@ read that timed out would be) and before the endpoint's own logic.
 
 from __future__ import annotations
 
+from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.errors import Problem
 from delivery_sandbox.http.headers import Exchange, Reply
@@ -49,8 +50,8 @@ def reply_for(
     if area is None or area not in sb.outages:
         return None
     faults, now = sb.faults, sb.now()
-    if family is errors.Family.ENVELOPE and faults.enabled("outage_envelope_500"):
+    if family is errors.Family.ENVELOPE and faults.enabled(FaultName.outage_envelope_500):
         return errors.envelope(exchange, faults, 500, 5000, errors.MSG_UNAVAILABLE, now)
-    if family is errors.Family.FLAT and faults.enabled("outage_retry_after_missing"):
+    if family is errors.Family.FLAT and faults.enabled(FaultName.outage_retry_after_missing):
         return errors.flat(exchange, faults, 503, errors.MSG_UNAVAILABLE, "service_unavailable")
     return errors.problem(exchange, faults, family, Problem.UNAVAILABLE, now)

@@ -1,13 +1,21 @@
 """Deliberate deviations from the spec, one rule each (ARCHITECTURE: Faults).
 
-`FAULTS` is the single table: name -> requirement IDs it breaks and a one-line summary.
-The harness learns it from `GET /_sandbox/faults`. Code asks `sandbox.faults.enabled(name)`.
+`FAULTS` is the single table: name -> requirement IDs it breaks and a one-line summary (rows
+from this file, `playback_rows.py` and `coverage_rows.py`). The harness learns it from
+`GET /_sandbox/faults`. Code asks `sandbox.faults.enabled(FaultName.<name>)`: one typed
+`FaultSwitch` per sandbox, which also keeps what a module derives from the switched-on set
+(`memo`), so no module caches anything keyed by a sandbox.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from typing import Any
+
+from delivery_sandbox.faults.coverage_rows import COVERAGE_FAULT_ROWS
+from delivery_sandbox.faults.names import FaultName
+from delivery_sandbox.faults.playback_rows import PLAYBACK_FAULT_ROWS
 
 __all__ = ["FAULTS", "Fault", "FaultSwitch", "UnknownFault", "markdown"]
 
@@ -212,33 +220,45 @@ def markdown() -> str:
 
 
 class FaultSwitch:
-    """The faults switched on in one sandbox."""
+    """The faults switched on in one sandbox, and what modules derive from them."""
 
     def __init__(self, names: Iterable[str] = ()) -> None:
-        self._on: frozenset[str] = frozenset()
+        self._on: frozenset[FaultName] = frozenset()
+        self._memo: dict[str, Any] = {}
         self.only(names)
 
     @staticmethod
-    def _checked(names: Iterable[str]) -> frozenset[str]:
+    def _checked(names: Iterable[str]) -> frozenset[FaultName]:
         wanted = frozenset(names)
         unknown = sorted(wanted - FAULTS.keys())
         if unknown:
             raise UnknownFault(", ".join(unknown))
-        return wanted
+        return frozenset(FaultName(name) for name in wanted)
 
-    def enabled(self, name: str) -> bool:
-        return name in self._on
+    def enabled(self, fault: FaultName) -> bool:
+        return fault in self._on
+
+    def _set(self, on: frozenset[FaultName]) -> None:
+        if on != self._on:
+            self._on = on
+            self._memo.clear()
 
     def only(self, names: Iterable[str]) -> None:
-        self._on = self._checked(names)
+        self._set(self._checked(names))
 
     def switch(self, enable: Iterable[str] = (), disable: Iterable[str] = ()) -> None:
         on, off = self._checked(enable), self._checked(disable)
-        self._on = (self._on | on) - off
+        self._set((self._on | on) - off)
 
     @property
-    def on(self) -> frozenset[str]:
+    def on(self) -> frozenset[FaultName]:
         return self._on
+
+    def memo(self, key: str, build: Callable[[frozenset[FaultName]], Any]) -> Any:
+        """`build(on)` once per switch state: derived policies live as long as the state."""
+        if key not in self._memo:
+            self._memo[key] = build(self._on)
+        return self._memo[key]
 
     def catalogue(self) -> list[dict[str, object]]:
         return [
@@ -254,15 +274,9 @@ class FaultSwitch:
         ]
 
 
-# Rows of the playback/limits/simulation part, appended to the same table (playback_fault_rows.py).
-from delivery_sandbox.faults.playback_rows import PLAYBACK_FAULT_ROWS  # noqa: E402
-
-register(*(Fault(*row) for row in PLAYBACK_FAULT_ROWS))
-
-# Rows proving the coverage of rules no other fault breaks (coverage_faults.py).
-from delivery_sandbox.faults.coverage import COVERAGE_FAULT_ROWS  # noqa: E402
-
-register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS))
+# Rows of the playback/limits/simulation part (playback_rows.py) and rows proving the coverage
+# of rules no other fault breaks (coverage_rows.py), appended to the same table.
+register(*(Fault(*row) for row in (*PLAYBACK_FAULT_ROWS, *COVERAGE_FAULT_ROWS)))
 
 # Collateral (kill rate, blame precision): requirements a fault legitimately breaks beside its
 # own, each with the reason. A failure of any other requirement under the fault is mis-blame.
@@ -308,3 +322,6 @@ COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {
 }
 for _name, _extra in COLLATERAL.items():
     FAULTS[_name] = replace(FAULTS[_name], collateral=_extra)
+
+if set(FAULTS) != set(FaultName):  # names.py and the table are one list, kept in step
+    raise ImportError(f"fault names out of step: {sorted(set(FAULTS) ^ set(FaultName))}")

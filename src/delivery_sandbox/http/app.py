@@ -18,6 +18,7 @@ from starlette.requests import ClientDisconnect
 
 from delivery_sandbox.control import admin, outages
 from delivery_sandbox.faults.coverage import mangle_reply
+from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.auth import Endpoint, authenticate
 from delivery_sandbox.http.errors import Family
@@ -218,9 +219,9 @@ class SandboxApp:
             server = scope.get("server") or ("127.0.0.1", 80)
             host = f"{server[0]}:{server[1]}"
         request_id = sb.request_ids.next()
-        if sb.faults.enabled("request_id_bad_format"):  # header and error body alike
+        if sb.faults.enabled(FaultName.request_id_bad_format):  # header and error body alike
             request_id = request_id.removeprefix("req_")
-        if sb.faults.enabled("request_id_repeated"):
+        if sb.faults.enabled(FaultName.request_id_repeated):
             request_id = "req_" + "0" * 26
         exchange = Exchange(request_id, sb.versions.latest, f"{scope['scheme']}://{host}")
         reply = await self.answer(scope, receive, exchange, host, authorization, version, simulated)
@@ -257,7 +258,7 @@ class SandboxApp:
                 return errors.flat(exchange, sb.faults, 404, errors.MSG_NOT_FOUND, "not_found")
             route = next((r for r in routes if r.method == method), None)
         if route is None:
-            if sb.faults.enabled("wrong_method_404"):
+            if sb.faults.enabled(FaultName.wrong_method_404):
                 return errors.flat(exchange, sb.faults, 404, errors.MSG_NOT_FOUND, "not_found")
             allow = ", ".join(sorted({r.method for r in routes})).encode()
             return Reply(405, b"", [(b"allow", allow)], content_type=None)

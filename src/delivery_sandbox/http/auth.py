@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.registry import FaultSwitch
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.errors import Family, Problem
@@ -65,38 +66,38 @@ def authenticate(
     faults, now, family = sb.faults, sb.now(), endpoint.family
     versions = sb.versions
     # 1. Service-Version header: a bad value is answered before the key is looked at.
-    if version_header is not None and not faults.enabled("version_checked_after_key"):
+    if version_header is not None and not faults.enabled(FaultName.version_checked_after_key):
         found = _usable_version(versions, version_header, faults)
         if found is None:
             return _unsupported(exchange, faults, family, versions, now)
         exchange.version, exchange.version_info = found.version, found
     # 2. Key present.
-    key = bearer_key(authorization, lax=faults.enabled("auth_scheme_lax"))
+    key = bearer_key(authorization, lax=faults.enabled(FaultName.auth_scheme_lax))
     if key is None:
-        if family is Family.FLAT and faults.enabled("missing_key_flat_error_code"):
+        if family is Family.FLAT and faults.enabled(FaultName.missing_key_flat_error_code):
             return errors.flat(exchange, faults, 401, errors.MSG_AUTH_MISSING, "unauthorized")
         return errors.problem(exchange, faults, family, Problem.AUTH_MISSING, now)
     # 3. Key valid.
     record = sb.accounts.keys.get(key)
     out_of_scope = record is not None and endpoint.scope not in (None, *record.scopes)
     if record is not None and record.revoked:  # two coverage faults: checks out of order
-        if out_of_scope and faults.enabled("scope_checked_before_key"):
+        if out_of_scope and faults.enabled(FaultName.scope_checked_before_key):
             return errors.problem(exchange, faults, family, Problem.SCOPE_MISSING, now)
         retired_pin = version_header is None and versions.usable(record.pin) is None
-        if retired_pin and faults.enabled("pin_checked_before_key"):
+        if retired_pin and faults.enabled(FaultName.pin_checked_before_key):
             return _unsupported(exchange, faults, family, versions, now, upgrade=True)
-    if record is None or (record.revoked and not faults.enabled("revoked_key_accepted")):
+    if record is None or (record.revoked and not faults.enabled(FaultName.revoked_key_accepted)):
         return _key_invalid(exchange, faults, family, now)
     if record.unverifiable:
-        if faults.enabled("unverifiable_key_401"):
+        if faults.enabled(FaultName.unverifiable_key_401):
             return _key_invalid(exchange, faults, family, now)
         return errors.problem(exchange, faults, family, Problem.KEY_UNVERIFIABLE, now)
-    if version_header is not None and faults.enabled("version_checked_after_key"):
+    if version_header is not None and faults.enabled(FaultName.version_checked_after_key):
         found = _usable_version(versions, version_header, faults)
         if found is None:
             return _unsupported(exchange, faults, family, versions, now)
         exchange.version, exchange.version_info = found.version, found
-    if out_of_scope and faults.enabled("scope_checked_before_pin"):
+    if out_of_scope and faults.enabled(FaultName.scope_checked_before_pin):
         return errors.problem(exchange, faults, family, Problem.SCOPE_MISSING, now)
     # 4. Pinned version, when no header chose one.
     if version_header is None:
@@ -106,25 +107,25 @@ def authenticate(
         exchange.version, exchange.version_info = pinned.version, pinned
     caller = sb.accounts.caller(record)
     exchange.caller = caller
-    if out_of_scope and caller.suspended and faults.enabled("org_checked_before_scope"):
+    if out_of_scope and caller.suspended and faults.enabled(FaultName.org_checked_before_scope):
         return errors.problem(exchange, faults, family, Problem.ORG_SUSPENDED, now)
     # 5. Scope; open videos also need the key bound to an app.
-    lax_scope = faults.enabled("scope_not_enforced") and endpoint.scope == "metadata:read"
+    lax_scope = faults.enabled(FaultName.scope_not_enforced) and endpoint.scope == "metadata:read"
     if endpoint.scope is not None and endpoint.scope not in caller.scopes and not lax_scope:
-        if family is Family.FLAT and faults.enabled("scope_flat_error_code"):
+        if family is Family.FLAT and faults.enabled(FaultName.scope_flat_error_code):
             return errors.flat(exchange, faults, 403, errors.MSG_SCOPE, "forbidden")
         return errors.problem(exchange, faults, family, Problem.SCOPE_MISSING, now)
     if endpoint.app_bound and caller.app_id is None:
         return errors.flat(exchange, faults, 403, errors.APP_NOT_REGISTERED)
     # 6. Organisation.
     if endpoint.checks_org and caller.suspended:
-        if faults.enabled("org_suspended_with_error_code") and family is Family.FLAT:
+        if faults.enabled(FaultName.org_suspended_with_error_code) and family is Family.FLAT:
             return errors.flat(exchange, faults, 403, errors.ORG_SUSPENDED, "org_suspended")
         return errors.problem(exchange, faults, family, Problem.ORG_SUSPENDED, now)
     # 7. Rate limit (always flat). A simulated answer replaces this step and what follows
     # (README: SIM endpoints, SIM-015); playback handles its own.
     if simulate_header is not None and endpoint.counter is not None and endpoint.simulates:
-        test_org = caller.organisation.test or faults.enabled("production_honours_simulate")
+        test_org = caller.organisation.test or faults.enabled(FaultName.production_honours_simulate)
         scenario = simulate.scenario_for(simulate_header, endpoint.name, test_org)
         if scenario is not None:
             return simulate.respond(
@@ -141,9 +142,9 @@ def authenticate(
 
 def _key_invalid(exchange: Exchange, faults: FaultSwitch, family: Family, now: float) -> Reply:
     """401 for an unknown or revoked key (two coverage faults bend its code, README: Faults)."""
-    if family is Family.FLAT and faults.enabled("unknown_key_flat_error_code"):
+    if family is Family.FLAT and faults.enabled(FaultName.unknown_key_flat_error_code):
         return errors.flat(exchange, faults, 401, errors.MSG_KEY_INVALID, "unauthorized")
-    if family is Family.ENVELOPE and faults.enabled("unknown_key_envelope_4010"):
+    if family is Family.ENVELOPE and faults.enabled(FaultName.unknown_key_envelope_4010):
         return errors.envelope(exchange, faults, 401, 4010, errors.MSG_KEY_INVALID, now)
     return errors.problem(exchange, faults, family, Problem.KEY_INVALID, now)
 
@@ -155,9 +156,9 @@ def _usable_version(versions: VersionSet, value: str, faults: FaultSwitch) -> Ve
         return found
     known, dated = versions.get(value), DATE_PATTERN.match(value) is not None
     served = (
-        (known is not None and known.retired and faults.enabled("retired_version_served"))
-        or (known is None and dated and faults.enabled("unknown_version_served"))
-        or (not dated and faults.enabled("malformed_version_served"))
+        (known is not None and known.retired and faults.enabled(FaultName.retired_version_served))
+        or (known is None and dated and faults.enabled(FaultName.unknown_version_served))
+        or (not dated and faults.enabled(FaultName.malformed_version_served))
     )
     latest = versions.usable(versions.latest)
     if not served or latest is None:
@@ -174,14 +175,14 @@ def _unsupported(
     upgrade: bool = False,
 ) -> Reply:
     """400 `unsupported_version` (flat everywhere); coverage faults bend its shape."""
-    if family is Family.ENVELOPE and faults.enabled("unsupported_version_in_envelope"):
+    if family is Family.ENVELOPE and faults.enabled(FaultName.unsupported_version_in_envelope):
         return errors.envelope(exchange, faults, 400, 4000, errors.MSG_UNSUPPORTED_VERSION, now)
-    keep_upgrade = upgrade and not faults.enabled("retired_pin_no_upgrade_to")
+    keep_upgrade = upgrade and not faults.enabled(FaultName.retired_pin_no_upgrade_to)
     upgrade_to = versions.latest if keep_upgrade else None
     reply = errors.unsupported_version(
         exchange, faults, versions.supported, versions.latest, upgrade_to=upgrade_to
     )
-    if faults.enabled("unsupported_version_no_latest"):
+    if faults.enabled(FaultName.unsupported_version_no_latest):
         body = orjson.loads(reply.body)
         body.pop("latest_version", None)
         reply.body = orjson.dumps(body)

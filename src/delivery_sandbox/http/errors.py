@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http.headers import Exchange, Reply
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ def flat(
     if error_code is not None:
         body["error_code"] = error_code
     body.update(extra)
-    if not faults.enabled("request_id_not_echoed"):
+    if not faults.enabled(FaultName.request_id_not_echoed):
         body["request_id"] = exchange.request_id
     return Reply(status, orjson.dumps(body), headers if headers is not None else [])
 
@@ -124,10 +125,10 @@ def envelope(
     headers: list[tuple[bytes, bytes]] | None = None,
 ) -> Reply:
     """An envelope error body (spec: Errors > Formats, envelope)."""
-    if faults.enabled("envelope_code_mismatch"):
+    if faults.enabled(FaultName.envelope_code_mismatch):
         code = code + 1000 if code < 5000 else code - 1000
     body: dict[str, Any] = {"code": code, "message": message, "server_time": int(now)}
-    if not faults.enabled("request_id_not_echoed"):
+    if not faults.enabled(FaultName.request_id_not_echoed):
         body["request_id"] = exchange.request_id
     return Reply(status, orjson.dumps(body), headers if headers is not None else [])
 
@@ -149,7 +150,7 @@ def rate_limited(
 ) -> Reply:
     """429, always flat, with Retry-After and X-RateLimit-* (spec: Limits, behaviour 1)."""
     headers = [(b"retry-after", str(retry_after).encode())]
-    if not faults.enabled("ratelimit_limit_missing"):
+    if not faults.enabled(FaultName.ratelimit_limit_missing):
         headers.append((b"x-ratelimit-limit", str(limit).encode()))
     headers.append((b"x-ratelimit-window", str(window).encode()))
     return flat(exchange, faults, 429, MSG_RATE_LIMITED, "rate_limited", headers)

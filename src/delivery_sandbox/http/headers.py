@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from delivery_sandbox.faults.coverage import mangle_headers
+from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http.versions import Version
 
 if TYPE_CHECKING:
@@ -130,27 +131,28 @@ def common_headers(
             headers.extend(deprecation_headers(info, exchange.base_url))
         return headers
     headers = []
-    if not faults.enabled("api_status_missing"):
+    if not faults.enabled(FaultName.api_status_missing):
         headers.append((H_STATUS, BETA))
-    show_version = not exchange.omit_version or faults.enabled("video_single_version_header")
-    if show_version and not faults.enabled("service_version_missing"):
+    one_video_header = faults.enabled(FaultName.video_single_version_header)
+    show_version = not exchange.omit_version or one_video_header
+    if show_version and not faults.enabled(FaultName.service_version_missing):
         headers.append((H_VERSION, exchange.version.encode()))
     headers.append((H_REQUEST_ID, exchange.request_id.encode()))  # request_id_bad_format: app.py
-    if faults.enabled("cache_control_public"):
+    if faults.enabled(FaultName.cache_control_public):
         headers.append((H_CACHE, b"public, max-age=60"))
-    elif status == 422 and faults.enabled("cache_control_missing_on_422"):  # fault (properties)
+    elif status == 422 and faults.enabled(FaultName.cache_control_missing_on_422):  # properties
         pass
     else:
         headers.append((H_CACHE, NO_STORE))
-    if faults.enabled("cors_header_sent"):
+    if faults.enabled(FaultName.cors_header_sent):
         headers.append((b"access-control-allow-origin", b"*"))
-    if faults.enabled("cookie_set"):
+    if faults.enabled(FaultName.cookie_set):
         headers.append((b"set-cookie", b"sandbox_session=1; Path=/"))
     if (
         status == 200
         and exchange.version_info is not None
         and exchange.version_info.deprecated_at is not None
-        and not faults.enabled("deprecation_headers_missing")
+        and not faults.enabled(FaultName.deprecation_headers_missing)
     ):
         headers.extend(deprecation_headers(exchange.version_info, exchange.base_url))
     return headers

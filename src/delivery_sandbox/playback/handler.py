@@ -16,7 +16,8 @@ from typing import Any
 import orjson
 from starlette.requests import Request
 
-from delivery_sandbox.faults.playback import Tuning, tuning
+from delivery_sandbox.faults.names import FaultName
+from delivery_sandbox.faults.playback import Tuning, apply_faults
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Exchange, Reply
 from delivery_sandbox.playback import simulate
@@ -95,7 +96,7 @@ def check(
     sb: Sandbox, caller: Caller, item: ItemRequest, request: PlaybackRequest, now: float
 ) -> Episode | Outcome:
     if "licences" in sb.outages:  # spec: Errors > Playback: a check that times out is a 503
-        if sb.faults.enabled("licence_timeout_refused"):
+        if sb.faults.enabled(FaultName.licence_timeout_refused):
             return _not_entitled(sb, "entitlement_not_found")
         return Outcome(503, MSG_CHECK_LATE, "service_unavailable", retry_after=2)
     episode = _find(sb, item)
@@ -107,7 +108,7 @@ def check(
     if not episode.stream_ready:
         return Outcome(404, MSG_NOT_READY, "not_ready")
     if episode.protection == ENCRYPTED and not request.has_device:
-        extra = None if sb.faults.enabled("sdk_required_without_protection") else {
+        extra = None if sb.faults.enabled(FaultName.sdk_required_without_protection) else {
             "protection": ENCRYPTED
         }
         return Outcome(409, MSG_SDK, "sdk_required", extra=extra)
@@ -123,7 +124,7 @@ def check(
 
 
 def _not_entitled(sb: Sandbox, reason: str) -> Outcome:
-    error = "not entitled" if sb.faults.enabled("not_entitled_error_not_reason") else reason
+    error = "not entitled" if sb.faults.enabled(FaultName.not_entitled_error_not_reason) else reason
     return Outcome(403, error, "not_entitled", reason=reason)
 
 
@@ -178,7 +179,7 @@ async def _admit(
         key = None if viewer_ref is None else _reuse_key(request, item)
         kept = book.find(key, now) if key is not None else None
         if kept is not None:
-            if sb.faults.enabled("reuse_counted"):
+            if sb.faults.enabled(FaultName.reuse_counted):
                 limits.playback_charge(org, 1, now)
             outcomes[index] = Outcome(200, ticket=kept, episode=episode)
             continue
@@ -267,7 +268,7 @@ def _render(
         )
         return _flat_error(sb, exchange, caller, whole)
     pairs = list(zip(request.items, outcomes, strict=True))
-    if sb.faults.enabled("batch_items_in_admission_order"):
+    if sb.faults.enabled(FaultName.batch_items_in_admission_order):
         order = admission_order([i.intent_class for i in request.items], sb.limits.policy)
         pairs = [pairs[i] for i in order]
     items = [_item_body(item, o) for item, o in pairs if not o.dropped]
@@ -317,15 +318,18 @@ async def answer(
     read_body: Callable[[], Awaitable[bytes]],
 ) -> Reply:
     """Answer one POST /playback from the organisation step on (spec: Authentication 4)."""
-    tune = tuning(sb)
+    tune = apply_faults(sb.faults, sb.limits)
     # Coverage fault: while tickets are kept for reuse, the organisation is not re-checked.
-    skip_check = sb.faults.enabled("reuse_skips_organisation_check") and len(ticket_book(sb)) > 0
+    skip_check = (
+        sb.faults.enabled(FaultName.reuse_skips_organisation_check) and len(ticket_book(sb)) > 0
+    )
     if caller.suspended and not skip_check:
         return _suspended(sb, exchange)
     now = sb.now()
     scenario = None
     if simulate_header is not None:
-        test_org = caller.organisation.test or sb.faults.enabled("production_honours_simulate")
+        honours = sb.faults.enabled(FaultName.production_honours_simulate)
+        test_org = caller.organisation.test or honours
         scenario = simulate.scenario_for(simulate_header, "playback", test_org)
     if scenario is not None and scenario.name != simulate.PARTIAL_BATCH:
         return simulate.respond(
@@ -347,7 +351,7 @@ async def answer(
         return errors.flat(exchange, sb.faults, 400, request.error, request.error_code, **extra)
     if scenario is not None and (not request.batch or len(request.items) < 2):
         scenario = None  # partial_batch needs a batch of two or more: ignored
-    if scenario is not None and not sb.faults.enabled("simulated_counter_not_counted"):
+    if scenario is not None and not sb.faults.enabled(FaultName.simulated_counter_not_counted):
         refused = sb.limits.take_request(caller.org_id, "simulated", now)
         if refused is not None:
             return errors.rate_limited(
@@ -374,7 +378,7 @@ async def _issue(
     for found in outcomes:
         if isinstance(found, Outcome) and found.status == 500:
             return errors.flat(exchange, sb.faults, 500, MSG_INTERNAL)  # spec: 500 whole request
-    if sb.faults.enabled("next_past_end_issued"):
+    if sb.faults.enabled(FaultName.next_past_end_issued):
         for index, item in enumerate(request.items):
             found = outcomes[index]
             if item.next_offset and isinstance(found, Outcome) and found.status == 404:
@@ -389,7 +393,7 @@ async def _issue(
     await _admit(sb, caller, request, outcomes, tune)
     final = [o for o in outcomes if isinstance(o, Outcome)]
     reply = _render(sb, exchange, caller, request, final)
-    if scenario is not None and not sb.faults.enabled("simulated_header_missing"):
+    if scenario is not None and not sb.faults.enabled(FaultName.simulated_header_missing):
         reply.headers.append((simulate.SIMULATED_HEADER, scenario.name.encode()))
     return reply
 

@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.registry import FaultSwitch
 from delivery_sandbox.http.errors import flat, rate_limited
 from delivery_sandbox.http.headers import Exchange, Reply
@@ -163,16 +164,16 @@ def respond(
 
     Not for `partial_batch`, which playback builds from a real ticket.
     """
-    if not faults.enabled("simulated_counter_not_counted"):
+    if not faults.enabled(FaultName.simulated_counter_not_counted):
         refusal = limits.take_request(org_id, "simulated", now)
         if refusal is not None:
             return rate_limited(
                 exchange, faults, refusal.retry_after, refusal.limit, refusal.window
             )
-    if faults.enabled("simulated_consumes_limit"):
+    if faults.enabled(FaultName.simulated_consumes_limit):
         limits.take_request(org_id, endpoint, now)
     reply = render(exchange, faults, limits, org_id, scenario, endpoint, now)
-    if not faults.enabled("simulated_header_missing"):
+    if not faults.enabled(FaultName.simulated_header_missing):
         reply.headers.append((SIMULATED_HEADER, scenario.name.encode()))
     return reply
 

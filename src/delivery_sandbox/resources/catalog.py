@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 import orjson
 
+from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.resources import cursors
@@ -50,7 +51,7 @@ def _sign(text: str, expires: int) -> str:
 def film_row(sb: Sandbox, film: Film, space: str | None, now: int) -> dict[str, Any]:
     expires = now + MATERIAL_TTL
     order: Any = film.display_order
-    if sb.faults.enabled("catalog_display_order_string"):
+    if sb.faults.enabled(FaultName.catalog_display_order_string):
         order = str(order)
     return {
         "id": film.id,
@@ -161,20 +162,21 @@ def episode_rows(sb: Sandbox, film: Film, space: str | None, now: int) -> list[d
     """Published episodes and placeholders of one film, by `episode_no`."""
     published = sb.store.episodes_of(film.id)
     rows = [(e.episode_no, _episode(e, space, now)) for e in published]
-    if film.planned_episodes and not sb.faults.enabled("catalog_placeholders_missing"):
+    if film.planned_episodes and not sb.faults.enabled(FaultName.catalog_placeholders_missing):
         numbers = {e.episode_no for e in published}
         rows += [
             (no, _placeholder(film, no))
             for no in range(1, film.planned_episodes + 1)
             if no not in numbers
         ]
-    rows.sort(key=lambda pair: pair[0], reverse=sb.faults.enabled("catalog_episode_order_broken"))
+    backwards = sb.faults.enabled(FaultName.catalog_episode_order_broken)
+    rows.sort(key=lambda pair: pair[0], reverse=backwards)
     return [row for _, row in rows]
 
 
 def _films(sb: Sandbox, caller: Caller, now: float) -> list[Film]:
     films = sb.store.licensed_films(caller.org_id, now)
-    if sb.faults.enabled("catalog_sort_broken"):
+    if sb.faults.enabled(FaultName.catalog_sort_broken):
         films.sort(key=lambda f: f.title, reverse=True)
     return films
 
@@ -202,7 +204,7 @@ def build(
     if cursor is not None:
         position = cursors.decode(sb.cursor_secret, "catalog", "", cursor)
         if position is None or len(position) != 2:
-            if not sb.faults.enabled("catalog_bad_cursor_accepted"):
+            if not sb.faults.enabled(FaultName.catalog_bad_cursor_accepted):
                 return None
             position = None
         if position is not None:
@@ -217,7 +219,7 @@ def build(
     if start + size < len(films) and page:
         last = page[-1]
         next_cursor = cursors.encode(sb.cursor_secret, "catalog", "", [last.display_order, last.id])
-    if sb.faults.enabled("catalog_cursor_missing"):
+    if sb.faults.enabled(FaultName.catalog_cursor_missing):
         next_cursor = None
     link = None
     if next_cursor is not None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.http.versions import date_epoch
 from delivery_sandbox.state.accounts import Caller
@@ -49,10 +50,10 @@ def body(sb: Sandbox, exchange: Exchange, caller: Caller) -> dict[str, Any]:
     base, now = exchange.base_url, sb.now()
     faults = sb.faults
     doors = sb.limits.doors(caller.org_id)
-    if faults.enabled("config_lists_video_door"):
+    if faults.enabled(FaultName.config_lists_video_door):
         doors["video"] = {"limit": sb.limits.limit_of(caller.org_id, "video"), "unit": "requests"}
     test_org: Any = caller.organisation.test
-    if faults.enabled("config_test_org_string"):
+    if faults.enabled(FaultName.config_test_org_string):
         test_org = str(test_org).lower()
     return {
         "api": {

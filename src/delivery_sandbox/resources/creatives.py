@@ -12,6 +12,7 @@ import uuid
 from typing import Any
 from urllib.parse import urlencode
 
+from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.resources import cursors
@@ -36,7 +37,7 @@ def creative_record(sb: Sandbox, creative: Creative, base_url: str) -> dict[str,
     duration = sum(s["duration_ms"] for s in scenes) if scenes else 15_000
     ready = creative.final_ready
     updated: Any = creative.updated_at
-    if sb.faults.enabled("creative_updated_at_iso"):
+    if sb.faults.enabled(FaultName.creative_updated_at_iso):
         updated = f"{creative.updated_at}"
     return {
         "links": {"self": f"{base_url}{PATH}/{creative.id}"},
@@ -93,12 +94,12 @@ def _env_error(
 async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
     query, now = call.query, sb.now()
     raw_limit = query.get("limit")
-    if raw_limit == "" and sb.faults.enabled("creatives_empty_limit_accepted"):
+    if raw_limit == "" and sb.faults.enabled(FaultName.creatives_empty_limit_accepted):
         raw_limit = None
     limit = parse_limit(raw_limit, MAX_LIMIT, DEFAULT_LIMIT)
     if limit is None:
         return _env_error(sb, exchange, 422, 4220, errors.MSG_LIMIT)
-    if limit == MAX_LIMIT and sb.faults.enabled("creatives_limit_max_500"):  # fault (properties)
+    if limit == MAX_LIMIT and sb.faults.enabled(FaultName.creatives_limit_max_500):  # properties
         return errors.flat(exchange, sb.faults, 500, "internal error")
     since = parse_epoch(query.get("updated_since"))
     if since is False:
@@ -110,7 +111,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         after = cursors.decode(sb.cursor_secret, "creatives", binding, raw_cursor)
         if after is None:
             return _env_error(sb, exchange, 422, 4222, errors.MSG_CURSOR)
-    strict = not sb.faults.enabled("creatives_updated_since_inclusive")
+    strict = not sb.faults.enabled(FaultName.creatives_updated_since_inclusive)
     rows = [
         c
         for c in sb.store.creatives.values()
@@ -118,7 +119,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         and c.visible
         and (since is None or c.updated_at > since or (not strict and c.updated_at == since))
     ]
-    if sb.faults.enabled("creatives_order_broken"):
+    if sb.faults.enabled(FaultName.creatives_order_broken):
         rows.sort(key=lambda c: (-c.updated_at, c.id))
     else:
         rows.sort(key=lambda c: (c.updated_at, c.id))

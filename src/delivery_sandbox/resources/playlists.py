@@ -13,6 +13,7 @@ import re
 from typing import Any
 from urllib.parse import urlencode
 
+from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.resources import cursors
@@ -96,7 +97,7 @@ def _granted(sb: Sandbox, caller: Caller, playlist: Playlist) -> bool:
 def playlist_detail(sb: Sandbox, caller: Caller, playlist: Playlist, now: int) -> dict[str, Any]:
     space = caller.organisation.space
     granted = _granted(sb, caller, playlist)
-    granted_media = granted or sb.faults.enabled("playlist_ungranted_media_shown")
+    granted_media = granted or sb.faults.enabled(FaultName.playlist_ungranted_media_shown)
     category = sb.store.categories[playlist.category]
     count = len(playlist.clips)
     names = [_media_name(playlist.code, p) for p in range(1, count + 1, PLAYLIST_SIZE)]
@@ -111,7 +112,7 @@ def playlist_detail(sb: Sandbox, caller: Caller, playlist: Playlist, now: int) -
         else None,
         "updated_at": playlist.updated_at,
         "metadata_version": playlist.metadata_version
-        if not sb.faults.enabled("playlist_metadata_version_per_org")
+        if not sb.faults.enabled(FaultName.playlist_metadata_version_per_org)
         else f"{playlist.metadata_version}-{caller.org_id}",
         "granted": granted,
         "media": {
@@ -165,9 +166,8 @@ def _error(sb: Sandbox, exchange: Exchange, status: int, code: int, message: str
 
 
 def _film_org(sb: Sandbox, caller: Caller) -> bool:
-    return caller.organisation.kind is OrgKind.FILMS and not sb.faults.enabled(
-        "playlists_open_to_film_orgs"
-    )
+    open_to_films = sb.faults.enabled(FaultName.playlists_open_to_film_orgs)
+    return caller.organisation.kind is OrgKind.FILMS and not open_to_films
 
 
 async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
@@ -177,11 +177,11 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     limit = parse_limit(query.get("limit"), MAX_LIMIT, DEFAULT_LIMIT)
     since = parse_epoch(query.get("updated_since"))
     # fault (properties): a 32-bit overflow on epoch seconds after 2038-01-19
-    if since and since > 2**31 - 1 and sb.faults.enabled("playlists_since_2038_500"):
+    if since and since > 2**31 - 1 and sb.faults.enabled(FaultName.playlists_since_2038_500):
         return errors.envelope(exchange, sb.faults, 500, 5000, "internal error", sb.now())
     category = query.get("category")
     bad_category = category is not None and not (len(category) <= 100 and SLUG.match(category))
-    if bad_category and sb.faults.enabled("playlists_bad_category_404"):  # fault (properties)
+    if bad_category and sb.faults.enabled(FaultName.playlists_bad_category_404):  # properties
         return _error(sb, exchange, 404, 4040, errors.MSG_NO_CATEGORY)
     if limit is None or since is False or bad_category:
         return _error(sb, exchange, 422, 4220, errors.MSG_INVALID_REQUEST)
@@ -217,7 +217,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         sb.cursor_secret,
         "playlists",
         binding,
-        full_page_cursor=not sb.faults.enabled("playlists_full_page_without_cursor"),
+        full_page_cursor=not sb.faults.enabled(FaultName.playlists_full_page_without_cursor),
     )
     keep = {k: v for k, v in query.items() if k in ("updated_since", "limit", "category")}
     base = f"{exchange.base_url}{PATH}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
+from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.resources import cursors
@@ -104,7 +105,7 @@ def _rows(sb: Sandbox, caller: Caller, now: float) -> list[dict[str, Any]]:
             continue
         status, updated_at, withdrawn_at = state
         active = status == "active"
-        if not active and sb.faults.enabled("series_withdrawn_unlisted"):
+        if not active and sb.faults.enabled(FaultName.series_withdrawn_unlisted):
             continue
         rows.append(
             {
@@ -132,7 +133,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     query, now = call.query, sb.now()
     limit = parse_limit(query.get("limit"), MAX_LIMIT, DEFAULT_LIMIT)
     since = parse_epoch(query.get("updated_since"))
-    if since is not False and since == 0 and sb.faults.enabled("series_since_zero_refused"):
+    if since is not False and since == 0 and sb.faults.enabled(FaultName.series_since_zero_refused):
         since = False  # fault (properties): a valid updated_since=0 refused
     if limit is None or since is False:
         return _error(sb, exchange, 422, 4220, errors.MSG_INVALID_REQUEST)
@@ -174,7 +175,7 @@ async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call
     film = sb.store.film_by_code(code)
     state = None if film is None else sb.store.series_state(caller.org_id, film, now)
     served = state is not None and (
-        state[0] == "active" or sb.faults.enabled("series_withdrawn_detail_served")
+        state[0] == "active" or sb.faults.enabled(FaultName.series_withdrawn_detail_served)
     )
     if film is None or state is None or not served:
         return _error(sb, exchange, 404, 4040, errors.MSG_NO_SERIES)

@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 
 import orjson
 
+from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.resources import cursors
@@ -79,7 +80,7 @@ def _read_failed(sb: Sandbox, exchange: Exchange) -> Reply:
 async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
     query, now = call.query, int(sb.now())
     limit = parse_limit(query.get("limit"), MAX_LIMIT, DEFAULT_LIMIT)
-    if limit is None and sb.faults.enabled("videos_bad_limit_coded"):  # fault (properties)
+    if limit is None and sb.faults.enabled(FaultName.videos_bad_limit_coded):  # fault (properties)
         return errors.flat(exchange, sb.faults, 400, MSG_BAD_QUERY, "invalid_request")
     if limit is None:
         return _bad(sb, exchange, MSG_BAD_QUERY)
@@ -104,13 +105,13 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     sequence = [(c.code, i, vid) for c in chosen for i, vid in enumerate(c.videos, start=1)]
     window = sequence[start : start + limit]
     videos = sb.store.videos
-    skip = not sb.faults.enabled("videos_not_ready_listed")
+    skip = not sb.faults.enabled(FaultName.videos_not_ready_listed)
     rows = [
         video_row(sb, videos[vid], code, pos, now)
         for code, pos, vid in window
         if _playable(videos[vid]) or not skip
     ]
-    if sb.faults.enabled("videos_order_broken"):
+    if sb.faults.enabled(FaultName.videos_order_broken):
         rows.reverse()
     more = start + limit < len(sequence)
     next_cursor = (
@@ -146,7 +147,8 @@ async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call
         if video_id in c.videos
     ]
     playable = video is not None and (
-        _playable(video) or (sb.faults.enabled("video_not_ready_served") and not video.archived)
+        _playable(video)
+        or (sb.faults.enabled(FaultName.video_not_ready_served) and not video.archived)
     )
     if video is None or not homes or not playable:
         return errors.flat(exchange, sb.faults, 404, errors.VIDEO_NOT_FOUND)

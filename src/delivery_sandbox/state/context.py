@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from delivery_sandbox.faults.playback import apply_faults
 from delivery_sandbox.faults.registry import FaultSwitch
 from delivery_sandbox.http.headers import RequestIds
 from delivery_sandbox.http.versions import LATEST, VERSION_SETS, VersionSet, VersionSetName
@@ -73,11 +74,9 @@ class Sandbox:
 
     def changed(self) -> None:
         """Something an answer depends on changed: drop every cached body, re-apply the faults."""
-        from delivery_sandbox.faults.playback import apply_faults  # cycle: it imports this module
-
         self.generation += 1
         self.cache.clear()
-        apply_faults(self)
+        apply_faults(self.faults, self.limits)
 
     def later(self, seconds: float, action: Callable[..., object], *args: object) -> None:
         """Run `action` on the event loop after `seconds` (a reset cancels what is pending)."""

@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from delivery_sandbox.http.app import SandboxApp, build_app
+from delivery_sandbox.app import SandboxApp, build_app
 from delivery_sandbox.state.context import Settings
 
 __all__ = ["Case", "cases", "main", "measure"]

@@ -44,12 +44,12 @@ from delivery_conformance.reports.writer import (
 )
 from delivery_conformance.spec.requirements import load_requirements
 from delivery_conformance.suite.plugin import DEFAULT_MAX_DURATION
+from delivery_conformance.suite.profile_check import report_lines, suite_census, write_template
 from delivery_conformance.suite.runner import DEFAULT_SEED, RunOptions, run_suite, suite_paths
 from delivery_conformance.suite.selection import select
 from delivery_conformance.target.embedded import EmbeddedSandbox
 from delivery_conformance.target.preflight import expectation, probe
 from delivery_conformance.target.profile import load_profile, target_from_env
-from delivery_conformance.target.profile_check import report_lines, suite_census, write_template
 from delivery_conformance.verdict import EXIT_USAGE, Verdict
 
 __all__ = ["COMMANDS", "main"]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from delivery_conformance.suite.events import NOT_EXERCISED_PREFIX
+from delivery_conformance.evidence.events import NOT_EXERCISED_PREFIX
 
 __all__ = ["config_api", "dig", "listed_versions", "reference", "version_entries"]
 

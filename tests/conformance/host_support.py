@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import pytest
 from json_support import at
 
-from delivery_conformance.suite.events import NOT_EXERCISED_PREFIX
+from delivery_conformance.evidence.events import NOT_EXERCISED_PREFIX
 
 __all__ = ["require_host_passed_through"]
 

@@ -18,10 +18,10 @@ from delivery_conformance.checks import (
     Violation,
     expect,
     expect_status,
-    ledger,
     violation,
 )
-from delivery_conformance.suite.events import NOT_EXERCISED_PREFIX
+from delivery_conformance.evidence import ledger
+from delivery_conformance.evidence.events import NOT_EXERCISED_PREFIX
 from delivery_conformance.target.client import DeliveryClient, Response
 
 # The envelope lists: path, key role, the rule a list that does not answer 200 breaks.

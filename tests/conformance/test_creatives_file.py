@@ -15,7 +15,7 @@ from json_support import at
 from listing_support import Code, error_shape_violations, expect_error, is_int
 
 from delivery_conformance.checks import ConformanceFailure, expect, expect_status
-from delivery_conformance.reports.redact import Redactor
+from delivery_conformance.evidence.redact import Redactor
 from delivery_conformance.target.client import DeliveryClient
 
 ROLE = "films"

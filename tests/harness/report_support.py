@@ -7,18 +7,18 @@ import json
 from typing import Any
 
 from delivery_conformance.checks import Violation
-from delivery_conformance.checks.violation import Severity
-from delivery_conformance.reports.results import RunSummary, summarise
-from delivery_conformance.reports.writer import results_document, run_info
-from delivery_conformance.spec.requirements import Level, Requirement, Role
-from delivery_conformance.suite.events import (
+from delivery_conformance.evidence.events import (
     Outcome,
     RunFinished,
     RunStarted,
     TestDeselected,
     TestFinished,
 )
-from delivery_conformance.suite.exchange import Exchange
+from delivery_conformance.evidence.exchange import Exchange
+from delivery_conformance.evidence.violation import Severity
+from delivery_conformance.reports.results import RunSummary, summarise
+from delivery_conformance.reports.writer import results_document, run_info
+from delivery_conformance.spec.requirements import Level, Requirement, Role
 
 HEADERS_SECTION = "What the service does > Common response headers"
 SECRET_KEY = "svc_live_" + "S3cr3tK3y" * 3

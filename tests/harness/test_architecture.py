@@ -115,12 +115,12 @@ def test_the_harness_self_tests_start_the_sandbox_only_as_a_process() -> None:
 def test_the_import_reader_sees_dynamic_imports(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text(
-        "import importlib\nimportlib.import_module('delivery_sandbox.http.app')\n"
+        "import importlib\nimportlib.import_module('delivery_sandbox.app')\n"
         "__import__('delivery_sandbox')\nfrom delivery_sandbox import cli\n",
         encoding="utf-8",
     )
     names = [name for _, name in imported_names(module)]
-    assert names.count("delivery_sandbox") == 2 and "delivery_sandbox.http.app" in names
+    assert names.count("delivery_sandbox") == 2 and "delivery_sandbox.app" in names
 
 
 def test_the_reference_client_uses_only_the_standard_library_and_httpx() -> None:

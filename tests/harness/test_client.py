@@ -4,8 +4,8 @@ import httpx
 import pytest
 from harness_support import KEY, answer, client_for, make_profile
 
+from delivery_conformance.evidence.exchange import BODY_CAP, Exchange
 from delivery_conformance.exceptions import HarnessFailure, TargetGarbage, TargetUnreachable
-from delivery_conformance.suite.exchange import BODY_CAP, Exchange
 from delivery_conformance.target.client import DeliveryClient
 from delivery_conformance.target.pacing import Pacer
 

@@ -7,8 +7,8 @@ from typing import Any
 from harness_support import respond
 
 from delivery_conformance.checks.common import judge_exchanges, response_of, with_common_rules
-from delivery_conformance.suite.events import Outcome
-from delivery_conformance.suite.exchange import BODY_CAP, Exchange
+from delivery_conformance.evidence.events import Outcome
+from delivery_conformance.evidence.exchange import BODY_CAP, Exchange
 
 
 def record(*args: Any, **kwargs: Any) -> Exchange:

@@ -18,6 +18,7 @@ import pytest
 from killrate_support import KillRateRun
 
 from delivery_conformance import cli
+from delivery_conformance.evidence.events import Outcome
 from delivery_conformance.exceptions import HarnessFailure, UsageError
 from delivery_conformance.killrate.cycle import base_nodeid
 from delivery_conformance.killrate.measure import (
@@ -32,7 +33,6 @@ from delivery_conformance.killrate.measure import (
     select_faults,
 )
 from delivery_conformance.killrate.report import KillRateWriter, markdown
-from delivery_conformance.suite.events import Outcome
 
 ROOT = Path(__file__).resolve().parents[2]
 SORT = FaultRow("catalog_sort_broken", ("CAT-010",), "films sorted by title descending")
@@ -259,7 +259,7 @@ def test_progress_names_each_fault_and_the_rate() -> None:
 
 
 def test_a_failure_charged_to_every_claimed_id_names_none_in_particular() -> None:
-    from delivery_conformance.checks.violation import Violation
+    from delivery_conformance.evidence.violation import Violation
     from delivery_conformance.killrate.measure import specific_ids
 
     claimed = ("HDR-001", "CAT-010", "VER-013")

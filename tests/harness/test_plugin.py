@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from harness_support import PROFILE_TEXT
 
-from delivery_conformance.suite.events import (
+from delivery_conformance.evidence.events import (
     Event,
     Outcome,
     RunFinished,

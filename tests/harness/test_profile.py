@@ -6,6 +6,13 @@ import pytest
 from harness_support import KEY, OTHER_KEY, PROFILE_TEXT, make_profile, write_profile
 
 from delivery_conformance.exceptions import ProfileError
+from delivery_conformance.suite.profile_check import (
+    Census,
+    render_template,
+    report_lines,
+    suite_census,
+    unlock_counts,
+)
 from delivery_conformance.target.embedded import EmbeddedSandbox
 from delivery_conformance.target.profile import (
     TARGET_ENV,
@@ -13,13 +20,6 @@ from delivery_conformance.target.profile import (
     TargetProfile,
     load_profile,
     target_from_env,
-)
-from delivery_conformance.target.profile_check import (
-    Census,
-    render_template,
-    report_lines,
-    suite_census,
-    unlock_counts,
 )
 from delivery_conformance.target.profile_names import (
     FIXTURE_GROUPS,

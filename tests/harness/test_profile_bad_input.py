@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from delivery_conformance import cli
-from delivery_conformance.target.profile_check import Census
+from delivery_conformance.suite.profile_check import Census
 
 KEY = "svc_live_" + "K" * 32
 KEY2 = "svc_live_" + "Q" * 32

@@ -2,7 +2,7 @@ import json
 
 from harness_support import KEY
 
-from delivery_conformance.reports.redact import (
+from delivery_conformance.evidence.redact import (
     MARK,
     Redactor,
     redact_headers,

@@ -2,17 +2,17 @@ import json
 from pathlib import Path
 
 from delivery_conformance.checks import Violation
-from delivery_conformance.reports.results import Status, summarise
-from delivery_conformance.reports.writer import write_reports
-from delivery_conformance.spec.requirements import Level, Requirement, Role
-from delivery_conformance.suite.events import (
+from delivery_conformance.evidence.events import (
     Outcome,
     RunFinished,
     RunStarted,
     TestDeselected,
     TestFinished,
 )
-from delivery_conformance.suite.exchange import Exchange
+from delivery_conformance.evidence.exchange import Exchange
+from delivery_conformance.reports.results import Status, summarise
+from delivery_conformance.reports.writer import write_reports
+from delivery_conformance.spec.requirements import Level, Requirement, Role
 
 
 def req(rid: str, *, role: Role = Role.SERVER, untestable: str | None = None) -> Requirement:

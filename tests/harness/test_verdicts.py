@@ -10,10 +10,7 @@ from pathlib import Path
 import pytest
 
 from delivery_conformance.checks import Severity, Violation
-from delivery_conformance.exceptions import UsageError
-from delivery_conformance.reports.results import Status, summarise
-from delivery_conformance.spec.requirements import Level, Requirement, Role
-from delivery_conformance.suite.events import (
+from delivery_conformance.evidence.events import (
     Outcome,
     RunFinished,
     RunPolicy,
@@ -21,7 +18,10 @@ from delivery_conformance.suite.events import (
     TestDeselected,
     TestFinished,
 )
-from delivery_conformance.suite.exchange import Exchange
+from delivery_conformance.evidence.exchange import Exchange
+from delivery_conformance.exceptions import UsageError
+from delivery_conformance.reports.results import Status, summarise
+from delivery_conformance.spec.requirements import Level, Requirement, Role
 from delivery_conformance.suite.selection import select
 from delivery_conformance.verdict import Verdict
 

@@ -17,9 +17,9 @@ import pytest
 from properties_support import as_conformance_failure, requirements_for
 
 from delivery_conformance.checks import ConformanceFailure
+from delivery_conformance.evidence.events import NOT_EXERCISED_PREFIX
 from delivery_conformance.properties import OPERATION_ROLES, PropertySettings, load_schema
 from delivery_conformance.properties.links import run_links
-from delivery_conformance.suite.events import NOT_EXERCISED_PREFIX
 from delivery_conformance.target.client import DeliveryClient
 from delivery_conformance.target.profile import TargetProfile
 

@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import orjson
 
-from delivery_sandbox.faults.playback import apply_faults
-from delivery_sandbox.http.app import build_app
-from delivery_sandbox.playback import handler as playback
+from delivery_sandbox.app import build_app
+from delivery_sandbox.endpoints import playback
+from delivery_sandbox.playback.fault_policies import apply_faults
 from delivery_sandbox.state.context import Sandbox, Settings, build_sandbox
 
 T0 = 1_800_000_000.0  # a whole UTC minute

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from delivery_sandbox.http.app import SandboxApp
+from delivery_sandbox.app import SandboxApp
 from delivery_sandbox.state.context import Sandbox, Settings, build_sandbox
 
 API = "/api/delivery/v1"

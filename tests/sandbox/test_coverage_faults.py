@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import orjson
 
-from delivery_sandbox.faults.coverage import (
+from delivery_sandbox.faults.coverage_rows import COVERAGE_FAULT_ROWS
+from delivery_sandbox.faults.registry import FAULTS, FaultSwitch
+from delivery_sandbox.http.coverage_faults import (
     BODY_CHANGES,
     CALLER_FAULTS,
     ENVELOPE_FAULTS,
@@ -13,8 +15,6 @@ from delivery_sandbox.faults.coverage import (
     mangle_headers,
     mangle_reply,
 )
-from delivery_sandbox.faults.coverage_rows import COVERAGE_FAULT_ROWS
-from delivery_sandbox.faults.registry import FAULTS, FaultSwitch
 from delivery_sandbox.http.headers import Exchange, Reply
 
 ENVELOPE = {"code": 0, "message": "ok", "data": {"items": []}, "server_time": 1,

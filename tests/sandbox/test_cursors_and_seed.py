@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from delivery_sandbox.resources import cursors
+from delivery_sandbox.endpoints import cursors
 from delivery_sandbox.state.seed import build_store
 
 SECRET = b"s" * 32

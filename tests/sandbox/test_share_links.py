@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 from sandbox_api import Api
 
-from delivery_sandbox.resources.share import FAKE_MP4, LINK_TTL
+from delivery_sandbox.endpoints.share import FAKE_MP4, LINK_TTL
 
 
 def share_path(api: Api, fixture: str) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from delivery_conformance import __version__
-from delivery_conformance.reports.redact import Redactor
+from delivery_conformance.evidence.redact import Redactor
 from delivery_conformance.reports.view import safe_url
 
 __all__ = ["summary_line", "write_certificate"]

@@ -40,10 +40,10 @@ from delivery_conformance.certify.runner import (
     client_ids,
 )
 from delivery_conformance.certify.scenarios import Scenario, load_catalogue
+from delivery_conformance.evidence.events import TestFinished
 from delivery_conformance.exceptions import UsageError
 from delivery_conformance.reports.writer import results_document, write_document
 from delivery_conformance.spec.requirements import load_requirements
-from delivery_conformance.suite.events import TestFinished
 from delivery_conformance.target.embedded import EmbeddedSandbox
 from delivery_conformance.target.profile import load_profile
 from delivery_conformance.verdict import Verdict

@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from delivery_conformance.reports.redact import SECRET_FIELDS, Redactor
-from delivery_conformance.suite.exchange import Exchange
+from delivery_conformance.evidence.exchange import Exchange
+from delivery_conformance.evidence.redact import SECRET_FIELDS, Redactor
 
 __all__ = ["Entry", "Journal", "SecretBook", "read_journal"]
 

@@ -45,11 +45,7 @@ from delivery_conformance.certify.plan import Plan
 from delivery_conformance.certify.proxy import RefereeProxy
 from delivery_conformance.certify.scenarios import Scenario
 from delivery_conformance.checks.common import judge_exchanges
-from delivery_conformance.checks.violation import Severity, Violation
-from delivery_conformance.exceptions import HarnessFailure, UsageError
-from delivery_conformance.reports.results import RunSummary, Status, summarise
-from delivery_conformance.spec.requirements import Requirement, Role
-from delivery_conformance.suite.events import (
+from delivery_conformance.evidence.events import (
     Event,
     Outcome,
     RunFinished,
@@ -57,6 +53,10 @@ from delivery_conformance.suite.events import (
     RunStarted,
     TestFinished,
 )
+from delivery_conformance.evidence.violation import Severity, Violation
+from delivery_conformance.exceptions import HarnessFailure, UsageError
+from delivery_conformance.reports.results import RunSummary, Status, summarise
+from delivery_conformance.spec.requirements import Requirement, Role
 
 __all__ = ["CertifyOptions", "Upstream", "certify", "check_upstream"]
 

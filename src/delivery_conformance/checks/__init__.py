@@ -18,7 +18,7 @@ from delivery_conformance.checks.registry import (
     register,
     run_checks,
 )
-from delivery_conformance.checks.violation import (
+from delivery_conformance.evidence.violation import (
     ConformanceFailure,
     Severity,
     Violation,

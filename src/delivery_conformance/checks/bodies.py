@@ -11,7 +11,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from delivery_conformance.checks.registry import register
-from delivery_conformance.checks.violation import Violation, violation
+from delivery_conformance.evidence.violation import Violation, violation
 from delivery_conformance.spec.endpoints import ErrorFormat, match_path
 from delivery_conformance.spec.error_table import STRING_CODES_IN_ERROR, rows_for
 from delivery_conformance.spec.error_table import ErrorFormat as TableFormat

@@ -24,10 +24,10 @@ from urllib.parse import urlsplit
 import httpx
 
 from delivery_conformance.checks.registry import CHECKS, Check
-from delivery_conformance.checks.violation import Violation
+from delivery_conformance.evidence.events import Outcome
+from delivery_conformance.evidence.exchange import BODY_CAP, Exchange
+from delivery_conformance.evidence.violation import Violation
 from delivery_conformance.spec.endpoints import match_endpoint
-from delivery_conformance.suite.events import Outcome
-from delivery_conformance.suite.exchange import BODY_CAP, Exchange
 from delivery_conformance.target.client import RequestContext, Response
 from delivery_conformance.target.profile import API_PREFIX
 

@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from delivery_conformance.checks.registry import register
-from delivery_conformance.checks.violation import Violation, violation
+from delivery_conformance.evidence.violation import Violation, violation
 from delivery_conformance.spec.error_table import rows_for
 
 if TYPE_CHECKING:

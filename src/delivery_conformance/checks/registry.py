@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from delivery_conformance.checks import ledger
-from delivery_conformance.checks.violation import ConformanceFailure, Violation
+from delivery_conformance.evidence import ledger
+from delivery_conformance.evidence.violation import ConformanceFailure, Violation
 
 if TYPE_CHECKING:
     from delivery_conformance.target.client import Response

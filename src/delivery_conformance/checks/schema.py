@@ -24,7 +24,7 @@ from jsonschema import Draft202012Validator, FormatChecker
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from delivery_conformance.checks.violation import ConformanceFailure, violation
+from delivery_conformance.evidence.violation import ConformanceFailure, violation
 from delivery_conformance.resources import spec_path
 
 if TYPE_CHECKING:

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 import pytest
 from _pytest.runner import runtestprotocol
 
+from delivery_conformance.evidence.events import Event, TestFinished
 from delivery_conformance.exceptions import HarnessError
-from delivery_conformance.killrate.measure import (
+from delivery_conformance.killrate.judge import (
     CleanRun,
     Consumer,
     FaultRow,
@@ -34,7 +35,6 @@ from delivery_conformance.killrate.measure import (
     judge_fault,
     specific_ids,
 )
-from delivery_conformance.suite.events import Event, TestFinished
 
 __all__ = ["CYCLE_ARG", "Cycle", "FaultCycle"]
 

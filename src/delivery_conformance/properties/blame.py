@@ -22,8 +22,8 @@ import schemathesis
 from schemathesis.core.failures import Failure, FailureGroup
 
 from delivery_conformance.checks import Violation
+from delivery_conformance.evidence.redact import SECRET_FIELDS
 from delivery_conformance.properties.checks import _TARGET, ContractViolation, harness_response
-from delivery_conformance.reports.redact import SECRET_FIELDS
 
 __all__ = ["UNATTRIBUTED", "attributed", "requirement_for", "validate"]
 

@@ -25,11 +25,11 @@ import schemathesis
 from schemathesis.core.failures import Failure, Severity
 
 from delivery_conformance.checks import CHECKS, Check, Violation, violation
+from delivery_conformance.evidence.exchange import Exchange
+from delivery_conformance.evidence.redact import Redactor
 from delivery_conformance.properties.rules import documented, expected_answer
-from delivery_conformance.reports.redact import Redactor
 from delivery_conformance.spec.endpoints import Endpoint, match_endpoint
 from delivery_conformance.spec.error_table import STRING_CODES_IN_ERROR
-from delivery_conformance.suite.exchange import Exchange
 from delivery_conformance.target.client import RequestContext
 from delivery_conformance.target.client import Response as HarnessResponse
 from delivery_conformance.target.profile import TargetProfile

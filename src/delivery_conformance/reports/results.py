@@ -28,9 +28,7 @@ from enum import Enum
 from fnmatch import fnmatchcase
 from typing import Any
 
-from delivery_conformance.checks.violation import Severity, Violation
-from delivery_conformance.spec.requirements import Level, Requirement, Role
-from delivery_conformance.suite.events import (
+from delivery_conformance.evidence.events import (
     Event,
     Outcome,
     RunFinished,
@@ -39,6 +37,8 @@ from delivery_conformance.suite.events import (
     TestDeselected,
     TestFinished,
 )
+from delivery_conformance.evidence.violation import Severity, Violation
+from delivery_conformance.spec.requirements import Level, Requirement, Role
 from delivery_conformance.verdict import Verdict
 
 __all__ = ["RequirementResult", "RunSummary", "Status", "finding_key", "summarise"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from delivery_conformance.reports.redact import redact_headers, redact_json, redact_text
+from delivery_conformance.evidence.redact import redact_headers, redact_json, redact_text
 
 __all__ = [
     "BODY_LINES",

@@ -30,15 +30,15 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from delivery_conformance import __version__
+from delivery_conformance.evidence.events import Event, RunFinished
+from delivery_conformance.evidence.redact import Redactor
 from delivery_conformance.exceptions import UsageError
 from delivery_conformance.reports.html import find_spec, render_html, render_spec, spec_anchors
 from delivery_conformance.reports.junit import TOOL, render_junit
 from delivery_conformance.reports.markdown import render_summary_markdown
-from delivery_conformance.reports.redact import Redactor
 from delivery_conformance.reports.results import RunSummary, summarise
 from delivery_conformance.reports.view import safe_url
 from delivery_conformance.spec.requirements import default_path, load_requirements
-from delivery_conformance.suite.events import Event, RunFinished
 
 __all__ = [
     "FORMAT_VERSION",

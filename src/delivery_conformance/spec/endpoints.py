@@ -11,9 +11,10 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from delivery_conformance.target.profile import API_PREFIX
+__all__ = [
+    "API_PREFIX","ENDPOINTS", "Endpoint", "ErrorFormat", "match_endpoint", "match_path"]
 
-__all__ = ["ENDPOINTS", "Endpoint", "ErrorFormat", "match_endpoint", "match_path"]
+API_PREFIX = "/api/delivery/v1/"  # every path of the API starts here
 
 
 class ErrorFormat(Enum):

@@ -38,12 +38,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from delivery_conformance.checks import ledger
 from delivery_conformance.checks.common import with_common_rules
-from delivery_conformance.checks.violation import ConformanceFailure, Violation
-from delivery_conformance.exceptions import HarnessError, RunStopped, TargetGarbage
-from delivery_conformance.reports.redact import redact_text
-from delivery_conformance.suite.events import (
+from delivery_conformance.evidence import ledger
+from delivery_conformance.evidence.events import (
     NOT_EXERCISED_PREFIX,
     Event,
     Outcome,
@@ -53,7 +50,10 @@ from delivery_conformance.suite.events import (
     TestDeselected,
     TestFinished,
 )
-from delivery_conformance.suite.exchange import Exchange
+from delivery_conformance.evidence.exchange import Exchange
+from delivery_conformance.evidence.redact import redact_text
+from delivery_conformance.evidence.violation import ConformanceFailure, Violation
+from delivery_conformance.exceptions import HarnessError, RunStopped, TargetGarbage
 from delivery_conformance.suite.selection import matches, select
 from delivery_conformance.target.admin import AdminClient
 from delivery_conformance.target.client import DeliveryClient
@@ -76,7 +76,7 @@ _STATE = pytest.StashKey["_RunState"]()
 class _HookSpecs:
     @pytest.hookspec
     def pytest_conformance_event(self, event: Event) -> None:
-        """One event of the run (see `delivery_conformance.suite.events`)."""
+        """One event of the run (see `delivery_conformance.evidence.events`)."""
 
 
 def known_requirement_ids() -> set[str]:

@@ -38,15 +38,15 @@ from typing import Any
 
 import httpx
 
+from delivery_conformance.evidence.exchange import Exchange
+from delivery_conformance.evidence.redact import Redactor
 from delivery_conformance.exceptions import (
     HarnessFailure,
     RunStopped,
     TargetGarbage,
     TargetUnreachable,
 )
-from delivery_conformance.reports.redact import Redactor
 from delivery_conformance.spec.endpoints import Endpoint, match_endpoint
-from delivery_conformance.suite.exchange import Exchange
 from delivery_conformance.target.pacing import Pacer, limits_from_config
 from delivery_conformance.target.profile import API_PREFIX, TargetProfile
 from delivery_conformance.target.transport import AnswerBudget, bounded_transport

@@ -35,6 +35,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from delivery_conformance.exceptions import ProfileError
+from delivery_conformance.spec.endpoints import API_PREFIX
 from delivery_conformance.target.profile_names import FIXTURES, KEY_ENV_PREFIX, ROLES, key_env
 
 __all__ = [
@@ -48,7 +49,6 @@ __all__ = [
     "target_from_env",
 ]
 
-API_PREFIX = "/api/delivery/v1/"
 # spec: Authentication (item 2): a key is `svc_live_` + 32 characters. Printable ASCII without
 # space, as AUTH-005 judges a rotated key. Any other value is refused (decision on AUTH-005).
 KEY_PATTERN = re.compile(r"svc_live_[!-~]{32}")

@@ -13,8 +13,7 @@ import orjson
 from delivery_sandbox.control.outages import AREAS
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.registry import UnknownFault
-from delivery_sandbox.http.auth import bearer_key
-from delivery_sandbox.http.headers import Exchange, Reply
+from delivery_sandbox.http.headers import Exchange, Reply, bearer_key
 from delivery_sandbox.playback.limits import LIMITS
 from delivery_sandbox.state.accounts import ROLES
 from delivery_sandbox.state.context import Sandbox

@@ -11,15 +11,15 @@ import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from delivery_sandbox.faults.coverage import mangle_headers
 from delivery_sandbox.faults.names import FaultName
+from delivery_sandbox.http.coverage_faults import mangle_headers
 from delivery_sandbox.http.versions import Version
 
 if TYPE_CHECKING:
     from delivery_sandbox.faults.registry import FaultSwitch
     from delivery_sandbox.state.accounts import Caller
 
-__all__ = ["Call", "Exchange", "Reply", "RequestIds", "json_reply", "send_reply"]
+__all__ = ["Call", "Exchange", "Reply", "RequestIds", "bearer_key", "json_reply", "send_reply"]
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 JSON = b"application/json"
@@ -167,3 +167,20 @@ async def send_reply(send: Any, exchange: Exchange, reply: Reply, faults: FaultS
     headers = mangle_headers(headers, reply.status, faults)
     await send({"type": "http.response.start", "status": reply.status, "headers": headers})
     await send({"type": "http.response.body", "body": reply.body})
+
+
+BEARER = "Bearer "
+
+
+def bearer_key(header: str | None, lax: bool = False) -> str | None:
+    """The key of `Authorization: Bearer <key>`, exactly one space, nothing else; else None."""
+    if header is None:
+        return None
+    if lax:
+        return header.split(" ")[-1] or None
+    if not header.startswith(BEARER):
+        return None
+    key = header[len(BEARER) :]
+    if not key or " " in key:
+        return None
+    return key

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from delivery_sandbox.faults.playback import apply_faults
 from delivery_sandbox.faults.registry import FaultSwitch
 from delivery_sandbox.http.headers import RequestIds
 from delivery_sandbox.http.versions import LATEST, VERSION_SETS, VersionSet, VersionSetName
+from delivery_sandbox.playback.fault_policies import apply_faults
 from delivery_sandbox.playback.limits import Limits
 from delivery_sandbox.playback.tickets import TicketBook
 from delivery_sandbox.state.accounts import EXTENDED_ONLY, ROLES, Accounts, Pin

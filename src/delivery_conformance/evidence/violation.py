@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from delivery_conformance.checks import ledger
-from delivery_conformance.suite.exchange import Exchange
+from delivery_conformance.evidence import ledger
+from delivery_conformance.evidence.exchange import Exchange
 
 if TYPE_CHECKING:
     from delivery_conformance.target.client import Response

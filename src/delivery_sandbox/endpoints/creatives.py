@@ -12,12 +12,12 @@ import uuid
 from typing import Any
 from urllib.parse import urlencode
 
+from delivery_sandbox.endpoints import cursors
+from delivery_sandbox.endpoints.listing import ok_envelope, paginate, parse_epoch, parse_limit
+from delivery_sandbox.endpoints.share import download_link, export_rights_active
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
-from delivery_sandbox.resources import cursors
-from delivery_sandbox.resources.listing import ok_envelope, paginate, parse_epoch, parse_limit
-from delivery_sandbox.resources.share import download_link, export_rights_active
 from delivery_sandbox.state.accounts import ORGANISATIONS, Caller
 from delivery_sandbox.state.context import Sandbox
 from delivery_sandbox.state.store import Creative

@@ -18,9 +18,9 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
+from delivery_sandbox.app import SandboxApp
 from delivery_sandbox.control.profile import render_profile, write_profile
 from delivery_sandbox.faults.registry import FAULTS
-from delivery_sandbox.http.app import SandboxApp
 from delivery_sandbox.http.versions import VersionSetName
 from delivery_sandbox.state.context import Sandbox, Settings, build_sandbox
 

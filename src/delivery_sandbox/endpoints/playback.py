@@ -17,11 +17,11 @@ import orjson
 from starlette.requests import Request
 
 from delivery_sandbox.faults.names import FaultName
-from delivery_sandbox.faults.playback import Tuning, apply_faults
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Exchange, Reply
 from delivery_sandbox.playback import simulate
 from delivery_sandbox.playback.admission import PREFETCH_SHED, IntentClass, admission_order
+from delivery_sandbox.playback.fault_policies import Tuning, apply_faults
 from delivery_sandbox.playback.request import BodyError, ItemRequest, PlaybackRequest, parse
 from delivery_sandbox.playback.tickets import ENCRYPTED, ReuseKey, Ticket, TicketBook, mint
 from delivery_sandbox.state.accounts import Caller

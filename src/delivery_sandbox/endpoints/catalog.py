@@ -15,11 +15,11 @@ from urllib.parse import quote
 
 import orjson
 
+from delivery_sandbox.endpoints import cursors
+from delivery_sandbox.endpoints.listing import iso
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
-from delivery_sandbox.resources import cursors
-from delivery_sandbox.resources.listing import iso
 from delivery_sandbox.state.accounts import Caller
 from delivery_sandbox.state.context import Sandbox
 from delivery_sandbox.state.store import Episode, Film

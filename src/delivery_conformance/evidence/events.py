@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from delivery_conformance.checks.violation import Violation
-from delivery_conformance.suite.exchange import Exchange
+from delivery_conformance.evidence.exchange import Exchange
+from delivery_conformance.evidence.violation import Violation
 
 __all__ = [
     "Event",

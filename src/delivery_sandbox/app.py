@@ -16,15 +16,23 @@ from urllib.parse import parse_qsl
 
 from starlette.requests import ClientDisconnect
 
+from delivery_sandbox.auth import Endpoint, authenticate
 from delivery_sandbox.control import admin, outages
-from delivery_sandbox.faults.coverage import mangle_reply
+from delivery_sandbox.endpoints import (
+    catalog,
+    config,
+    creatives,
+    playback,
+    playlists,
+    series,
+    share,
+    videos,
+)
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
-from delivery_sandbox.http.auth import Endpoint, authenticate
+from delivery_sandbox.http.coverage_faults import mangle_reply
 from delivery_sandbox.http.errors import Family
 from delivery_sandbox.http.headers import Call, Exchange, Reply, send_reply
-from delivery_sandbox.playback import handler as playback
-from delivery_sandbox.resources import catalog, config, creatives, playlists, series, share, videos
 from delivery_sandbox.state.accounts import Caller
 from delivery_sandbox.state.context import BARE_HOST, WWW_HOST, Sandbox, Settings, build_sandbox
 
@@ -40,7 +48,7 @@ class Route:
     method: str
     path: str  # segments in braces are path values
     endpoint: Endpoint
-    handler: Handler | None  # None: POST /playback, handled by delivery_sandbox.playback.handler
+    handler: Handler | None  # None: POST /playback, handled by delivery_sandbox.endpoints.playback
 
 
 # spec: Endpoints (scope per endpoint) and Limits (counter per endpoint).

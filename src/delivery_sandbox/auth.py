@@ -16,7 +16,7 @@ from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.registry import FaultSwitch
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.errors import Family, Problem
-from delivery_sandbox.http.headers import Exchange, Reply
+from delivery_sandbox.http.headers import Exchange, Reply, bearer_key
 from delivery_sandbox.http.versions import DATE_PATTERN, Version, VersionSet
 from delivery_sandbox.playback import simulate
 from delivery_sandbox.state.accounts import Caller
@@ -24,7 +24,6 @@ from delivery_sandbox.state.context import Sandbox
 
 __all__ = ["Endpoint", "authenticate", "bearer_key"]
 
-BEARER = "Bearer "
 
 
 @dataclass(frozen=True)
@@ -38,20 +37,6 @@ class Endpoint:
     app_bound: bool = False
     checks_org: bool = True  # playback renders its own organisation refusal per ticket
     simulates: bool = False  # honours Service-Simulate (README: SIM endpoints)
-
-
-def bearer_key(header: str | None, lax: bool = False) -> str | None:
-    """The key of `Authorization: Bearer <key>`, exactly one space, nothing else; else None."""
-    if header is None:
-        return None
-    if lax:
-        return header.split(" ")[-1] or None
-    if not header.startswith(BEARER):
-        return None
-    key = header[len(BEARER) :]
-    if not key or " " in key:
-        return None
-    return key
 
 
 def authenticate(

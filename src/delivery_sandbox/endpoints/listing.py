@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from delivery_sandbox.resources import cursors
+from delivery_sandbox.endpoints import cursors
 
 __all__ = ["Page", "content_hash", "iso", "ok_envelope", "paginate", "parse_epoch", "parse_limit"]
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from delivery_conformance.reports.redact import Redactor
+from delivery_conformance.evidence.redact import Redactor
 
 __all__ = ["BODY_CAP", "Exchange"]
 

@@ -13,17 +13,17 @@ import re
 from typing import Any
 from urllib.parse import urlencode
 
-from delivery_sandbox.faults.names import FaultName
-from delivery_sandbox.http import errors
-from delivery_sandbox.http.headers import Call, Exchange, Reply
-from delivery_sandbox.resources import cursors
-from delivery_sandbox.resources.listing import (
+from delivery_sandbox.endpoints import cursors
+from delivery_sandbox.endpoints.listing import (
     content_hash,
     ok_envelope,
     paginate,
     parse_epoch,
     parse_limit,
 )
+from delivery_sandbox.faults.names import FaultName
+from delivery_sandbox.http import errors
+from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.state.accounts import Caller, OrgKind
 from delivery_sandbox.state.context import Sandbox
 from delivery_sandbox.state.store import WITHDRAWN_LISTED, Clip, Playlist

@@ -17,11 +17,11 @@ from urllib.parse import urlencode
 
 import orjson
 
+from delivery_sandbox.endpoints import cursors
+from delivery_sandbox.endpoints.listing import iso, parse_limit
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
-from delivery_sandbox.resources import cursors
-from delivery_sandbox.resources.listing import iso, parse_limit
 from delivery_sandbox.state.accounts import Caller
 from delivery_sandbox.state.context import Sandbox
 from delivery_sandbox.state.store import Collection, Video

@@ -1,6 +1,12 @@
 """The import rules of ARCHITECTURE.md (> Import rules), enforced by reading every module's
 imports with `ast` (including `importlib.import_module("...")` and `__import__("...")` calls
-with a literal name). Nothing is imported to find out."""
+with a literal name). Nothing is imported to find out.
+
+Three kinds of rule: between packages (the sandbox never imports the harness, ...), between the
+folders of one package (each folder imports only the folders below it, FOLDER_RULES), and no
+import cycle between the modules of a package. Folder rules and cycles count what runs: an
+import under `if TYPE_CHECKING:` names a type and executes nothing, so it is left out there.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +28,7 @@ HARNESS_THIRD_PARTY = {
 }  # fmt: skip
 # Inside the harness, some libraries belong to one kind of module only.
 RUNNER_ONLY = {"pytest", "_pytest", "pluggy", "schemathesis", "hypothesis"}
-RUNNER_MODULES = ("plugin.py", "runner.py", "report.py", "checks/", "properties/", "killrate")
+RUNNER_MODULES = ("plugin.py", "suite/", "checks/", "properties/", "killrate/")
 LOAD_ONLY = {"locust", "gevent", "matplotlib"}
 
 
@@ -79,7 +85,7 @@ def test_the_sandbox_uses_only_the_standard_library_starlette_uvicorn_and_orjson
 
 def test_the_harness_never_imports_the_sandbox_not_even_embedded() -> None:
     files = modules("src", "delivery_conformance")
-    assert ROOT / "src/delivery_conformance/embedded.py" in files
+    assert ROOT / "src/delivery_conformance/target/embedded.py" in files
     assert broken(files, {"delivery_sandbox", "tests", "loadtests"}) == []
 
 
@@ -143,3 +149,184 @@ def test_the_sandbox_and_the_harness_never_import_the_reference_client() -> None
 
 def test_the_client_self_tests_reach_the_sandbox_only_as_a_process() -> None:
     assert broken(modules("tests", "client"), {"delivery_sandbox", "delivery_conformance"}) == []
+
+
+# Folder rules, one row per folder: the first-party folders it may import (besides itself and
+# the package's base modules). Modules at the top of a package that are not base modules are
+# its front: entry points that may import anything, and that no folder imports.
+SANDBOX_BASE: frozenset[str] = frozenset({"__init__"})
+SANDBOX_FOLDERS: dict[str, frozenset[str]] = {
+    "faults": frozenset(),
+    "http": frozenset({"faults"}),
+    "playback": frozenset({"faults", "http"}),
+    "state": frozenset({"faults", "http", "playback"}),
+    "endpoints": frozenset({"faults", "http", "playback", "state"}),
+    "control": frozenset({"faults", "http", "playback", "state"}),
+}
+HARNESS_BASE: frozenset[str] = frozenset({"__init__", "exceptions", "verdict", "resources"})
+_BELOW_SUITE = frozenset({"spec", "evidence", "target", "checks", "reports", "suite"})
+HARNESS_FOLDERS: dict[str, frozenset[str]] = {
+    "spec": frozenset(),
+    "evidence": frozenset({"spec"}),
+    "target": frozenset({"spec", "evidence"}),
+    "checks": frozenset({"spec", "evidence", "target"}),
+    "reports": frozenset({"spec", "evidence"}),
+    "suite": frozenset({"spec", "evidence", "target", "checks", "reports"}),
+    "properties": _BELOW_SUITE,
+    "killrate": _BELOW_SUITE,
+    "certify": _BELOW_SUITE,
+    "load": frozenset({"spec", "target"}),
+}
+PACKAGES = {
+    "delivery_sandbox": (SANDBOX_BASE, SANDBOX_FOLDERS),
+    "delivery_conformance": (HARNESS_BASE, HARNESS_FOLDERS),
+}
+
+
+def runtime_imports(path: Path) -> list[tuple[int, str]]:
+    """`imported_names` without the imports under `if TYPE_CHECKING:`; for `from a import b`
+    also `a.b`, which is the module imported when b is a submodule."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for inner in ast.walk(node)
+    }
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module))
+            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in ("import_module", "__import__") and isinstance(node.args[0].value, str):
+                found.append((node.lineno, node.args[0].value))
+    return found
+
+
+def package_modules(package: str) -> dict[str, Path]:
+    """Dotted module name -> file, for every module of a package under src/."""
+    found = {}
+    for path in modules("src", package):
+        parts = path.relative_to(ROOT / "src").with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def import_graph(package: str) -> dict[str, set[str]]:
+    """Module -> the modules of the same package it imports when it runs."""
+    mods = package_modules(package)
+    return {
+        name: {target for _, target in runtime_imports(path) if target in mods and target != name}
+        for name, path in mods.items()
+    }
+
+
+def place(package: str, module: str) -> tuple[str, str]:
+    """(kind, name): ("folder", "http"), ("base", "exceptions") or ("front", "app")."""
+    base, _ = PACKAGES[package]
+    parts = module.split(".")[1:] or ["__init__"]
+    path = ROOT / "src" / package / parts[0]
+    if len(parts) > 1 or path.is_dir():
+        return "folder", parts[0]
+    return ("base" if parts[0] in base else "front"), parts[0]
+
+
+def folder_problems(package: str) -> list[str]:
+    _, folders = PACKAGES[package]
+    problems = []
+    for module, targets in sorted(import_graph(package).items()):
+        kind, name = place(package, module)
+        for target in sorted(targets):
+            target_kind, target_name = place(package, target)
+            if target_kind == "front" and kind != "front":
+                problems.append(f"{module} imports the front module {target}")
+            elif target_kind == "folder" and kind == "base":
+                problems.append(f"base module {module} imports {target}")
+            elif target_kind == "folder" and kind == "folder" and target_name != name:
+                allowed = folders.get(name)
+                if allowed is None:
+                    problems.append(f"{module}: folder {name}/ has no row in the folder rules")
+                elif target_name not in allowed:
+                    problems.append(f"{module} imports {target} ({name}/ -> {target_name}/)")
+    return problems
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of two or more modules (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1 or node in graph.get(node, ()):
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_every_folder_imports_only_the_folders_below_it(package: str) -> None:
+    assert folder_problems(package) == []
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_every_folder_of_a_package_has_a_rule(package: str) -> None:
+    _, folders = PACKAGES[package]
+    present = {p.name for p in (ROOT / "src" / package).iterdir() if (p / "__init__.py").exists()}
+    assert present == set(folders)
+
+
+@pytest.mark.parametrize("package", ["delivery_sandbox", "delivery_conformance", "delivery_client"])
+def test_no_import_cycle_between_the_modules_of_a_package(package: str) -> None:
+    graph = import_graph(package)
+    assert len(graph) > 10
+    assert cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle_and_the_folder_rule_a_wrong_way_import() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+    assert place("delivery_sandbox", "delivery_sandbox.http.errors") == ("folder", "http")
+    assert place("delivery_sandbox", "delivery_sandbox.app") == ("front", "app")
+    assert place("delivery_conformance", "delivery_conformance.verdict") == ("base", "verdict")
+    assert "faults" not in SANDBOX_FOLDERS["faults"] and "http" not in SANDBOX_FOLDERS["faults"]
+
+
+def test_type_only_imports_are_left_out_of_the_graph(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from x.y import Z\n"
+        "from x.w import V\n",
+        encoding="utf-8",
+    )
+    names = [name for _, name in runtime_imports(module)]
+    assert "x.y" not in names and "x.w" in names and "x.w.V" in names

@@ -3,8 +3,6 @@ from __future__ import annotations
 import pytest
 from killrate_support import KillRateRun, run_targeted_killrate
 
-pytest_plugins = ["pytester"]
-
 
 @pytest.fixture(scope="session")
 def targeted_killrate(tmp_path_factory: pytest.TempPathFactory) -> KillRateRun:

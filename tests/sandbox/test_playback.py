@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playback_support import DEVICE, T0, Sandboxed, patch_sleep
+from sandbox_playback_support import DEVICE, T0, Sandboxed, patch_sleep
 
 from delivery_sandbox.playback.tickets import iso_utc
 

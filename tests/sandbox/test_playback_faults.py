@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from playback_support import DEVICE, T0, Sandboxed, patch_sleep
+from sandbox_playback_support import DEVICE, T0, Sandboxed, patch_sleep
 
 from delivery_sandbox.faults.playback_rows import PLAYBACK_FAULT_ROWS
 from delivery_sandbox.faults.registry import FAULTS

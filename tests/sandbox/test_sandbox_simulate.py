@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import orjson
 import pytest
-from playback_support import DEVICE, T0, Sandboxed, patch_sleep
+from sandbox_playback_support import DEVICE, T0, Sandboxed, patch_sleep
 
 from delivery_sandbox.http.headers import Exchange
 from delivery_sandbox.playback.simulate import SCENARIOS, respond, scenario_for, scenarios_for

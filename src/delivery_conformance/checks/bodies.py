@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from delivery_conformance.checks.registry import register
 from delivery_conformance.evidence.violation import Violation, violation
-from delivery_conformance.spec.endpoints import ErrorFormat, match_path
-from delivery_conformance.spec.error_table import STRING_CODES_IN_ERROR, rows_for
-from delivery_conformance.spec.error_table import ErrorFormat as TableFormat
+from delivery_conformance.spec.endpoints import match_path
+from delivery_conformance.spec.error_table import STRING_CODES_IN_ERROR, ErrorFormat, rows_for
 from delivery_conformance.target.profile import API_PREFIX
 
 if TYPE_CHECKING:
@@ -35,10 +34,10 @@ def expected_error_formats(response: Response) -> set[ErrorFormat]:
     operation = response.context.operation
     if operation is None:
         return {ErrorFormat.FLAT}
-    formats = {
-        ErrorFormat(row.format.value)
+    formats: set[ErrorFormat] = {
+        row.format
         for row in rows_for(operation)
-        if row.status == response.status_code and row.format != TableFormat.EMPTY
+        if row.status == response.status_code and row.format is not ErrorFormat.EMPTY
     }
     if not formats and response.context.endpoint is not None:
         formats = {response.context.endpoint.error_format}

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from delivery_conformance.checks.registry import register
 from delivery_conformance.evidence.violation import Violation, violation
 from delivery_conformance.spec.error_table import rows_for
+from delivery_conformance.spec.operations import Operation
 
 if TYPE_CHECKING:
     from delivery_conformance.target.client import Response
@@ -76,7 +77,7 @@ def _is_date(value: str) -> bool:
 @register("service_version", "HDR-003", "HDR-004", "HDR-005", "HDR-006", "HDR-007", "HDR-008")
 def service_version(response: Response) -> list[Violation]:
     context, value = response.context, response.headers.get("service-version")
-    if context.operation == "getVideo" and response.status_code == 200:
+    if context.operation == Operation.GET_VIDEO and response.status_code == 200:
         if value is not None:
             return [
                 violation(
@@ -89,7 +90,7 @@ def service_version(response: Response) -> list[Violation]:
             ]
         return []
     if value is None:
-        rule = "HDR-005" if context.operation == "getVideo" else "HDR-003"
+        rule = "HDR-005" if context.operation == Operation.GET_VIDEO else "HDR-003"
         return [
             violation(
                 rule,

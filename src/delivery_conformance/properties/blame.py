@@ -24,6 +24,8 @@ from schemathesis.core.failures import Failure, FailureGroup
 from delivery_conformance.checks import Violation
 from delivery_conformance.evidence.redact import SECRET_FIELDS
 from delivery_conformance.properties.checks import _TARGET, ContractViolation, harness_response
+from delivery_conformance.spec.endpoints import ENDPOINTS, ErrorFormat
+from delivery_conformance.spec.operations import Operation
 
 __all__ = ["UNATTRIBUTED", "attributed", "requirement_for", "validate"]
 
@@ -57,22 +59,22 @@ HEADER_VALUE: Mapping[str, str] = {
 
 # spec: Endpoints. The success body of each operation: the requirement that gives its shape.
 SUCCESS_SHAPE: Mapping[str, str] = {
-    "getCatalog": "CAT-059",
-    "getConfig": "CFG-001",
-    "listCreatives": "CRE-032",
-    "getCreative": "CRE-034",
-    "getCreativeFile": "CRE-039",
-    "postPlayback": "PLAY-001",
-    "listSeries": "SER-030",
-    "getSeries": "SER-032",
-    "listPlaylists": "PLS-023",
-    "getPlaylist": "PLS-026",
-    "listVideos": "VID-009",
-    "getVideo": "VID-014",
+    Operation.GET_CATALOG: "CAT-059",
+    Operation.GET_CONFIG: "CFG-001",
+    Operation.LIST_CREATIVES: "CRE-032",
+    Operation.GET_CREATIVE: "CRE-034",
+    Operation.GET_CREATIVE_FILE: "CRE-039",
+    Operation.POST_PLAYBACK: "PLAY-001",
+    Operation.LIST_SERIES: "SER-030",
+    Operation.GET_SERIES: "SER-032",
+    Operation.LIST_PLAYLISTS: "PLS-023",
+    Operation.GET_PLAYLIST: "PLS-026",
+    Operation.LIST_VIDEOS: "VID-009",
+    Operation.GET_VIDEO: "VID-014",
 }
 # Where a field has a requirement of its own: (operation, field path with `*` for any index).
 FIELD_SHAPE: Mapping[tuple[str, str], str] = {
-    **{("getCatalog", f"films/*/{name}"): rid for name, rid in (
+    **{(Operation.GET_CATALOG, f"films/*/{name}"): rid for name, rid in (
         ("id", "CAT-001"), ("title", "CAT-003"), ("slug", "CAT-004"),
         ("synopsis_short", "CAT-006"), ("synopsis_full", "CAT-006"), ("language", "CAT-006"),
         ("poster_url", "CAT-006"), ("default_lang", "CAT-006"), ("genres", "CAT-007"),
@@ -85,19 +87,19 @@ FIELD_SHAPE: Mapping[tuple[str, str], str] = {
         ("trailer", "CAT-026"), ("metadata_version", "CAT-027"),
         ("metadata_updated_at", "CAT-028"), ("images", "CAT-030"), ("materials", "CAT-032"),
     )},
-    **{("getCatalog", f"episodes/*/{name}"): rid for name, rid in (
+    **{(Operation.GET_CATALOG, f"episodes/*/{name}"): rid for name, rid in (
         ("id", "CAT-036"), ("film_id", "CAT-037"), ("episode_no", "CAT-038"),
         ("title", "CAT-039"), ("synopsis", "CAT-039"), ("poster_uri", "CAT-039"),
         ("poster_store_uri", "CAT-039"), ("vid", "CAT-039"), ("duration_ms", "CAT-040"),
     )},
-    ("getConfig", "api/status"): "CFG-002",
-    ("getConfig", "api/path_version"): "CFG-003",
-    ("getConfig", "api/latest_version"): "CFG-006",
-    ("getConfig", "api/version_header"): "CFG-007",
-    ("getConfig", "api/supported_versions"): "CFG-008",
-    ("getConfig", "key/scopes"): "CFG-011",
-    ("getConfig", "key/test_organisation"): "CFG-012",
-    ("postPlayback", "items"): "PLAY-040",
+    (Operation.GET_CONFIG, "api/status"): "CFG-002",
+    (Operation.GET_CONFIG, "api/path_version"): "CFG-003",
+    (Operation.GET_CONFIG, "api/latest_version"): "CFG-006",
+    (Operation.GET_CONFIG, "api/version_header"): "CFG-007",
+    (Operation.GET_CONFIG, "api/supported_versions"): "CFG-008",
+    (Operation.GET_CONFIG, "key/scopes"): "CFG-011",
+    (Operation.GET_CONFIG, "key/test_organisation"): "CFG-012",
+    (Operation.POST_PLAYBACK, "items"): "PLAY-040",
 }
 # Envelope members of a successful envelope (spec: Endpoints > Paging and envelopes).
 ENVELOPE_FIELD: Mapping[str, str] = {
@@ -106,11 +108,11 @@ ENVELOPE_FIELD: Mapping[str, str] = {
     "server_time": "PAGE-008",
     "links": "PAGE-009",
 }
+# The operations whose errors are envelopes: read from the endpoint table, not restated.
 ENVELOPE_OPERATIONS = frozenset(
-    {"listCreatives", "getCreative", "getCreativeFile", "listSeries", "getSeries",
-     "listPlaylists", "getPlaylist"}
+    e.operation for e in ENDPOINTS if e.error_format is ErrorFormat.ENVELOPE
 )
-VIDEO_OPERATIONS = frozenset({"listVideos", "getVideo"})
+VIDEO_OPERATIONS = frozenset({Operation.LIST_VIDEOS, Operation.GET_VIDEO})
 
 # spec: Errors > Formats. An error body that does not fit: by family, then by the field named.
 FLAT_ERROR_FIELD: Mapping[str, str] = {
@@ -201,8 +203,8 @@ def _missing_header(name: str, operation: str, status: int) -> str:
     if name == "retry-after":
         return "HDR-024" if status == 429 else "HDR-025"
     if name == "location":
-        return "CRE-037" if operation == "getCreativeFile" else "GEN-006"
-    if name == "service-version" and operation == "getVideo" and status != 200:
+        return "CRE-037" if operation == Operation.GET_CREATIVE_FILE else "GEN-006"
+    if name == "service-version" and operation == Operation.GET_VIDEO and status != 200:
         return "HDR-005"
     return HEADER_MISSING.get(name, UNATTRIBUTED)
 

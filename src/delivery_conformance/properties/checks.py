@@ -30,6 +30,7 @@ from delivery_conformance.evidence.redact import Redactor
 from delivery_conformance.properties.rules import documented, expected_answer
 from delivery_conformance.spec.endpoints import Endpoint, match_endpoint
 from delivery_conformance.spec.error_table import STRING_CODES_IN_ERROR
+from delivery_conformance.spec.operations import Operation
 from delivery_conformance.target.client import RequestContext
 from delivery_conformance.target.client import Response as HarnessResponse
 from delivery_conformance.target.profile import TargetProfile
@@ -45,18 +46,18 @@ __all__ = [
 
 # ARCHITECTURE.md > Key roles: the role whose scopes open each operation.
 OPERATION_ROLES: dict[str, str] = {
-    "getCatalog": "films",
-    "getConfig": "films",
-    "listCreatives": "films",
-    "getCreative": "films",
-    "getCreativeFile": "films",
-    "postPlayback": "films",
-    "listSeries": "films",
-    "getSeries": "films",
-    "listPlaylists": "videos",
-    "getPlaylist": "videos",
-    "listVideos": "videos",
-    "getVideo": "videos",
+    Operation.GET_CATALOG: "films",
+    Operation.GET_CONFIG: "films",
+    Operation.LIST_CREATIVES: "films",
+    Operation.GET_CREATIVE: "films",
+    Operation.GET_CREATIVE_FILE: "films",
+    Operation.POST_PLAYBACK: "films",
+    Operation.LIST_SERIES: "films",
+    Operation.GET_SERIES: "films",
+    Operation.LIST_PLAYLISTS: "videos",
+    Operation.GET_PLAYLIST: "videos",
+    Operation.LIST_VIDEOS: "videos",
+    Operation.GET_VIDEO: "videos",
 }
 
 
@@ -246,7 +247,7 @@ def _judged_by_rules(
         return []
     query = parse_qs(urlsplit(str(response.http.request.url)).query, keep_blank_values=True)
     sent_body = _json(request_body.encode()) if request_body else None
-    if operation == "postPlayback" and request_body and sent_body is None:
+    if operation == Operation.POST_PLAYBACK and request_body and sent_body is None:
         sent_body = request_body  # not JSON at all
     issued = _TARGET.cursors.get(operation, {})
     filters = _filters(query)

@@ -27,6 +27,7 @@ from enum import Enum
 from typing import Any
 
 from delivery_conformance.spec.error_table import codes_for, rows_for
+from delivery_conformance.spec.operations import Operation
 
 __all__ = [
     "SUCCESS_STATUSES",
@@ -51,7 +52,7 @@ class Reading(Enum):
 # spec: Endpoints (each operation's success answer); GET /creatives/{id}/file answers 302, or
 # 200 with `redirect=0`.
 SUCCESS_STATUSES: Mapping[str, frozenset[int]] = {
-    "getCreativeFile": frozenset({200, 302}),
+    Operation.GET_CREATIVE_FILE: frozenset({200, 302}),
 }
 
 _DIGITS = re.compile(r"[0-9]+")
@@ -108,49 +109,49 @@ _VIDEO_400: Answer = (400, None)
 
 # spec: Errors (validation rows), one entry per parameter the spec constrains.
 PARAMS: Mapping[str, tuple[ParamRule, ...]] = {
-    "getCatalog": (
+    Operation.GET_CATALOG: (
         _limit(200, _BAD_CATALOG, "CAT-067", "CAT-060"),
         ParamRule("cursor", "cursor", _BAD_CATALOG, "CAT-068", "CAT-060"),
     ),
-    "listCreatives": (
+    Operation.LIST_CREATIVES: (
         _limit(100, (422, 4220), "CRE-054", "CRE-030"),
         ParamRule("updated_since", "updated_since", (422, 4221), "CRE-056", "CRE-029"),
         ParamRule("cursor", "cursor", (422, 4222), "CRE-057", "CRE-033"),
     ),
-    "listSeries": (
+    Operation.LIST_SERIES: (
         _limit(100, (422, 4220), "SER-041", "SER-029"),
         ParamRule("updated_since", "updated_since", (422, 4220), "SER-042", "SER-042"),
         ParamRule("cursor", "cursor", (422, 4220), "SER-043", "SER-031"),
     ),
-    "listPlaylists": (
+    Operation.LIST_PLAYLISTS: (
         _limit(100, (422, 4220), "PLS-036", "PLS-021"),
         ParamRule("updated_since", "updated_since", (422, 4220), "PLS-037", "PLS-037"),
         ParamRule("cursor", "cursor", (422, 4220), "PLS-038", "PLS-023"),
         ParamRule("category", "slug", (422, 4220), "PLS-039", "PLS-019"),
     ),
-    "listVideos": (
+    Operation.LIST_VIDEOS: (
         _limit(200, _VIDEO_400, "VID-019", "VID-008"),
         ParamRule("cursor", "cursor", _VIDEO_400, "VID-018", "VID-009"),
     ),
-    "getCreative": (ParamRule("id", "uuid", (404, 4040), "CRE-051", "CRE-034"),),
-    "getCreativeFile": (ParamRule("id", "uuid", (404, 4040), "CRE-052", "CRE-039"),),
-    "getVideo": (ParamRule("id", "uuid", _VIDEO_400, "VID-020", "VID-014"),),
+    Operation.GET_CREATIVE: (ParamRule("id", "uuid", (404, 4040), "CRE-051", "CRE-034"),),
+    Operation.GET_CREATIVE_FILE: (ParamRule("id", "uuid", (404, 4040), "CRE-052", "CRE-039"),),
+    Operation.GET_VIDEO: (ParamRule("id", "uuid", _VIDEO_400, "VID-020", "VID-014"),),
 }
 
 # The requirement a valid request of each operation breaks when it gets an undocumented answer.
 SUCCESS_REQUIREMENT: Mapping[str, str] = {
-    "getCatalog": "CAT-059",
-    "getConfig": "CFG-001",
-    "listCreatives": "CRE-032",
-    "getCreative": "CRE-034",
-    "getCreativeFile": "CRE-039",
-    "postPlayback": "PLAY-069",
-    "listSeries": "SER-030",
-    "getSeries": "SER-032",
-    "listPlaylists": "PLS-023",
-    "getPlaylist": "PLS-026",
-    "listVideos": "VID-009",
-    "getVideo": "VID-014",
+    Operation.GET_CATALOG: "CAT-059",
+    Operation.GET_CONFIG: "CFG-001",
+    Operation.LIST_CREATIVES: "CRE-032",
+    Operation.GET_CREATIVE: "CRE-034",
+    Operation.GET_CREATIVE_FILE: "CRE-039",
+    Operation.POST_PLAYBACK: "PLAY-069",
+    Operation.LIST_SERIES: "SER-030",
+    Operation.GET_SERIES: "SER-032",
+    Operation.LIST_PLAYLISTS: "PLS-023",
+    Operation.GET_PLAYLIST: "PLS-026",
+    Operation.LIST_VIDEOS: "VID-009",
+    Operation.GET_VIDEO: "VID-014",
 }
 
 
@@ -234,7 +235,7 @@ def expected_answer(
     this operation has handed out so far in the run for the same filters (a cursor it never
     issued is foreign); `unclear_cursors` it issued for other filters (no verdict on those).
     """
-    if operation_id == "postPlayback":
+    if operation_id == Operation.POST_PLAYBACK:
         return _playback(body)
     rules = PARAMS.get(operation_id, ())
     # A 404 refusal (a non-UUID creative id) is also the answer to a valid id naming nothing,

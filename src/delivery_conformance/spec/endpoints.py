@@ -9,17 +9,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import Enum
 
-__all__ = [
-    "API_PREFIX","ENDPOINTS", "Endpoint", "ErrorFormat", "match_endpoint", "match_path"]
+from delivery_conformance.spec.error_table import ErrorFormat
+from delivery_conformance.spec.operations import Operation
+
+__all__ = ["API_PREFIX", "ENDPOINTS", "Endpoint", "ErrorFormat", "match_endpoint", "match_path"]
 
 API_PREFIX = "/api/delivery/v1/"  # every path of the API starts here
-
-
-class ErrorFormat(Enum):
-    FLAT = "flat"
-    ENVELOPE = "envelope"
 
 
 @dataclass(frozen=True)
@@ -39,20 +35,31 @@ class Endpoint:
 
 FLAT, ENVELOPE = ErrorFormat.FLAT, ErrorFormat.ENVELOPE
 ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint("getCatalog", "GET", "/catalog", "catalog", FLAT, "metadata:read"),
-    Endpoint("getConfig", "GET", "/config", "config", FLAT, None),
-    Endpoint("listCreatives", "GET", "/creatives", "creatives", ENVELOPE, "creatives:export"),
-    Endpoint("getCreative", "GET", "/creatives/{id}", "creatives", ENVELOPE, "creatives:export"),
+    Endpoint(Operation.GET_CATALOG, "GET", "/catalog", "catalog", FLAT, "metadata:read"),
+    Endpoint(Operation.GET_CONFIG, "GET", "/config", "config", FLAT, None),
     Endpoint(
-        "getCreativeFile", "GET", "/creatives/{id}/file", "creatives", ENVELOPE, "creatives:export"
+        Operation.LIST_CREATIVES, "GET", "/creatives", "creatives", ENVELOPE, "creatives:export"
     ),
-    Endpoint("postPlayback", "POST", "/playback", "playback", FLAT, "playback"),
-    Endpoint("listPlaylists", "GET", "/playlists", "catalog", ENVELOPE, "metadata:read"),
-    Endpoint("getPlaylist", "GET", "/playlists/{code}", "catalog", ENVELOPE, "metadata:read"),
-    Endpoint("listSeries", "GET", "/series", "catalog", ENVELOPE, "metadata:read"),
-    Endpoint("getSeries", "GET", "/series/{code}", "catalog", ENVELOPE, "metadata:read"),
-    Endpoint("listVideos", "GET", "/videos", "videos", FLAT, "videos:read"),
-    Endpoint("getVideo", "GET", "/videos/{id}", "video", FLAT, "videos:read"),
+    Endpoint(
+        Operation.GET_CREATIVE, "GET", "/creatives/{id}", "creatives", ENVELOPE, "creatives:export"
+    ),
+    Endpoint(
+        Operation.GET_CREATIVE_FILE,
+        "GET",
+        "/creatives/{id}/file",
+        "creatives",
+        ENVELOPE,
+        "creatives:export",
+    ),
+    Endpoint(Operation.POST_PLAYBACK, "POST", "/playback", "playback", FLAT, "playback"),
+    Endpoint(Operation.LIST_PLAYLISTS, "GET", "/playlists", "catalog", ENVELOPE, "metadata:read"),
+    Endpoint(
+        Operation.GET_PLAYLIST, "GET", "/playlists/{code}", "catalog", ENVELOPE, "metadata:read"
+    ),
+    Endpoint(Operation.LIST_SERIES, "GET", "/series", "catalog", ENVELOPE, "metadata:read"),
+    Endpoint(Operation.GET_SERIES, "GET", "/series/{code}", "catalog", ENVELOPE, "metadata:read"),
+    Endpoint(Operation.LIST_VIDEOS, "GET", "/videos", "videos", FLAT, "videos:read"),
+    Endpoint(Operation.GET_VIDEO, "GET", "/videos/{id}", "video", FLAT, "videos:read"),
 )
 
 

@@ -20,6 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from delivery_conformance.spec.operations import Operation
+
 __all__ = [
     "ALL_OPERATIONS",
     "ERROR_TABLE",
@@ -60,18 +62,18 @@ class Scope(StrEnum):
 
 
 # The operation ids of spec/openapi.yaml (spec: Endpoints).
-GET_CATALOG = "getCatalog"
-GET_CONFIG = "getConfig"
-LIST_CREATIVES = "listCreatives"
-GET_CREATIVE = "getCreative"
-GET_CREATIVE_FILE = "getCreativeFile"
-POST_PLAYBACK = "postPlayback"
-LIST_PLAYLISTS = "listPlaylists"
-GET_PLAYLIST = "getPlaylist"
-LIST_SERIES = "listSeries"
-GET_SERIES = "getSeries"
-LIST_VIDEOS = "listVideos"
-GET_VIDEO = "getVideo"
+GET_CATALOG = Operation.GET_CATALOG
+GET_CONFIG = Operation.GET_CONFIG
+LIST_CREATIVES = Operation.LIST_CREATIVES
+GET_CREATIVE = Operation.GET_CREATIVE
+GET_CREATIVE_FILE = Operation.GET_CREATIVE_FILE
+POST_PLAYBACK = Operation.POST_PLAYBACK
+LIST_PLAYLISTS = Operation.LIST_PLAYLISTS
+GET_PLAYLIST = Operation.GET_PLAYLIST
+LIST_SERIES = Operation.LIST_SERIES
+GET_SERIES = Operation.GET_SERIES
+LIST_VIDEOS = Operation.LIST_VIDEOS
+GET_VIDEO = Operation.GET_VIDEO
 
 ALL_OPERATIONS: tuple[str, ...] = (
     GET_CATALOG,

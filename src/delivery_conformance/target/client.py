@@ -47,6 +47,7 @@ from delivery_conformance.exceptions import (
     TargetUnreachable,
 )
 from delivery_conformance.spec.endpoints import Endpoint, match_endpoint
+from delivery_conformance.spec.operations import Operation
 from delivery_conformance.target.pacing import Pacer, limits_from_config
 from delivery_conformance.target.profile import API_PREFIX, TargetProfile
 from delivery_conformance.target.transport import AnswerBudget, bounded_transport
@@ -58,7 +59,9 @@ MAX_PACING_WAIT = 60.0
 ANNOUNCED_WAIT = 5.0  # a pacing wait this long is announced (`on_wait`): never a silent minute
 WAIT_SLICE = 0.5
 # README > Reading of the spec (SIM endpoints): the header is honoured only on these.
-SIMULATED_ENDPOINTS = frozenset({"getCatalog", "getConfig", "postPlayback"})
+SIMULATED_ENDPOINTS = frozenset(
+    {Operation.GET_CATALOG, Operation.GET_CONFIG, Operation.POST_PLAYBACK}
+)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 
 from delivery_conformance.exceptions import ProfileError
+from delivery_conformance.load.verdict import ExitCode
 from delivery_conformance.target.profile import TargetProfile, load_profile
 
 __all__ = ["CampaignError", "Target"]
@@ -31,7 +32,7 @@ def _seconds(value: str | None) -> float | None:
 class CampaignError(Exception):
     """A campaign cannot run against this target; the message is one line, with no secret."""
 
-    def __init__(self, message: str, exit_code: int = 3) -> None:
+    def __init__(self, message: str, exit_code: int = ExitCode.INVALID) -> None:
         super().__init__(message)
         self.exit_code = exit_code
 

@@ -17,6 +17,8 @@ A violation of the contract is not an exception of this tree: it is a typed
 
 from __future__ import annotations
 
+from delivery_conformance.verdict import Verdict
+
 __all__ = [
     "HarnessError",
     "HarnessFailure",
@@ -31,7 +33,7 @@ __all__ = [
 class HarnessError(Exception):
     """Base class. `str(error)` is always a single line fit for a terminal."""
 
-    exit_code = 3
+    exit_code = Verdict.HARNESS.exit_code
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(message.split()))
@@ -42,24 +44,24 @@ class HarnessError(Exception):
 
 
 class ProfileError(HarnessError):
-    exit_code = 2
+    exit_code = Verdict.USAGE.exit_code
 
 
 class UsageError(HarnessError):
-    exit_code = 2
+    exit_code = Verdict.USAGE.exit_code
 
 
 class TargetUnreachable(HarnessError):
-    exit_code = 3
+    exit_code = Verdict.HARNESS.exit_code
 
 
 class TargetGarbage(HarnessError):
-    exit_code = 3
+    exit_code = Verdict.HARNESS.exit_code
 
 
 class HarnessFailure(HarnessError):
-    exit_code = 3
+    exit_code = Verdict.HARNESS.exit_code
 
 
 class RunStopped(HarnessError):
-    exit_code = 5
+    exit_code = Verdict.TIMED_OUT.exit_code

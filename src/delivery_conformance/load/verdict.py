@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from delivery_conformance.load.schedule import Validity
+from delivery_conformance.verdict import Verdict as RunVerdict
 
 __all__ = [
     "COUNTING_TOLERANCE",
@@ -40,10 +41,12 @@ WINDOW_SECONDS = 60
 
 
 class ExitCode(IntEnum):
-    WITHIN_SPEC = 0
-    DEVIATES = 1
-    USAGE = 2
-    INVALID = 3
+    """A campaign's exit codes: the numbers of the harness's one table (verdict.py)."""
+
+    WITHIN_SPEC = RunVerdict.CONFORMING.exit_code
+    DEVIATES = RunVerdict.VIOLATIONS.exit_code
+    USAGE = RunVerdict.USAGE.exit_code
+    INVALID = RunVerdict.HARNESS.exit_code  # the measurement cannot be trusted (target, tool)
 
 
 class Outcome(Enum):

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import uuid
 from typing import Any
-from urllib.parse import urlencode
 
 from delivery_sandbox.endpoints import cursors
-from delivery_sandbox.endpoints.listing import ok_envelope, paginate, parse_epoch, parse_limit
+from delivery_sandbox.endpoints.listing import (
+    list_links,
+    ok_envelope,
+    paginate,
+    parse_epoch,
+    parse_limit,
+)
 from delivery_sandbox.endpoints.share import download_link, export_rights_active
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
@@ -126,18 +131,15 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     page = paginate(
         rows, lambda c: [c.updated_at, c.id], limit, after, sb.cursor_secret, "creatives", binding
     )
-    base = f"{exchange.base_url}{PATH}"
     self_query = {k: v for k, v in query.items() if k in ("updated_since", "limit", "cursor")}
-    next_link = None
-    if page.next_cursor is not None:
-        keep = {k: v for k, v in self_query.items() if k != "cursor"}
-        next_link = f"{base}?{urlencode({**keep, 'cursor': page.next_cursor})}"
+    links = list_links(
+        f"{exchange.base_url}{PATH}", self_query, ("updated_since", "limit"), page.next_cursor
+    )
     data = {
         "items": [creative_record(sb, c, exchange.base_url) for c in page.rows],
         "next_cursor": page.next_cursor,
     }
-    self_link = f"{base}?{urlencode(self_query)}" if self_query else base
-    return Reply(200, ok_envelope(data, now, {"self": self_link, "next": next_link}))
+    return Reply(200, ok_envelope(data, now, links))
 
 
 def _find(sb: Sandbox, caller: Caller, raw: str) -> Creative | None:

@@ -8,15 +8,25 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import urlencode
 
 import orjson
 
 from delivery_sandbox.endpoints import cursors
 
-__all__ = ["Page", "content_hash", "iso", "ok_envelope", "paginate", "parse_epoch", "parse_limit"]
+__all__ = [
+    "Page",
+    "content_hash",
+    "iso",
+    "list_links",
+    "ok_envelope",
+    "paginate",
+    "parse_epoch",
+    "parse_limit",
+]
 
 T = TypeVar("T")
 MAX_EPOCH_DIGITS = 11
@@ -84,3 +94,16 @@ def paginate(
     if not page or not more:
         return Page(page, None)
     return Page(page, cursors.encode(secret, endpoint, binding, key(page[-1])))
+
+
+def list_links(
+    base: str, query: Mapping[str, str], kept: Collection[str], next_cursor: str | None
+) -> dict[str, str | None]:
+    """`links` of a list answer (spec: Paging and envelopes), the one rule of every list: `self`
+    repeats the request's query; `next` keeps the filters named in `kept` and adds the cursor,
+    or is null on the last page."""
+    keep = {k: v for k, v in query.items() if k in kept}
+    return {
+        "self": f"{base}?{urlencode(query)}" if query else base,
+        "next": f"{base}?{urlencode({**keep, 'cursor': next_cursor})}" if next_cursor else None,
+    }

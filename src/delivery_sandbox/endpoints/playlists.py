@@ -11,11 +11,11 @@ from __future__ import annotations
 import hashlib
 import re
 from typing import Any
-from urllib.parse import urlencode
 
 from delivery_sandbox.endpoints import cursors
 from delivery_sandbox.endpoints.listing import (
     content_hash,
+    list_links,
     ok_envelope,
     paginate,
     parse_epoch,
@@ -219,14 +219,8 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         binding,
         full_page_cursor=not sb.faults.enabled(FaultName.playlists_full_page_without_cursor),
     )
-    keep = {k: v for k, v in query.items() if k in ("updated_since", "limit", "category")}
-    base = f"{exchange.base_url}{PATH}"
-    links = {
-        "self": f"{base}?{urlencode(query)}" if query else base,
-        "next": f"{base}?{urlencode({**keep, 'cursor': page.next_cursor})}"
-        if page.next_cursor
-        else None,
-    }
+    kept = ("updated_since", "limit", "category")
+    links = list_links(f"{exchange.base_url}{PATH}", query, kept, page.next_cursor)
     return Reply(
         200, ok_envelope({"items": page.rows, "next_cursor": page.next_cursor}, now, links)
     )

@@ -9,11 +9,11 @@ take-downs (`Store.series_state`): active, or withdrawn and listed for 30 days w
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
 
 from delivery_sandbox.endpoints import cursors
 from delivery_sandbox.endpoints.listing import (
     content_hash,
+    list_links,
     ok_envelope,
     paginate,
     parse_epoch,
@@ -158,14 +158,8 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         "series",
         binding,
     )
-    keep = {k: v for k, v in query.items() if k in ("updated_since", "limit")}
-    base = f"{exchange.base_url}{PATH}"
-    links = {
-        "self": f"{base}?{urlencode(query)}" if query else base,
-        "next": f"{base}?{urlencode({**keep, 'cursor': page.next_cursor})}"
-        if page.next_cursor
-        else None,
-    }
+    kept = ("updated_since", "limit")
+    links = list_links(f"{exchange.base_url}{PATH}", query, kept, page.next_cursor)
     data = {"items": page.rows, "next_cursor": page.next_cursor}
     return Reply(200, ok_envelope(data, now, links))
 

@@ -13,12 +13,11 @@ from __future__ import annotations
 import hashlib
 import uuid
 from typing import Any
-from urllib.parse import urlencode
 
 import orjson
 
 from delivery_sandbox.endpoints import cursors
-from delivery_sandbox.endpoints.listing import iso, parse_limit
+from delivery_sandbox.endpoints.listing import iso, list_links, parse_limit
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
@@ -117,17 +116,14 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     next_cursor = (
         cursors.encode(sb.cursor_secret, "videos", binding, [start + limit]) if more else None
     )
-    keep = {k: v for k, v in query.items() if k in ("collection", "limit")}
-    base = f"{exchange.base_url}{PATH}"
     body = {
         "rows": rows,
         "next_cursor": next_cursor,
         "expires_at": iso(now + LINK_TTL),
         "refresh_before": iso(now + REFRESH),
-        "links": {
-            "self": f"{base}?{urlencode(query)}" if query else base,
-            "next": f"{base}?{urlencode({**keep, 'cursor': next_cursor})}" if next_cursor else None,
-        },
+        "links": list_links(
+            f"{exchange.base_url}{PATH}", query, ("collection", "limit"), next_cursor
+        ),
     }
     return Reply(200, orjson.dumps(body))
 

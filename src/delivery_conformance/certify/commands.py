@@ -38,6 +38,7 @@ from delivery_conformance.certify.runner import (
     certify,
     check_upstream,
     client_ids,
+    embedded_upstream,
 )
 from delivery_conformance.certify.scenarios import Scenario, load_catalogue
 from delivery_conformance.embedded import EmbeddedSandbox
@@ -51,8 +52,6 @@ from delivery_conformance.verdict import Verdict
 __all__ = ["COMMANDS", "add_commands"]
 
 PROXY_MAX_DURATION = 3600.0
-# Built-in {placeholders} filled from the embedded sandbox's fixtures.
-SANDBOX_VARS = {"episode": "episode_signed", "episode_2": "episode_paged_film"}
 
 
 def add_commands(commands: Any) -> None:
@@ -139,11 +138,8 @@ def command_certify(args: argparse.Namespace) -> int:
         summary = certify(plan, scenarios, upstream, requirements, options, progress=_progress)
     else:
         with EmbeddedSandbox() as profile_path:
-            profile = load_profile(profile_path, environ={})
-            keys = {flow: profile.keys[name] for flow, name in FLOW_KEYS.items()}
-            values = {var: str(profile.fixtures[name]) for var, name in SANDBOX_VARS.items()}
-            upstream = Upstream(profile.base_url, keys, values)
-            check_upstream(upstream.base_url, keys["catalog"])
+            upstream = embedded_upstream(load_profile(profile_path, environ={}))
+            check_upstream(upstream.base_url, upstream.keys["catalog"])
             summary = certify(plan, scenarios, upstream, requirements, options,
                               progress=_progress)  # fmt: skip
     document = results_document(summary)

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["arr", "at", "obj", "objs"]
+from delivery_conformance.checks import expect
+from delivery_conformance.exceptions import TargetGarbage
+
+__all__ = ["arr", "at", "json_for", "obj", "objs"]
 
 
 def obj(value: Any) -> dict[str, Any]:
@@ -26,6 +29,15 @@ def arr(value: Any) -> list[Any]:
 def objs(value: Any) -> list[dict[str, Any]]:
     """The objects of a JSON array (other items and non-arrays: none)."""
     return [item for item in arr(value) if isinstance(item, dict)]
+
+
+def json_for(requirement_id: str, response: Any) -> Any:
+    """The decoded body; a body that is not JSON at all is a finding of `requirement_id`."""
+    try:
+        return response.json_body()
+    except TargetGarbage as error:
+        expect(requirement_id, False, expected="a JSON body", actual=str(error), response=response)
+        raise  # not reached: expect raised
 
 
 def at(value: Any, dotted: str) -> Any:

@@ -10,7 +10,7 @@ import itertools
 from typing import Any
 
 import pytest
-from json_support import arr, obj, objs
+from json_support import arr, json_for, obj, objs
 from listing_support import (
     Code,
     ErrorRow,
@@ -58,7 +58,7 @@ DETAIL_FIELDS: dict[str, tuple[str, ...]] = {
 
 def detail(client: DeliveryClient, code: str) -> tuple[Response, dict[str, Any]]:
     response = client.get(f"playlists/{code}", role=ROLE)
-    body = response.json_body()
+    body = json_for("PLS-026", response)
     data = body.get("data") if isinstance(body, dict) else None
     expect(
         "PLS-026",

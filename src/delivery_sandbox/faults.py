@@ -305,6 +305,9 @@ COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {
     "batch_item_intent_play": (
         ("LIM-040", "later items recorded as play are not shed as prefetch: no prefetch_shed"),
     ),
+    "not_granted_playlist_404": (
+        ("PLS-026", "the not-granted playlist's content scenario reads its detail, due a 200"),
+    ),
 }
 for _name, _extra in COLLATERAL.items():
     FAULTS[_name] = replace(FAULTS[_name], collateral=_extra)

@@ -132,6 +132,7 @@ class RefereeProxy:
         if self._thread is not None:
             self._thread.join(timeout=10)
         self._server, self._thread = None, None
+        self.journal.close()
 
     def settle(self, timeout: float = SETTLE_TIMEOUT) -> bool:
         """Wait (bounded) until no exchange is in flight, so the journal holds every exchange

@@ -4,6 +4,7 @@
                     [--deadline S] [--simulate NAME] [--service-version DATE] [-v|-q] COMMAND
 
 Commands: sync-catalog [--paged], watch --walks N [--interval S], sync-creatives, sync-series,
+sync-playlists,
 play EPISODE_ID... [--union-info V --drm-kek V] [--intent I] [--viewer-ref R], config,
 download CREATIVE_ID --out FILE, export. `DELIVERY_BASE_URL` and `DELIVERY_API_KEY` come from
 the environment unless the flags are given. Results go to stdout as JSON, progress to stderr;
@@ -32,10 +33,11 @@ from typing import Any, NoReturn
 from delivery_client.client import DeliveryClient
 from delivery_client.creatives import download_final, sync_creatives
 from delivery_client.exceptions import ClientError, UsageError
+from delivery_client.listings import sync_playlists, sync_series
 from delivery_client.playback import new_viewer_ref, play
 from delivery_client.redact import SecretFilter, redactor
 from delivery_client.state import State
-from delivery_client.sync import read_config, sync_catalog, sync_series, watch_catalog
+from delivery_client.sync import read_config, sync_catalog, watch_catalog
 
 __all__ = ["EXIT_DEADLINE", "main"]
 
@@ -70,6 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("--paged", action="store_true")
     commands.add_parser("sync-creatives", help="one incremental creatives walk")
     commands.add_parser("sync-series", help="series list, details only when changed")
+    commands.add_parser("sync-playlists", help="playlists list, details only when changed")
     playing = commands.add_parser("play", help="tickets for 1 to 3 episodes")
     playing.add_argument("episode_ids", nargs="+")
     playing.add_argument("--union-info")
@@ -111,8 +114,9 @@ def _run(args: argparse.Namespace, state: State) -> Any:
             return _watch(client, state, args)
         if args.command == "sync-creatives":
             return sync_creatives(client, state).__dict__
-        if args.command == "sync-series":
-            items, details = sync_series(client, state)
+        if args.command in ("sync-series", "sync-playlists"):
+            flow = sync_series if args.command == "sync-series" else sync_playlists
+            items, details = flow(client, state)
             return {"items": items, "detail_calls": details}
         if args.command == "play":
             device = {

@@ -4,11 +4,10 @@
                     [--deadline S] [--simulate NAME] [--service-version DATE] [-v|-q] COMMAND
 
 Commands: sync-catalog [--paged], watch --walks N [--interval S], sync-creatives, sync-series,
-sync-playlists,
-play EPISODE_ID... [--union-info V --drm-kek V] [--intent I] [--viewer-ref R], config,
-download CREATIVE_ID --out FILE, export. `DELIVERY_BASE_URL` and `DELIVERY_API_KEY` come from
-the environment unless the flags are given. Results go to stdout as JSON, progress to stderr;
-no key, token or link is ever printed.
+sync-playlists, play EPISODE_ID... [--union-info V --drm-kek V] [--intent I] [--viewer-ref R],
+config, videos [--collection C], download CREATIVE_ID --out FILE, export.
+`DELIVERY_BASE_URL` and `DELIVERY_API_KEY` come from the environment unless the flags are given.
+Results go to stdout as JSON, progress to stderr; no key, token or link is ever printed.
 
 Exit codes: 0 done; 2 bad usage or environment; 3 deadline passed (`--deadline`, default 900 s);
 4 an answer the policy does not retry (4xx, 503 not_ready, a redirect); 5 retries, time or the
@@ -38,6 +37,7 @@ from delivery_client.playback import new_viewer_ref, play
 from delivery_client.redact import SecretFilter, redactor
 from delivery_client.state import State
 from delivery_client.sync import read_config, sync_catalog, watch_catalog
+from delivery_client.videos import fetch_videos
 
 __all__ = ["EXIT_DEADLINE", "main"]
 
@@ -80,6 +80,8 @@ def _parser() -> argparse.ArgumentParser:
     playing.add_argument("--intent", default="play")
     playing.add_argument("--viewer-ref")
     commands.add_parser("config", help="the configuration of the key")
+    videos = commands.add_parser("videos", help="count the open videos (links are not printed)")
+    videos.add_argument("--collection")
     download = commands.add_parser("download", help="the final MP4 of a creative")
     download.add_argument("creative_id")
     download.add_argument("--out", type=Path, required=True)
@@ -144,6 +146,14 @@ def _run(args: argparse.Namespace, state: State) -> Any:
             ]
         if args.command == "config":
             return read_config(client)
+        if args.command == "videos":
+            listed = fetch_videos(client, args.collection)
+            stamp = listed.refresh_before
+            return {
+                "rows": len(listed.rows),
+                "collections": sorted({str(r.get("collection")) for r in listed.rows}),
+                "refresh_before": stamp.isoformat() if stamp else None,
+            }
         how = download_final(client, state, args.creative_id, args.out)
         return {"creative_id": args.creative_id, "written": str(args.out), "via": how}
 

@@ -56,8 +56,10 @@ class Policy:
     store_links: bool = False  # CLI-033, CLI-038, CLI-039, CAT-078 (True: signed links persisted)
     # Authentication.
     treat_key_503_as_revoked: bool = False  # CLI-042 (True: a 503 5031 ends the call as a 401)
-    # Series.
-    skip_unchanged_series: bool = True  # CLI-035
+    # Series and playlists.
+    skip_unchanged_series: bool = True  # CLI-035 (False: every detail read on every sync)
+    # Open videos.
+    video_refresh_margin: float = 60.0  # CLI-040: seconds before refresh_before (negative: late)
 
 
 DEFAULT_POLICY = Policy()

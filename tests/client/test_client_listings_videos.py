@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -73,3 +74,65 @@ def test_playlists_against_the_sandbox_store_no_cdn_link_cli_038(
         sources |= {i["source"] for i in detail["images"]}
         sources |= {c["poster"]["source"] for c in detail["clips"] if c["poster"]}
     assert "wandura_cdn" in sources  # the CDN images were there, their links were dropped
+
+
+def test_open_video_links_are_used_as_received_never_stored_and_refreshed_in_time_cli_040(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    import logging
+    from datetime import timedelta
+
+    from delivery_client.redact import SecretFilter
+    from delivery_client.videos import VideoFeed
+
+    with DeliveryClient(sandbox.base_url, sandbox.keys["videos"], budget=RetryBudget()) as client:
+        feed = VideoFeed(client, sandbox.fixtures["collection_code"])
+        first = feed._list
+        assert first is None
+        now = datetime.now(UTC)
+        rows = feed.rows(now)
+        link = rows[0]["mp4"]["p480"]
+        assert link.startswith("http") and feed.walks == 1
+        refresh = feed._list.refresh_before if feed._list else None
+        assert refresh is not None and timedelta(minutes=40) < refresh - now <= timedelta(
+            minutes=46
+        )
+        assert feed.rows(refresh - timedelta(seconds=61)) is rows and feed.walks == 1  # still fresh
+        feed.rows(refresh - timedelta(seconds=59))  # within the margin: walked again
+        assert feed.walks == 2
+    record = logging.LogRecord("x", logging.INFO, "f", 1, "playing %s", (link,), None)
+    SecretFilter().filter(record)
+    assert link not in record.getMessage()
+    late = VideoFeed(client, None)
+    late.client = DeliveryClient(
+        sandbox.base_url,
+        sandbox.keys["videos"],
+        budget=RetryBudget(),
+        policy=Policy(video_refresh_margin=-600),
+    )
+    late.rows(now)
+    assert late.rows(refresh + timedelta(seconds=1)) and late.walks == 1  # the broken variant
+    late.client.close()
+    assert not list(tmp_path.iterdir())  # nothing was written anywhere
+
+
+def test_the_videos_command_prints_counts_and_no_link(sandbox: Sandbox, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    env = {
+        "DELIVERY_BASE_URL": sandbox.base_url,
+        "DELIVERY_API_KEY": sandbox.keys["videos"],
+        "PATH": "/usr/bin:/bin",
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "delivery_client", "--state", str(tmp_path / "s.sqlite"), "videos"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["rows"] >= 10 and "mp4" not in result.stdout and "http" not in result.stdout

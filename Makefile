@@ -13,7 +13,7 @@ LOAD_CAMPAIGNS := burst refill shedding admission hold catalog minute simulated 
 LOAD_SINGLE := admission hold
 REPORTS ?= reports
 
-.PHONY: install lint browser test conformance killrate foreign latency bench compare load load-smoke load-sensitivity dist clean
+.PHONY: install lint browser test conformance killrate foreign latency bench compare load load-smoke load-sensitivity dist dist-check clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -85,6 +85,14 @@ load-sensitivity: $(STAMP)
 dist: $(STAMP)
 	rm -rf dist
 	$(BIN)/python -m build --outdir dist .
+
+# The installed form in full (slow, several minutes): a new venv, the wheel with its dependencies
+# from the package index, then a run from an empty folder (make test has a fast form: test_wheel).
+dist-check: dist
+	rm -rf build/dist-check && $(PY) -m venv build/dist-check/venv
+	build/dist-check/venv/bin/pip install -q dist/delivery_conformance-*.whl
+	mkdir -p build/dist-check/empty && cd build/dist-check/empty && \
+		../venv/bin/delivery-conformance run --no-properties --report-dir reports
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

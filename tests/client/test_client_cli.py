@@ -173,3 +173,50 @@ def test_a_sync_killed_half_way_leaves_the_previous_state(tmp_path: Path) -> Non
         assert 5 <= len(server.seen) < 40  # killed half way through the walk
     after = run([*state, "--export-state", "-", "export"]).stdout
     assert after == before and "old-0" in after and "new-0" not in after
+
+
+def test_a_reset_then_a_timeout_are_retried_over_real_sockets_cli_007() -> None:
+    """A local server drops the first connection without answering, holds the second past the
+    attempt timeout (5 s, the floor), then answers: three attempts, one call."""
+    import socket
+    import threading
+
+    from delivery_client import DeliveryClient, RetryBudget, RetryProfile
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    stop = threading.Event()
+
+    def serve() -> None:
+        for attempt in range(3):
+            connection, _ = listener.accept()
+            connection.recv(65536)
+            if attempt == 0:
+                connection.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
+                )
+                connection.close()  # a reset
+            elif attempt == 1:  # held open past the attempt timeout, without an answer
+                holder = threading.Thread(target=lambda c=connection: (stop.wait(20), c.close()))
+                holder.start()
+            else:
+                body = b'{"api": {"version": "2026-10-02"}}'
+                connection.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body)
+                )
+                connection.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    quick = RetryProfile("quick", 0.1, 0.2, 5.0, 3, 15.0)
+    started = time.monotonic()
+    try:
+        with DeliveryClient(f"http://127.0.0.1:{port}", KEY, budget=RetryBudget()) as client:
+            reply = client.request("GET", "/api/delivery/v1/config", profile=quick)
+    finally:
+        stop.set()
+        listener.close()
+        thread.join(timeout=10)
+    assert reply.status == 200 and len(reply.waits) == 2
+    assert 5.0 <= time.monotonic() - started < 12.0

@@ -52,6 +52,11 @@ _TABLE: tuple[Fault, ...] = (
     ),
     Fault("ratelimit_limit_missing", ("HDR-027",), "429 without X-RateLimit-Limit"),
     Fault("cors_header_sent", ("GEN-002",), "Access-Control-Allow-Origin: * on every response"),
+    Fault(
+        "simulated_beyond_error_table",
+        ("SIM-008",),
+        "Service-Simulate: internal_error answers 500 on GET /catalog and GET /config too",
+    ),
     Fault("cookie_set", ("GEN-003",), "a Set-Cookie header on every response"),
     # Errors and every-path rules
     Fault(

@@ -8,7 +8,6 @@ installs the variant in the current process before `delivery_client.cli.main` ru
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 import types
@@ -212,6 +211,12 @@ def apply(name: str) -> None:
         from delivery_client import cli, knobs
 
         policy = replace(knobs.DEFAULT_POLICY, **variant.knobs)
-        cli.DeliveryClient = functools.partial(cli.DeliveryClient, policy=policy)  # type: ignore[misc]
+        original = cli.DeliveryClient
+
+        def forced(*args: Any, **kwargs: Any) -> Any:
+            kwargs["policy"] = policy  # whatever policy the CLI itself would pass
+            return original(*args, **kwargs)
+
+        cli.DeliveryClient = forced  # type: ignore[misc,assignment]
     if variant.patch is not None:
         variant.patch()

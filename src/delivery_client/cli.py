@@ -1,7 +1,8 @@
 """`delivery-client`: the reference client's flows from a shell.
 
     delivery-client [--base-url URL] [--api-key KEY] [--state PATH] [--export-state PATH|-]
-                    [--deadline S] [--simulate NAME] [--service-version DATE] [-v|-q] COMMAND
+                    [--deadline S] [--simulate NAME] [--service-version DATE]
+                    [--policy KNOB=VALUE ...] [-v|-q] COMMAND
 
 Commands: sync-catalog [--paged], watch --walks N [--interval S], sync-creatives, sync-series,
 sync-playlists, play EPISODE_ID... [--union-info V --drm-kek V] [--intent I] [--viewer-ref R],
@@ -32,6 +33,7 @@ from typing import Any, NoReturn
 from delivery_client.client import DeliveryClient
 from delivery_client.creatives import download_final, sync_creatives
 from delivery_client.exceptions import ClientError, UsageError
+from delivery_client.knobs import policy_from_overrides
 from delivery_client.listings import sync_playlists, sync_series
 from delivery_client.playback import new_viewer_ref, play
 from delivery_client.redact import SecretFilter, redactor
@@ -61,6 +63,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--deadline", type=float, default=900.0, help="seconds for the command")
     parser.add_argument("--simulate", help="Service-Simulate scenario (test organisations)")
     parser.add_argument("--service-version", help="Service-Version for every request")
+    parser.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="KNOB=VALUE",
+        help="override one Policy field (a deliberately broken client; see knobs.py)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.add_argument("-q", "--quiet", action="store_true")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -94,8 +103,16 @@ def _client(args: argparse.Namespace) -> DeliveryClient:
         raise UsageError("set DELIVERY_BASE_URL or --base-url to an http(s) URL")
     if not args.api_key:
         raise UsageError("set DELIVERY_API_KEY or --api-key")
+    try:
+        policy = policy_from_overrides(args.policy)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     return DeliveryClient(
-        args.base_url, args.api_key, version=args.service_version, simulate=args.simulate
+        args.base_url,
+        args.api_key,
+        policy=policy,
+        version=args.service_version,
+        simulate=args.simulate,
     )
 
 
@@ -193,7 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         if args.deadline <= 0:
             raise UsageError("--deadline must be positive")
-        signal.signal(signal.SIGALRM, _alarm)
+        signal.signal(signal.SIGALRM, _alarm)  # the CLI runs in the main thread
         signal.setitimer(signal.ITIMER_REAL, args.deadline)
         state = State(args.state)
         try:

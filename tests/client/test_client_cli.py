@@ -220,3 +220,30 @@ def test_a_reset_then_a_timeout_are_retried_over_real_sockets_cli_007() -> None:
         thread.join(timeout=10)
     assert reply.status == 200 and len(reply.waits) == 2
     assert 5.0 <= time.monotonic() - started < 12.0
+
+
+def test_a_broken_client_is_one_policy_flag_away_and_bad_knobs_exit_2(tmp_path: Path) -> None:
+    from delivery_client.knobs import Policy, policy_from_overrides
+
+    assert policy_from_overrides(["retry_4xx=true", "budget_floor=3"]) == Policy(
+        retry_4xx=True, budget_floor=3
+    )
+    state = ["--state", str(tmp_path / "s.sqlite")]
+    not_found = (
+        404,
+        {"Content-Type": "application/json"},
+        b'{"error": "x", "error_code": "not_found"}',
+    )
+    with LocalServer(lambda method, path: not_found) as server:
+        env = {"DELIVERY_BASE_URL": server.url, "DELIVERY_API_KEY": KEY}
+        one_line_error(run([*state, "config"], env), 4)
+        assert len(server.seen) == 1  # the good client sends a 404 once (ERR-018)
+        broken = ["--policy", "retry_4xx=true", "--policy", "backoff_multiplier=0.001"]
+        one_line_error(run([*state, *broken, "config"], env), 5)
+        assert len(server.seen) == 1 + 6  # the broken one resends it five times
+        assert "unknown policy knob" in one_line_error(
+            run([*state, "--policy", "nope=1", "config"], env), 2
+        )
+        assert "wants a bool" in one_line_error(
+            run([*state, "--policy", "retry_4xx=maybe", "config"], env), 2
+        )

@@ -176,7 +176,8 @@ class DeliveryClient:
         http = self._bare if keyless else self._http
         if not keyless and path_or_url.startswith("http") and not self.same_origin(path_or_url):
             raise BadResponse("refusing to send the key to another origin (a link left the API)")
-        where = httpx.URL(path_or_url).path if keyless else path_or_url.split("?")[0]
+        # a link's path can hold its token: messages name only its host
+        where = f"a link on {httpx.URL(path_or_url).host}" if keyless else path_or_url.split("?")[0]
         state = RetryState(profile, self.clock())
         while True:
             seconds = state.attempt_timeout(self.clock(), self.policy)

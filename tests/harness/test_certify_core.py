@@ -198,6 +198,7 @@ def test_batch_judge_wants_failed_items_only_after_their_retry_after() -> None:
         "episodes": ["a", "b"], "item_status": [503, 200], "item_retry_after": [1, None]})
     good = entry(2, 1.5, 1.6, 200, method="POST", path=post, extra={"episodes": ["a"]})
     whole = entry(2, 1.5, 1.6, 200, method="POST", path=post, extra={"episodes": ["a", "b"]})
+    # "b" had succeeded: sending it again is resending the whole batch
     soon = entry(2, 0.3, 0.4, 200, method="POST", path=post, extra={"episodes": ["a"]})
     assert judge("batch_only_failed", [first, good])[0] == PASSED
     assert judge("batch_only_failed", [first, whole])[0] == FAILED

@@ -38,13 +38,13 @@ def test_the_proxy_keeps_connections_alive_and_journals_without_secrets(
 ) -> None:
     path = tmp_path / "journal.jsonl"
     key = upstream.keys["catalog"]
-    with RefereeProxy(upstream.base_url, journal=Journal(path)) as proxy:
-        with httpx.Client(base_url=proxy.base_url,
-                          headers={"Authorization": f"Bearer {key}"}) as http:  # fmt: skip
-            for _ in range(5):
-                assert http.get(API + "config").status_code == 200
-            proxy.settle()
-            live = read_journal(path)  # readable while the proxy runs
+    headers = {"Authorization": f"Bearer {key}"}
+    with RefereeProxy(upstream.base_url, journal=Journal(path)) as proxy, \
+            httpx.Client(base_url=proxy.base_url, headers=headers) as http:  # fmt: skip
+        for _ in range(5):
+            assert http.get(API + "config").status_code == 200
+        proxy.settle()
+        live = read_journal(path)  # readable while the proxy runs
     assert len(live) == 5 and {e.connection for e in live} == {1}
     text = path.read_text(encoding="utf-8")
     assert key not in text and "redacted" in text
@@ -60,14 +60,14 @@ def test_injections_reach_the_wire_as_status_reset_and_rewritten_links(
         parse_injection({"match": {"path": "config"}, "skip": 1, "reset": True}, "b"),
     ])
     headers = {"Authorization": f"Bearer {upstream.keys['creatives']}"}
-    with RefereeProxy(upstream.base_url, injector=injector) as proxy:
-        with httpx.Client(base_url=proxy.base_url, headers=headers) as http:
-            first = http.get(API + "config")
-            assert (first.status_code, first.headers["retry-after"]) == (503, "2")
-            assert first.json()["error_code"] == "service_unavailable"
-            with pytest.raises(httpx.TransportError):
-                http.get(API + "config")
-            page = http.get(API + "creatives", params={"limit": 2}).json()
+    with RefereeProxy(upstream.base_url, injector=injector) as proxy, \
+            httpx.Client(base_url=proxy.base_url, headers=headers) as http:  # fmt: skip
+        first = http.get(API + "config")
+        assert (first.status_code, first.headers["retry-after"]) == (503, "2")
+        assert first.json()["error_code"] == "service_unavailable"
+        with pytest.raises(httpx.TransportError):
+            http.get(API + "config")
+        page = http.get(API + "creatives", params={"limit": 2}).json()
     assert page["links"]["next"].startswith(proxy.base_url)  # links lead back through the proxy
     assert [e.injected != "" for e in proxy.journal.entries()] == [True, True, False]
 

@@ -338,23 +338,27 @@ def cursors_unchanged(obs: Observation, params: Mapping[str, Any]) -> JudgeResul
 
 
 def cursors_followed(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
-    """Every non-null next cursor of a 200 page is asked for later in the same run."""
+    """A walk that ended without an error ended on a page whose next cursor is null: it was not
+    stopped by a short or empty page, nor after the first page. (A run that failed is judged by
+    the rule that made it fail, not here.)"""
     expected = "the walk goes on until the next cursor is null"
-    handed = 0
+    paged = False
     for run in obs.runs:
-        entries = _list_entries(obs, params, run.phase)
-        asked = {e.query.get("cursor") for e in entries}
-        for entry in entries:
-            cursor = entry.extra.get("next_cursor", entry.extra.get("handed_cursor"))
-            if entry.status != 200 or not isinstance(cursor, str):
-                continue
-            handed += 1
-            if cursor not in asked:
-                return JudgeResult(FAILED, expected, f"the walk stopped with a next cursor "
-                                   f"after a page of {_count(entry)} items", (entry,))  # fmt: skip
-    if not handed:
+        pages = [e for e in _list_entries(obs, params, run.phase) if e.status == 200]
+        paged = paged or any(isinstance(_handed(e), str) for e in pages)
+        if run.exit_code != 0 or not pages:
+            continue
+        last = max(pages, key=lambda e: e.started)
+        if isinstance(_handed(last), str):
+            return JudgeResult(FAILED, expected, f"the walk stopped with a next cursor after a "
+                               f"page of {_count(last)} items", (last,))  # fmt: skip
+    if not paged:
         return JudgeResult(NOT_EXERCISED, expected, "no page had a next cursor")
-    return JudgeResult(PASSED, expected, f"{handed} next cursors followed")
+    return JudgeResult(PASSED, expected, "every finished walk ended on a null cursor")
+
+
+def _handed(entry: Entry) -> Any:
+    return entry.extra.get("next_cursor", entry.extra.get("handed_cursor"))
 
 
 def _count(entry: Entry) -> str:
@@ -479,16 +483,17 @@ def batch_only_failed(obs: Observation, params: Mapping[str, Any]) -> JudgeResul
         for b in later:
             sent = b.extra.get("episodes") or []
             gap = b.started - a.ended
-            extra = [e for e in sent if e not in due]
+            done = {episodes[i] for i, s in enumerate(statuses) if s == 200}
+            extra = [e for e in sent if e in done]
             if extra:
                 return JudgeResult(FAILED, expected, f"the retry also sent {len(extra)} item(s) "
-                                   "that had not failed", (a, b))  # fmt: skip
-            early = [due[e] for e in sent if gap < due[e] - 0.02]
+                                   "that had succeeded", (a, b))  # fmt: skip
+            early = [due[e] for e in sent if e in due and gap < due[e] - 0.02]
             if early:
                 return JudgeResult(FAILED, expected, f"an item sent {gap:.2f} s after the "
                                    f"answer, its retry_after {early[0]:g} s", (a, b))  # fmt: skip
             for episode in sent:
-                due.pop(episode)
+                due.pop(episode, None)
             judged += 1
             if not due:
                 break

@@ -140,7 +140,7 @@ VARIANTS = {
     for v in (
         Variant("retries_4xx", frozenset({"CLI-012", "ERR-018"}), "retries a 400",
                 {"retry_4xx": True}, quick="no-retry-400"),
-        Variant("ignores_retry_after", frozenset({"CLI-013"}), "ignores Retry-After",
+        Variant("ignores_retry_after", frozenset({"CLI-013", "CLI-025"}), "ignores Retry-After",
                 {"honour_retry_after": False}, quick="retry-429-retry-after"),
         Variant("no_jitter", frozenset({"CLI-013"}), "no random 0 to 1 s on Retry-After",
                 {"retry_after_jitter": 0.0}),
@@ -197,7 +197,7 @@ VARIANTS = {
                 {"retry_429": False}),
         Variant("no_retry_on_5xx", frozenset({"CLI-010", "CLI-005"}), "500/502/5xx not retried",
                 {"retry_5xx": False}),
-        Variant("no_retry_on_503_unavailable", frozenset({"CLI-009", "CLI-042"}),
+        Variant("no_retry_on_503_unavailable", frozenset({"CLI-009", "CLI-042", "CLI-025"}),
                 "503 service_unavailable not retried", {"retry_503_unavailable": False}),
         Variant("unknown_codes_not_by_class", frozenset({"CLI-005"}),
                 "unknown 5xx codes not retried", {"unknown_codes_by_class": False}),

@@ -177,7 +177,8 @@ class DeliveryClient:
         if not keyless and path_or_url.startswith("http") and not self.same_origin(path_or_url):
             raise BadResponse("refusing to send the key to another origin (a link left the API)")
         # a link's path can hold its token: messages name only its host
-        where = f"a link on {httpx.URL(path_or_url).host}" if keyless else path_or_url.split("?")[0]
+        url = httpx.URL(path_or_url)
+        where = f"a link on {url.host}" if keyless else url.path
         state = RetryState(profile, self.clock())
         while True:
             seconds = state.attempt_timeout(self.clock(), self.policy)

@@ -247,3 +247,55 @@ def test_a_broken_client_is_one_policy_flag_away_and_bad_knobs_exit_2(tmp_path: 
         assert "wants a bool" in one_line_error(
             run([*state, "--policy", "retry_4xx=maybe", "config"], env), 2
         )
+
+
+def test_verbose_runs_against_the_sandbox_leak_no_secret_cli_032_cli_033_cli_041(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    state = ["--state", str(tmp_path / "s.sqlite"), "-v"]
+    creatives = {
+        "DELIVERY_BASE_URL": sandbox.base_url,
+        "DELIVERY_API_KEY": sandbox.keys["films_creatives"],
+    }
+    films = {"DELIVERY_BASE_URL": sandbox.base_url, "DELIVERY_API_KEY": sandbox.keys["films"]}
+    outputs = [run([*state, "sync-creatives"], creatives)]
+    view = json.loads(run([*state, "--export-state", "-", "export"], creatives).stdout)
+    ready = [
+        c["creative_id"] for c in view["creatives"]["items"] if c["has_file_url"] and c["usable"]
+    ]
+    outputs.append(run([*state, "download", ready[0], "--out", str(tmp_path / "f.mp4")], creatives))
+    outputs.append(
+        run(
+            [*state, "download", sandbox.fixtures["creative_id"], "--out", str(tmp_path / "g.mp4")],
+            creatives,
+        )
+    )
+    outputs.append(
+        run(
+            [
+                *state,
+                "play",
+                sandbox.fixtures["episode_encrypted"],
+                sandbox.fixtures["episode_signed"],
+                "--union-info",
+                "device-0001",
+                "--drm-kek",
+                "kek-0000001",
+            ],
+            films,
+        )
+    )
+    outputs.append(run([*state, "--export-state", "-", "export"], films))
+    assert [o.returncode for o in outputs] == [0] * len(outputs), [o.stderr for o in outputs]
+    assert (tmp_path / "f.mp4").stat().st_size > 0
+    text = "\n".join(o.stdout + o.stderr for o in outputs)
+    for secret in (
+        "svc_live_",
+        "/api/c/",
+        "_files/",
+        "sig=",
+        "play_auth_token",
+        "manifest_url",
+        "http",
+    ):
+        assert secret not in text, secret

@@ -13,7 +13,7 @@ LOAD_CAMPAIGNS := burst refill shedding admission hold catalog minute simulated 
 LOAD_SINGLE := admission hold
 REPORTS ?= reports
 
-.PHONY: install lint browser test conformance killrate foreign latency bench compare load load-smoke load-sensitivity dist dist-check clean
+.PHONY: install lint browser test conformance killrate certify foreign latency bench compare load load-smoke load-sensitivity dist dist-check clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -58,6 +58,12 @@ foreign: $(STAMP)
 # three times in a row (~25 min): every run 0 failed, 0 errors (read from results.json).
 latency: $(STAMP)
 	$(BIN)/python -m benchmarks.latency_suite --runs 3 --out $(REPORTS)/bench/latency_suite.json
+
+# Client certification in full (~30 min): the reference client through the whole scenario
+# catalogue three times, then every broken client (make test runs the quick form).
+certify: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python tests/harness/broken_clients/killrate.py \
+		--set fast --clean-runs 3 --jobs 2 --out $(REPORTS)/certify-killrate.md
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(if $(TARGET),--target $(TARGET))

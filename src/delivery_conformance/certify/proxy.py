@@ -273,9 +273,10 @@ class RefereeProxy:
             content = content.replace(upstream, self.base_url.encode())
         if "json" not in headers.get("content-type", ""):
             return content
-        if not plan.rewrites and len(content) > PARSE_LIMIT:
-            # a large answer left as it is (the unpaged catalog): facts and secrets by pattern,
-            # so the proxy adds milliseconds, not the cost of parsing 800 kB
+        if not self.injector.injections and len(content) > PARSE_LIMIT:
+            # a plain proxy (no scenario) leaves a large answer (the unpaged catalog) unparsed:
+            # facts and secrets by pattern, so it adds milliseconds, not the cost of 800 kB of
+            # JSON. With a scenario every answer is parsed: rewrites depend on earlier pages.
             for name, value in _SECRET_PATTERN.findall(content):
                 self.secrets.add_body({name.decode(): value.decode("utf-8", "replace")})
             cursor = _CURSOR_PATTERN.search(content)

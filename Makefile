@@ -12,8 +12,13 @@ LOAD_SCALE ?= 0.25
 LOAD_CAMPAIGNS := burst refill shedding admission hold catalog minute simulated mixed soak
 LOAD_SINGLE := admission hold
 REPORTS ?= reports
+# Redocly CLI (npm), pinned, installed into .tools/ by the Makefile; runs offline after install.
+REDOCLY_VERSION := 2.77.0
+TOOLS := .tools
+REDOCLY := $(TOOLS)/node_modules/.bin/redocly
+REDOCLY_STAMP := $(TOOLS)/.redocly-$(REDOCLY_VERSION)
 
-.PHONY: install lint browser test conformance killrate certify foreign latency bench compare load load-smoke load-sensitivity dist dist-check clean
+.PHONY: install lint openapi-lint browser test conformance killrate certify foreign latency bench compare load load-smoke load-sensitivity dist dist-check clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -40,7 +45,17 @@ browser:
 		echo "make browser: no apt-get here: install chromium as /usr/bin/chromium yourself"; \
 	fi
 
-test: lint browser
+# The OpenAPI document through an external linter (redocly.yaml says which rules and why).
+$(REDOCLY_STAMP):
+	@command -v npm >/dev/null 2>&1 || { echo "make openapi-lint: npm not found: install Node.js 20.19+ and npm"; exit 2; }
+	npm install --prefix $(TOOLS) --no-audit --no-fund --no-save --loglevel=error @redocly/cli@$(REDOCLY_VERSION)
+	touch $@
+
+openapi-lint: $(REDOCLY_STAMP)
+	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true timeout 60 \
+		$(REDOCLY) lint spec/openapi.yaml --config redocly.yaml --format summary
+
+test: lint openapi-lint browser
 	$(BIN)/pytest -q tests/harness tests/sandbox tests/client
 
 conformance: $(STAMP)
@@ -101,4 +116,4 @@ dist-check: dist
 		../venv/bin/delivery-conformance run --no-properties --report-dir reports
 
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(TOOLS) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

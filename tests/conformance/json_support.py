@@ -8,12 +8,21 @@ its own requirement, so a malformed answer fails there and never crashes a scena
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from delivery_conformance.checks import expect
 from delivery_conformance.exceptions import TargetGarbage
 
-__all__ = ["arr", "at", "json_for", "obj", "objs"]
+__all__ = ["arr", "at", "json_for", "key", "obj", "objs"]
+
+
+def key(value: Any) -> Any:
+    """`value` itself when it can be a set member or a dict key, else its canonical JSON text
+    (a list or an object where an id is due must not crash a uniqueness check)."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return json.dumps(value, sort_keys=True)
 
 
 def obj(value: Any) -> dict[str, Any]:

@@ -6,10 +6,14 @@
                                [--report-dir DIR] [--scenario ID ...] [--quick]
                                [--expected-failures FILE]
 
-Exit codes: the verdict table (README > Exit codes): 0 certified (a certificate is written),
-1 a client rule failed or the flows misbehaved (hang, failure, no request), 2 a bad plan,
-scenario, expected-failures file or a flow command the shell cannot run, 3 the upstream (or the
-embedded sandbox) does not answer, 4 some requirements were not exercised (no certificate).
+`proxy` records until Ctrl-C, SIGTERM or --max-duration, then judges the answers it did not
+touch with the server checks: exit 0, or 1 with each server finding on stderr.
+
+Exit codes of certify-client: the verdict table (README > Exit codes): 0 certified (a
+certificate is written for a whole-catalogue run), 1 a client rule failed or the flows
+misbehaved (hang, failure, no request), 2 a bad plan, scenario, expected-failures file or a flow
+command the shell cannot run, 3 the upstream (or the embedded sandbox) does not answer, 4 some
+requirements were not exercised (no certificate).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from delivery_conformance.certify.runner import (
     embedded_upstream,
 )
 from delivery_conformance.certify.scenarios import Scenario, load_catalogue
+from delivery_conformance.checks.common import judge_exchanges
 from delivery_conformance.embedded import EmbeddedSandbox
 from delivery_conformance.events import TestFinished
 from delivery_conformance.exceptions import UsageError
@@ -192,8 +197,13 @@ def command_proxy(args: argparse.Namespace) -> int:
     journal.close()
     entries = journal.entries()
     injected = sum(1 for e in entries if e.injected)
-    print(f"referee proxy: {len(entries)} exchanges recorded, {injected} injected", file=sys.stderr)
-    return 0
+    untouched = [e.exchange(proxy.base_url) for e in entries if not e.injected and e.status]
+    server = judge_exchanges(untouched)
+    for finding in server:
+        print(f"server finding: {finding.line()}", file=sys.stderr)
+    print(f"referee proxy: {len(entries)} exchanges recorded, {injected} injected, "
+          f"{len(server)} server findings", file=sys.stderr)  # fmt: skip
+    return 1 if server else 0
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {

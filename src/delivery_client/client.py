@@ -15,6 +15,7 @@ import random
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import httpx
@@ -42,7 +43,17 @@ from delivery_client.redact import redactor
 __all__ = ["API_PREFIX", "STRING_CODES", "DeliveryClient", "Reply", "error_code"]
 
 API_PREFIX = "/api/delivery/v1/"
-USER_AGENT = "delivery-client/0.1"
+
+
+def _distribution_version() -> str:
+    """The installed distribution's version (pyproject reads it from delivery_conformance)."""
+    try:
+        return version("delivery-conformance")
+    except PackageNotFoundError:  # a source tree that was never installed
+        return "0+unknown"
+
+
+USER_AGENT = f"delivery-client/{_distribution_version()}"
 # Errors > Formats: codes carried in `error`, compared as whole strings (CLI-004, ERR-011).
 STRING_CODES = frozenset(
     {"org_suspended", "app_not_registered", "collection_not_found", "video_not_found"}

@@ -23,7 +23,7 @@ REDOCLY_STAMP := $(TOOLS)/.redocly-$(REDOCLY_VERSION)
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip >/dev/null 2>&1 || true
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,load]'
 	touch $(STAMP)
 
 install: $(STAMP)

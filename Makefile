@@ -12,13 +12,18 @@ LOAD_SCALE ?= 0.25
 LOAD_CAMPAIGNS := burst refill shedding admission hold catalog minute simulated mixed soak
 LOAD_SINGLE := admission hold
 REPORTS ?= reports
+# Redocly CLI (npm), pinned, installed into .tools/ by the Makefile; runs offline after install.
+REDOCLY_VERSION := 2.77.0
+TOOLS := .tools
+REDOCLY := $(TOOLS)/node_modules/.bin/redocly
+REDOCLY_STAMP := $(TOOLS)/.redocly-$(REDOCLY_VERSION)
 
-.PHONY: install lint browser test conformance killrate foreign latency bench compare load load-smoke load-sensitivity dist clean
+.PHONY: install lint openapi-lint browser test conformance killrate certify foreign latency bench compare load load-smoke load-sensitivity dist dist-check clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip >/dev/null 2>&1 || true
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,load]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -40,7 +45,17 @@ browser:
 		echo "make browser: no apt-get here: install chromium as /usr/bin/chromium yourself"; \
 	fi
 
-test: lint browser
+# The OpenAPI document through an external linter (redocly.yaml says which rules and why).
+$(REDOCLY_STAMP):
+	@command -v npm >/dev/null 2>&1 || { echo "make openapi-lint: npm not found: install Node.js 20.19+ and npm"; exit 2; }
+	npm install --prefix $(TOOLS) --no-audit --no-fund --no-save --loglevel=error @redocly/cli@$(REDOCLY_VERSION)
+	touch $@
+
+openapi-lint: $(REDOCLY_STAMP)
+	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true timeout 60 \
+		$(REDOCLY) lint spec/openapi.yaml --config redocly.yaml --format summary
+
+test: lint openapi-lint browser
 	$(BIN)/pytest -q tests/harness tests/sandbox tests/client
 
 conformance: $(STAMP)
@@ -58,6 +73,12 @@ foreign: $(STAMP)
 # three times in a row (~25 min): every run 0 failed, 0 errors (read from results.json).
 latency: $(STAMP)
 	$(BIN)/python -m benchmarks.latency_suite --runs 3 --out $(REPORTS)/bench/latency_suite.json
+
+# Client certification in full (~30 min): the reference client through the whole scenario
+# catalogue three times, then every broken client (make test runs the quick form).
+certify: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python tests/harness/broken_clients/killrate.py \
+		--set fast --clean-runs 3 --jobs 2 --out $(REPORTS)/certify-killrate.md
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(if $(TARGET),--target $(TARGET))
@@ -86,5 +107,13 @@ dist: $(STAMP)
 	rm -rf dist
 	$(BIN)/python -m build --outdir dist .
 
+# The installed form in full (slow, several minutes): a new venv, the wheel with its dependencies
+# from the package index, then a run from an empty folder (make test has a fast form: test_wheel).
+dist-check: dist
+	rm -rf build/dist-check && $(PY) -m venv build/dist-check/venv
+	build/dist-check/venv/bin/pip install -q dist/delivery_conformance-*.whl
+	mkdir -p build/dist-check/empty && cd build/dist-check/empty && \
+		../venv/bin/delivery-conformance run --no-properties --report-dir reports
+
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(TOOLS) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

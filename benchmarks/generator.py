@@ -21,6 +21,7 @@ import json
 import math
 import os
 import pstats
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,6 +39,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SERVER_CORE, CLIENT_CORE = 0, 1
 SOAK_PER_SCALE = 416.0  # requests/s of the soak campaign at scale 1 (80 % of every limit)
 HEADROOM = 0.7  # plan workers for 70 % of the kept rate (the machine is shared)
+SPY_AFTER_S = 4.0
+PY_SPY = shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
 EPISODE = "00000000-0000-4000-8000-000000000001"
 
 
@@ -77,7 +80,35 @@ def _start_target(directory: Path, scale: float) -> tuple[subprocess.Popen[bytes
     raise RuntimeError("the null target did not start")
 
 
-def run_rate(rate: float, seconds: float, cprofile: Path | None = None) -> dict[str, float]:
+CATEGORIES = (("geventhttpclient", "geventhttpclient (HTTP request build and parse)"),
+              ("gevent/", "gevent (hub, sockets, timeouts)"),
+              ("locust/", "locust (FastHttpUser, statistics, events)"),
+              ("loadtests/", "ours (schedule, answer reading, records)"),
+              ("delivery_conformance/", "ours (schedule, answer reading, records)"))
+
+
+def spy_summary(stacks: Path) -> list[tuple[float, str]]:
+    """Share of on-CPU samples per library, by the frame that was running (py-spy raw)."""
+    shares: dict[str, int] = {}
+    total = 0
+    for line in stacks.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        leaf = stack.split(";")[-1]
+        name = next((label for key, label in CATEGORIES if key in leaf), "standard library")
+        shares[name] = shares.get(name, 0) + int(count)
+        total += int(count)
+    return sorted(((100.0 * n / max(total, 1), k) for k, n in shares.items()), reverse=True)
+
+
+def _spy(pid: int, seconds: float, out: Path) -> None:
+    subprocess.run([PY_SPY or "py-spy", "record", "--pid", str(pid), "--duration",
+                    str(int(seconds)), "--rate", "200", "--format", "raw", "--output", str(out),
+                    "--nonblocking"],
+                   capture_output=True, check=False, timeout=seconds + 30)
+
+
+def run_rate(rate: float, seconds: float, cprofile: Path | None = None,
+             spy: Path | None = None) -> dict[str, float]:
     """One soak run at `rate` requests/s against a fresh null target; its generator figures."""
     scale = rate / SOAK_PER_SCALE
     with tempfile.TemporaryDirectory(prefix="bench-gen-") as scratch:
@@ -95,9 +126,16 @@ def run_rate(rate: float, seconds: float, cprofile: Path | None = None) -> dict[
                         str(_profile(directory, port)), "--report-dir", str(report),
                         "--declared-scale", str(scale), "--campaign-duration", str(seconds)]
             env = {**os.environ, "PYTHONPATH": str(ROOT)}
-            subprocess.run(command, cwd=ROOT, env=env, timeout=seconds + 90, check=False,
-                           capture_output=True, preexec_fn=lambda: _pin(CLIENT_CORE))
+            locust = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL,
+                                      preexec_fn=lambda: _pin(CLIENT_CORE))
+            if spy is not None:
+                time.sleep(SPY_AFTER_S)  # imports and spawning done: the schedule is running
+                _spy(locust.pid, max(2.0, seconds - 2), spy)
+            locust.wait(timeout=seconds + 90)
             verdict = json.loads((report / "verdict.json").read_text())
+            if "generator" not in verdict:
+                raise RuntimeError(f"no run at {rate:g}/s: {verdict.get('target_failure')}")
         finally:
             target.terminate()
             target.wait(10)
@@ -117,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rates", default="1000,2000,3000,4000,5000")
     parser.add_argument("--seconds", type=float, default=6.0)
     parser.add_argument("--profile", action="store_true", help="cProfile the fastest kept rate")
+    parser.add_argument("--spy", type=float, default=0.0, metavar="RATE",
+                        help="py-spy (if installed) the generator at RATE req/s: CPU per library")
     args = parser.parse_args(argv)
     try:
         rates = [float(r) for r in args.rates.split(",")]
@@ -144,6 +184,13 @@ def main(argv: list[str] | None = None) -> int:
     except (RuntimeError, OSError, subprocess.TimeoutExpired, ValueError, KeyError) as exc:
         print(f"benchmarks.generator: {exc}", file=sys.stderr)
         return 3
+    if args.spy and PY_SPY:
+        stacks = Path(tempfile.mkdtemp(prefix="bench-gen-spy-")) / "stacks.txt"
+        row = run_rate(args.spy, args.seconds + 4, spy=stacks)
+        print(f"py-spy of the generator at {args.spy:,.0f} req/s (valid {row['valid']}): where "
+              "its CPU goes, by the running frame:")
+        for share, name in spy_summary(stacks):
+            print(f"  {share:5.1f} %  {name}")
     print(f"open-model generator, one core: keeps its schedule up to {kept:,.0f} req/s")
     if kept:
         exp = Expectations(1.0, {})

@@ -125,8 +125,9 @@ def _hold(exp: Expectations) -> list[Stage]:
     refill = HOLD_LIMIT / 60
     return [
         Stage("drain", HOLD_LIMIT + 5, 250.0, "playback", "play"),
-        # a little faster than the refill: each play finds its ticket up to 0.5 s away
-        Stage("held", 8, 1.2 * refill, "playback", "play"),
+        # twice the refill: each play finds its ticket a quarter second further away than the
+        # one before (0.5, 0.75, 1.0 s...): a server holding longer than about 0.5 s shows it
+        Stage("held", 12, 2.0 * refill, "playback", "play"),
         Stage("prefetch", 3, 1.2 * refill, "playback", "prefetch"),
     ]
 

@@ -1,13 +1,14 @@
 """`delivery-client`: the reference client's flows from a shell.
 
     delivery-client [--base-url URL] [--api-key KEY] [--state PATH] [--export-state PATH|-]
-                    [--deadline S] [--simulate NAME] [--service-version DATE] [-v|-q] COMMAND
+                    [--deadline S] [--simulate NAME] [--service-version DATE]
+                    [--policy KNOB=VALUE ...] [-v|-q] COMMAND
 
 Commands: sync-catalog [--paged], watch --walks N [--interval S], sync-creatives, sync-series,
-play EPISODE_ID... [--union-info V --drm-kek V] [--intent I] [--viewer-ref R], config,
-download CREATIVE_ID --out FILE, export. `DELIVERY_BASE_URL` and `DELIVERY_API_KEY` come from
-the environment unless the flags are given. Results go to stdout as JSON, progress to stderr;
-no key, token or link is ever printed.
+sync-playlists, play EPISODE_ID... [--union-info V --drm-kek V] [--intent I] [--viewer-ref R],
+config, videos [--collection C], download CREATIVE_ID --out FILE, export.
+`DELIVERY_BASE_URL` and `DELIVERY_API_KEY` come from the environment unless the flags are given.
+Results go to stdout as JSON, progress to stderr; no key, token or link is ever printed.
 
 Exit codes: 0 done; 2 bad usage or environment; 3 deadline passed (`--deadline`, default 900 s);
 4 an answer the policy does not retry (4xx, 503 not_ready, a redirect); 5 retries, time or the
@@ -32,10 +33,13 @@ from typing import Any, NoReturn
 from delivery_client.client import DeliveryClient
 from delivery_client.creatives import download_final, sync_creatives
 from delivery_client.exceptions import ClientError, UsageError
+from delivery_client.knobs import policy_from_overrides
+from delivery_client.listings import sync_playlists, sync_series
 from delivery_client.playback import new_viewer_ref, play
 from delivery_client.redact import SecretFilter, redactor
 from delivery_client.state import State
-from delivery_client.sync import read_config, sync_catalog, sync_series, watch_catalog
+from delivery_client.sync import read_config, sync_catalog, watch_catalog
+from delivery_client.videos import fetch_videos
 
 __all__ = ["EXIT_DEADLINE", "main"]
 
@@ -59,6 +63,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--deadline", type=float, default=900.0, help="seconds for the command")
     parser.add_argument("--simulate", help="Service-Simulate scenario (test organisations)")
     parser.add_argument("--service-version", help="Service-Version for every request")
+    parser.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="KNOB=VALUE",
+        help="override one Policy field (a deliberately broken client; see knobs.py)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.add_argument("-q", "--quiet", action="store_true")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -70,6 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("--paged", action="store_true")
     commands.add_parser("sync-creatives", help="one incremental creatives walk")
     commands.add_parser("sync-series", help="series list, details only when changed")
+    commands.add_parser("sync-playlists", help="playlists list, details only when changed")
     playing = commands.add_parser("play", help="tickets for 1 to 3 episodes")
     playing.add_argument("episode_ids", nargs="+")
     playing.add_argument("--union-info")
@@ -77,6 +89,8 @@ def _parser() -> argparse.ArgumentParser:
     playing.add_argument("--intent", default="play")
     playing.add_argument("--viewer-ref")
     commands.add_parser("config", help="the configuration of the key")
+    videos = commands.add_parser("videos", help="count the open videos (links are not printed)")
+    videos.add_argument("--collection")
     download = commands.add_parser("download", help="the final MP4 of a creative")
     download.add_argument("creative_id")
     download.add_argument("--out", type=Path, required=True)
@@ -89,8 +103,16 @@ def _client(args: argparse.Namespace) -> DeliveryClient:
         raise UsageError("set DELIVERY_BASE_URL or --base-url to an http(s) URL")
     if not args.api_key:
         raise UsageError("set DELIVERY_API_KEY or --api-key")
+    try:
+        policy = policy_from_overrides(args.policy)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     return DeliveryClient(
-        args.base_url, args.api_key, version=args.service_version, simulate=args.simulate
+        args.base_url,
+        args.api_key,
+        policy=policy,
+        version=args.service_version,
+        simulate=args.simulate,
     )
 
 
@@ -111,8 +133,9 @@ def _run(args: argparse.Namespace, state: State) -> Any:
             return _watch(client, state, args)
         if args.command == "sync-creatives":
             return sync_creatives(client, state).__dict__
-        if args.command == "sync-series":
-            items, details = sync_series(client, state)
+        if args.command in ("sync-series", "sync-playlists"):
+            flow = sync_series if args.command == "sync-series" else sync_playlists
+            items, details = flow(client, state)
             return {"items": items, "detail_calls": details}
         if args.command == "play":
             device = {
@@ -140,6 +163,14 @@ def _run(args: argparse.Namespace, state: State) -> Any:
             ]
         if args.command == "config":
             return read_config(client)
+        if args.command == "videos":
+            listed = fetch_videos(client, args.collection)
+            stamp = listed.refresh_before
+            return {
+                "rows": len(listed.rows),
+                "collections": sorted({str(r.get("collection")) for r in listed.rows}),
+                "refresh_before": stamp.isoformat() if stamp else None,
+            }
         how = download_final(client, state, args.creative_id, args.out)
         return {"creative_id": args.creative_id, "written": str(args.out), "via": how}
 
@@ -179,7 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         if args.deadline <= 0:
             raise UsageError("--deadline must be positive")
-        signal.signal(signal.SIGALRM, _alarm)
+        signal.signal(signal.SIGALRM, _alarm)  # the CLI runs in the main thread
         signal.setitimer(signal.ITIMER_REAL, args.deadline)
         state = State(args.state)
         try:

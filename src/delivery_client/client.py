@@ -15,6 +15,7 @@ import random
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import httpx
@@ -42,7 +43,17 @@ from delivery_client.redact import redactor
 __all__ = ["API_PREFIX", "STRING_CODES", "DeliveryClient", "Reply", "error_code"]
 
 API_PREFIX = "/api/delivery/v1/"
-USER_AGENT = "delivery-client/0.1"
+
+
+def _distribution_version() -> str:
+    """The installed distribution's version (pyproject reads it from delivery_conformance)."""
+    try:
+        return version("delivery-conformance")
+    except PackageNotFoundError:  # a source tree that was never installed
+        return "0+unknown"
+
+
+USER_AGENT = f"delivery-client/{_distribution_version()}"
 # Errors > Formats: codes carried in `error`, compared as whole strings (CLI-004, ERR-011).
 STRING_CODES = frozenset(
     {"org_suspended", "app_not_registered", "collection_not_found", "video_not_found"}
@@ -176,7 +187,9 @@ class DeliveryClient:
         http = self._bare if keyless else self._http
         if not keyless and path_or_url.startswith("http") and not self.same_origin(path_or_url):
             raise BadResponse("refusing to send the key to another origin (a link left the API)")
-        where = httpx.URL(path_or_url).path if keyless else path_or_url.split("?")[0]
+        # a link's path can hold its token: messages name only its host
+        url = httpx.URL(path_or_url)
+        where = f"a link on {url.host}" if keyless else url.path
         state = RetryState(profile, self.clock())
         while True:
             seconds = state.attempt_timeout(self.clock(), self.policy)

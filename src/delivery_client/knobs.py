@@ -7,9 +7,9 @@ the requirement ID it breaks when flipped, so a judge knows which rule should fa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
-__all__ = ["DEFAULT_POLICY", "Policy"]
+__all__ = ["DEFAULT_POLICY", "Policy", "policy_from_overrides"]
 
 
 @dataclass(frozen=True)
@@ -56,8 +56,33 @@ class Policy:
     store_links: bool = False  # CLI-033, CLI-038, CLI-039, CAT-078 (True: signed links persisted)
     # Authentication.
     treat_key_503_as_revoked: bool = False  # CLI-042 (True: a 503 5031 ends the call as a 401)
-    # Series.
-    skip_unchanged_series: bool = True  # CLI-035
+    # Series and playlists.
+    skip_unchanged_series: bool = True  # CLI-035 (False: every detail read on every sync)
+    # Open videos.
+    video_refresh_margin: float = 60.0  # CLI-040: seconds before refresh_before (negative: late)
 
 
 DEFAULT_POLICY = Policy()
+
+
+def policy_from_overrides(overrides: list[str], base: Policy = DEFAULT_POLICY) -> Policy:
+    """`["retry_4xx=true", "budget_floor=5"]` -> a Policy with those fields changed (the CLI's
+    `--policy`, so a broken client can be run as a subprocess). Raises ValueError, one line."""
+    kinds = {f.name: type(getattr(base, f.name)) for f in fields(Policy)}
+    changes: dict[str, object] = {}
+    for text in overrides:
+        name, sep, raw = text.partition("=")
+        name, raw = name.strip(), raw.strip()
+        if not sep or name not in kinds:
+            raise ValueError(f"unknown policy knob {name!r} (see delivery_client/knobs.py)")
+        kind = kinds[name]
+        try:
+            if kind is bool:
+                if raw.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError
+                changes[name] = raw.lower() in ("true", "1", "yes")
+            else:
+                changes[name] = kind(raw)
+        except ValueError:
+            raise ValueError(f"policy knob {name} wants a {kind.__name__}, not {raw!r}") from None
+    return replace(base, **changes)  # type: ignore[arg-type]

@@ -11,12 +11,4 @@ NOT_APPLICABLE: dict[str, str] = {
         "Hosting a copy of subtitle files happens outside the API; the library keeps only the "
         "subtitle languages of a series and leaves downloading and hosting to the integrator."
     ),
-    "CLI-038": (
-        "The reference client serves film organisations and has no playlist flow: it never "
-        "reads GET /playlists, so it holds no playlist image or clip poster link to store."
-    ),
-    "CLI-040": (
-        "The reference client has no open-video flow: it never reads GET /videos, so it holds "
-        "no signed MP4 link that could be cached or would need a refresh."
-    ),
 }

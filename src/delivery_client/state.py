@@ -10,7 +10,8 @@ Export format `delivery-client-state/1`:
      "stream_ready", "vid_ready"}]}]},
      "creatives": {"updated_since", "items": [{"creative_id", "status", "updated_at",
      "rights_ends_at", "final_ready", "has_file_url", "usable"}]},
-     "series": {"items": [{"code", "status", "content_version", "details_fetched"}]}}
+     "series": {"items": [{"code", "status", "content_version", "details_fetched"}]},
+     "playlists": {"items": [the same fields as series]}}
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from delivery_client.catalog import FilmRecord
 from delivery_client.exceptions import StateError
 from delivery_client.rules import usable
 
-__all__ = ["EXPORT_FORMAT", "State"]
+__all__ = ["EXPORT_FORMAT", "LISTINGS", "State"]
 
 EXPORT_FORMAT = "delivery-client-state/1"
+LISTINGS = ("series", "playlists")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS films (id TEXT PRIMARY KEY, film TEXT NOT NULL,
@@ -36,6 +38,8 @@ CREATE TABLE IF NOT EXISTS films (id TEXT PRIMARY KEY, film TEXT NOT NULL,
 CREATE TABLE IF NOT EXISTS creatives (creative_id TEXT PRIMARY KEY, record TEXT NOT NULL,
     file_url TEXT, updated_at INTEGER);
 CREATE TABLE IF NOT EXISTS series (code TEXT PRIMARY KEY, item TEXT NOT NULL,
+    detail TEXT, content_version TEXT);
+CREATE TABLE IF NOT EXISTS playlists (code TEXT PRIMARY KEY, item TEXT NOT NULL,
     detail TEXT, content_version TEXT);
 """
 
@@ -155,9 +159,10 @@ class State:
             (key, _dump(kept), file_url, record.get("updated_at")),
         )
 
-    # Series
-    def series(self) -> dict[str, tuple[dict[str, Any], str | None, bool]]:
-        rows = self._db.execute("SELECT code, item, content_version, detail FROM series")
+    # Series and playlists: code -> (list item, stored content_version, detail stored)
+    def listing(self, kind: str) -> dict[str, tuple[dict[str, Any], str | None, bool]]:
+        assert kind in LISTINGS
+        rows = self._db.execute(f"SELECT code, item, content_version, detail FROM {kind}")
         return {row[0]: (json.loads(row[1]), row[2], row[3] is not None) for row in rows}
 
     def export(self, now: float) -> dict[str, Any]:
@@ -196,20 +201,24 @@ class State:
                     "usable": usable(record, now),
                 }
             )
-        series = [
-            {
-                "code": code,
-                "status": item.get("status"),
-                "content_version": version,
-                "details_fetched": fetched,
-            }
-            for code, (item, version, fetched) in sorted(self.series().items())
-        ]
+        listed = {
+            kind: [
+                {
+                    "code": code,
+                    "status": item.get("status"),
+                    "content_version": version,
+                    "details_fetched": fetched,
+                }
+                for code, (item, version, fetched) in sorted(self.listing(kind).items())
+            ]
+            for kind in LISTINGS
+        }
         walks = int(self.meta("catalog_walks", "0") or 0)
         since = self.meta("creatives_updated_since")
         return {
             "format": EXPORT_FORMAT,
             "catalog": {"walks": walks, "films": films},
             "creatives": {"updated_since": int(since) if since else None, "items": creatives},
-            "series": {"items": series},
+            "series": {"items": listed["series"]},
+            "playlists": {"items": listed["playlists"]},
         }

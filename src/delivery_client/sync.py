@@ -1,37 +1,24 @@
-"""Sync flows that tie a walk to the local state (catalog, series) and the config read.
+"""Catalog sync flows (one walk, a bounded watch) and the config read.
 
 Catalog (spec: Limits > Freshness, "Catalog paging"): the whole walk is fetched first; only a
 complete walk is applied, in one transaction (CLI-045). With the broken variant
 `withdraw_only_after_complete_walk=False`, a walk that failed part way is applied as if it were
 complete (its missing films count as missed).
-Series (GET /series, Series detail): the stored `content_version` is compared with the list item
-and the detail is read only when it changed (CLI-035); tags are kept by `slug`, image kinds the
-client does not know are skipped (CLI-036), and subtitle, image and poster links are not stored.
 Config (GET /config): known fields read with defaults, unknown ones ignored (CFG-027).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from delivery_client.catalog import Walk, apply_walk, fetch_catalog, merge_pages, parse_pages
 from delivery_client.client import API_PREFIX, DeliveryClient
 from delivery_client.exceptions import ClientError
-from delivery_client.paging import walk_envelope, walk_flat
+from delivery_client.paging import walk_flat
 from delivery_client.state import State
 
-__all__ = [
-    "IMAGE_KINDS",
-    "CatalogSync",
-    "read_config",
-    "sync_catalog",
-    "sync_series",
-    "watch_catalog",
-]
-
-IMAGE_KINDS = frozenset({"poster_3_4", "cover_9_16", "hero_16_9", "title_treatment"})
+__all__ = ["CatalogSync", "read_config", "sync_catalog", "watch_catalog"]
 
 
 @dataclass(frozen=True)
@@ -89,71 +76,6 @@ def watch_catalog(
             client.sleep(gap)
         results.append(sync_catalog(client, state, paged=paged))
     return results
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _series_detail(data: dict[str, Any]) -> dict[str, Any]:
-    kept = {k: v for k, v in data.items() if k not in ("images", "poster", "episodes", "tags")}
-    tags = _list(data.get("tags"))
-    kept["tags"] = {t["slug"]: t for t in tags if isinstance(t, dict) and "slug" in t}
-    images = _list(data.get("images"))
-    kept["image_kinds"] = sorted(
-        {i["kind"] for i in images if isinstance(i, dict) and i.get("kind") in IMAGE_KINDS}
-    )
-    episodes = _list(data.get("episodes"))
-    kept["episodes"] = [
-        {k: v for k, v in e.items() if k != "subtitles"}
-        | {
-            "subtitle_langs": [
-                s.get("lang") for s in e.get("subtitles") or [] if isinstance(s, dict)
-            ]
-        }
-        for e in episodes
-        if isinstance(e, dict)
-    ]
-    return kept
-
-
-def sync_series(client: DeliveryClient, state: State) -> tuple[int, int]:
-    """(list items, detail calls)."""
-    stored = state.series()
-    items: list[dict[str, Any]] = []
-    for data in walk_envelope(client, API_PREFIX + "series", {"limit": 100}):
-        items += [item for item in data["items"] if isinstance(item, dict) and "code" in item]
-    details: dict[str, dict[str, Any] | None] = {}
-    for item in items:
-        code, version = str(item["code"]), item.get("content_version")
-        old = stored.get(code)
-        unchanged = old is not None and old[1] == version and old[2]
-        if item.get("status") != "active" or (unchanged and client.policy.skip_unchanged_series):
-            continue
-        body = client.request("GET", f"{API_PREFIX}series/{code}").object()
-        detail = body.get("data")
-        details[code] = _series_detail(detail) if isinstance(detail, dict) else None
-    with state.transaction() as db:
-        for item in items:
-            code = str(item["code"])
-            if code in details:
-                detail = details[code]
-                db.execute(
-                    "INSERT OR REPLACE INTO series VALUES (?, ?, ?, ?)",
-                    (
-                        code,
-                        json.dumps(item, sort_keys=True),
-                        json.dumps(detail, sort_keys=True),
-                        item.get("content_version"),
-                    ),
-                )
-            else:
-                db.execute(
-                    "INSERT INTO series VALUES (?, ?, NULL, ?) ON CONFLICT(code) DO UPDATE SET "
-                    "item = excluded.item",
-                    (code, json.dumps(item, sort_keys=True), item.get("content_version")),
-                )
-    return len(items), len(details)
 
 
 def read_config(client: DeliveryClient) -> dict[str, Any]:

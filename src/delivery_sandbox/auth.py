@@ -111,7 +111,10 @@ def authenticate(
     # (README: SIM endpoints, SIM-015); playback handles its own.
     if simulate_header is not None and endpoint.counter is not None and endpoint.simulates:
         test_org = caller.organisation.test or faults.enabled(FaultName.production_honours_simulate)
-        scenario = simulate.scenario_for(simulate_header, endpoint.name, test_org)
+        beyond = faults.enabled(FaultName.simulated_beyond_error_table)
+        scenario = simulate.scenario_for(
+            simulate_header, endpoint.name, test_org, beyond_table=beyond
+        )
         if scenario is not None:
             return simulate.respond(
                 exchange, faults, sb.limits, caller.org_id, scenario, endpoint.counter, now

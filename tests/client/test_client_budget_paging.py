@@ -9,6 +9,8 @@ from collections.abc import Callable
 import httpx
 import pytest
 from client_support import FakeClock, Rig, json_response
+from hypothesis import given
+from hypothesis import strategies as st
 
 from delivery_client import BadResponse, Policy, RetryBudget
 from delivery_client.paging import walk_envelope, walk_flat
@@ -184,3 +186,29 @@ def test_an_envelope_next_link_that_loops_is_an_error(rig: Callable[..., Rig]) -
     r = rig(lambda request: json_response(200, envelope([], link, "same")))
     with pytest.raises(BadResponse, match="twice"):
         list(walk_envelope(r.client, CREATIVES))
+
+
+@given(st.lists(st.tuples(st.floats(0, 30), st.booleans()), min_size=1, max_size=300))
+def test_property_retries_in_any_minute_stay_within_the_budget_cli_023(
+    events: list[tuple[float, bool]],
+) -> None:
+    """Random requests and retry attempts over time: in every 60 s window ending at a granted
+    retry, retries <= max(10, floor(10 % of the requests of that window))."""
+    clock = FakeClock()
+    budget = RetryBudget(clock=clock)
+    requests: list[float] = []
+    granted: list[float] = []
+    for step, is_retry in events:
+        clock.now += step
+        if is_retry:
+            if budget.try_acquire():
+                granted.append(clock.now)
+                requests.append(clock.now)
+                budget.record_request()
+        else:
+            budget.record_request()
+            requests.append(clock.now)
+    for moment in granted:
+        window = [t for t in requests if moment - 60 < t <= moment]
+        retries = [t for t in granted if moment - 60 < t <= moment]
+        assert len(retries) <= max(10, (len(window) * 10) // 100)

@@ -199,7 +199,7 @@ def test_series_detail_is_read_only_when_content_version_changed_cli_035_cli_036
     rig: Callable[..., Rig], tmp_path: Path
 ) -> None:
     state, log = State(tmp_path / "s.sqlite"), []
-    from delivery_client.sync import sync_series
+    from delivery_client.listings import sync_series
 
     versions = {"SB000001": "v1", "SB000002": "v1"}
     assert sync_series(rig(series_server(versions, log)).client, state) == (3, 2)
@@ -211,7 +211,7 @@ def test_series_detail_is_read_only_when_content_version_changed_cli_035_cli_036
         state._db.execute("SELECT detail FROM series WHERE code='SB000002'").fetchone()[0]
     )
     assert sorted(detail["tags"]) == ["ceo", "revenge"]  # mapped by slug
-    assert detail["image_kinds"] == ["poster_3_4"]  # the unknown kind is skipped
+    assert [i["kind"] for i in detail["images"]] == ["poster_3_4"]  # the unknown kind is skipped
     assert "https://" not in json.dumps(detail)  # no image or subtitle link stored
     broken = rig(series_server(versions, []), policy=Policy(skip_unchanged_series=False))
     assert sync_series(broken.client, state) == (3, 2)

@@ -173,3 +173,129 @@ def test_a_sync_killed_half_way_leaves_the_previous_state(tmp_path: Path) -> Non
         assert 5 <= len(server.seen) < 40  # killed half way through the walk
     after = run([*state, "--export-state", "-", "export"]).stdout
     assert after == before and "old-0" in after and "new-0" not in after
+
+
+def test_a_reset_then_a_timeout_are_retried_over_real_sockets_cli_007() -> None:
+    """A local server drops the first connection without answering, holds the second past the
+    attempt timeout (5 s, the floor), then answers: three attempts, one call."""
+    import socket
+    import threading
+
+    from delivery_client import DeliveryClient, RetryBudget, RetryProfile
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    stop = threading.Event()
+
+    def serve() -> None:
+        for attempt in range(3):
+            connection, _ = listener.accept()
+            connection.recv(65536)
+            if attempt == 0:
+                connection.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
+                )
+                connection.close()  # a reset
+            elif attempt == 1:  # held open past the attempt timeout, without an answer
+                holder = threading.Thread(target=lambda c=connection: (stop.wait(20), c.close()))
+                holder.start()
+            else:
+                body = b'{"api": {"version": "2026-10-02"}}'
+                connection.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body)
+                )
+                connection.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    quick = RetryProfile("quick", 0.1, 0.2, 5.0, 3, 15.0)
+    started = time.monotonic()
+    try:
+        with DeliveryClient(f"http://127.0.0.1:{port}", KEY, budget=RetryBudget()) as client:
+            reply = client.request("GET", "/api/delivery/v1/config", profile=quick)
+    finally:
+        stop.set()
+        listener.close()
+        thread.join(timeout=10)
+    assert reply.status == 200 and len(reply.waits) == 2
+    assert 5.0 <= time.monotonic() - started < 12.0
+
+
+def test_a_broken_client_is_one_policy_flag_away_and_bad_knobs_exit_2(tmp_path: Path) -> None:
+    from delivery_client.knobs import Policy, policy_from_overrides
+
+    assert policy_from_overrides(["retry_4xx=true", "budget_floor=3"]) == Policy(
+        retry_4xx=True, budget_floor=3
+    )
+    state = ["--state", str(tmp_path / "s.sqlite")]
+    not_found = (
+        404,
+        {"Content-Type": "application/json"},
+        b'{"error": "x", "error_code": "not_found"}',
+    )
+    with LocalServer(lambda method, path: not_found) as server:
+        env = {"DELIVERY_BASE_URL": server.url, "DELIVERY_API_KEY": KEY}
+        one_line_error(run([*state, "config"], env), 4)
+        assert len(server.seen) == 1  # the good client sends a 404 once (ERR-018)
+        broken = ["--policy", "retry_4xx=true", "--policy", "backoff_multiplier=0.001"]
+        one_line_error(run([*state, *broken, "config"], env), 5)
+        assert len(server.seen) == 1 + 6  # the broken one resends it five times
+        assert "unknown policy knob" in one_line_error(
+            run([*state, "--policy", "nope=1", "config"], env), 2
+        )
+        assert "wants a bool" in one_line_error(
+            run([*state, "--policy", "retry_4xx=maybe", "config"], env), 2
+        )
+
+
+def test_verbose_runs_against_the_sandbox_leak_no_secret_cli_032_cli_033_cli_041(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    state = ["--state", str(tmp_path / "s.sqlite"), "-v"]
+    creatives = {
+        "DELIVERY_BASE_URL": sandbox.base_url,
+        "DELIVERY_API_KEY": sandbox.keys["films_creatives"],
+    }
+    films = {"DELIVERY_BASE_URL": sandbox.base_url, "DELIVERY_API_KEY": sandbox.keys["films"]}
+    outputs = [run([*state, "sync-creatives"], creatives)]
+    view = json.loads(run([*state, "--export-state", "-", "export"], creatives).stdout)
+    ready = [
+        c["creative_id"] for c in view["creatives"]["items"] if c["has_file_url"] and c["usable"]
+    ]
+    outputs.append(run([*state, "download", ready[0], "--out", str(tmp_path / "f.mp4")], creatives))
+    outputs.append(
+        run(
+            [*state, "download", sandbox.fixtures["creative_id"], "--out", str(tmp_path / "g.mp4")],
+            creatives,
+        )
+    )
+    outputs.append(
+        run(
+            [
+                *state,
+                "play",
+                sandbox.fixtures["episode_encrypted"],
+                sandbox.fixtures["episode_signed"],
+                "--union-info",
+                "device-0001",
+                "--drm-kek",
+                "kek-0000001",
+            ],
+            films,
+        )
+    )
+    outputs.append(run([*state, "--export-state", "-", "export"], films))
+    assert [o.returncode for o in outputs] == [0] * len(outputs), [o.stderr for o in outputs]
+    assert (tmp_path / "f.mp4").stat().st_size > 0
+    text = "\n".join(o.stdout + o.stderr for o in outputs)
+    for secret in (
+        "svc_live_",
+        "/api/c/",
+        "_files/",
+        "sig=",
+        "play_auth_token",
+        "manifest_url",
+        "http",
+    ):
+        assert secret not in text, secret

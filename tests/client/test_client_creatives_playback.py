@@ -239,3 +239,14 @@ def test_the_logging_filter_redacts_every_secret_kind_cli_032_cli_041(
         assert secret not in text
     assert text.count(MARK) >= 7
     del handler
+
+
+def test_a_failing_share_link_never_shows_its_token_in_the_error_cli_032(
+    rig: Callable[..., Rig], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="delivery_client")
+    r = rig(lambda request: json_response(500, {"error": "x"}))
+    with pytest.raises(Exception) as caught:
+        r.client.request("GET", SHARE, keyless=True)
+    assert "tok_secret_share" not in str(caught.value) and "127.0.0.1" in str(caught.value)
+    assert "tok_secret_share" not in caplog.text and "authorization" not in r.requests[0].headers

@@ -8,9 +8,21 @@ its own requirement, so a malformed answer fails there and never crashes a scena
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-__all__ = ["arr", "at", "obj", "objs"]
+from delivery_conformance.checks import expect
+from delivery_conformance.exceptions import TargetGarbage
+
+__all__ = ["arr", "at", "json_for", "key", "obj", "objs"]
+
+
+def key(value: Any) -> Any:
+    """`value` itself when it can be a set member or a dict key, else its canonical JSON text
+    (a list or an object where an id is due must not crash a uniqueness check)."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return json.dumps(value, sort_keys=True)
 
 
 def obj(value: Any) -> dict[str, Any]:
@@ -26,6 +38,15 @@ def arr(value: Any) -> list[Any]:
 def objs(value: Any) -> list[dict[str, Any]]:
     """The objects of a JSON array (other items and non-arrays: none)."""
     return [item for item in arr(value) if isinstance(item, dict)]
+
+
+def json_for(requirement_id: str, response: Any) -> Any:
+    """The decoded body; a body that is not JSON at all is a finding of `requirement_id`."""
+    try:
+        return response.json_body()
+    except TargetGarbage as error:
+        expect(requirement_id, False, expected="a JSON body", actual=str(error), response=response)
+        raise  # not reached: expect raised
 
 
 def at(value: Any, dotted: str) -> Any:

@@ -59,6 +59,15 @@ def page_of(family: Family, response: Response) -> Page:
     return Page(response, body, items if isinstance(items, list) else [], cursor)
 
 
+def page_for(requirement_id: str, family: Family, response: Response) -> Page:
+    """`page_of`, a body that is not JSON at all charged to `requirement_id`."""
+    try:
+        return page_of(family, response)
+    except TargetGarbage as error:
+        expect(requirement_id, False, expected="a JSON page", actual=str(error), response=response)
+        raise  # not reached: expect raised
+
+
 def walk(
     client: DeliveryClient,
     family: Family,
@@ -75,7 +84,7 @@ def walk(
     for _ in range(max_pages):
         response = client.get(path, role=role, params=query)
         expect_status(requirement_id, response, 200, expected=f"200 on every page of {path}")
-        page = page_of(family, response)
+        page = page_for(requirement_id, family, response)
         pages.append(page)
         if page.next_cursor is None:
             return pages
@@ -283,7 +292,9 @@ def expect_limit_caps_the_page(
 ) -> None:
     """spec: Paging and envelopes: a page holds 1 to `limit` items (50 without one)."""
     params = {} if limit is None else {"limit": limit}
-    page = page_of(Family.ENVELOPE, client.get(path, role=role, params=params))
+    response = client.get(path, role=role, params=params)
+    expect_status(requirement_id, response, 200, expected="200 with a page")
+    page = page_for(requirement_id, Family.ENVELOPE, response)
     cap = limit or 50
     expect(
         requirement_id,

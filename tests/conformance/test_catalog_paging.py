@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from json_support import arr, objs
-from listing_support import Family, Page, items_of, page_of, walk
+from json_support import arr, json_for, key, objs
+from listing_support import Family, Page, items_of, page_for, page_of, walk
 
 from delivery_conformance.checks import expect
 from delivery_conformance.target.client import DeliveryClient
@@ -23,7 +23,7 @@ WALK_LIMIT = 3
 @pytest.fixture(scope="module")
 def unpaged(client: DeliveryClient) -> dict[str, Any]:
     response = client.get("catalog", role="films")
-    body = response.json_body()
+    body = json_for("CAT-065", response)
     expect(
         "CAT-065",
         response.status_code == 200 and isinstance(body, dict),
@@ -40,7 +40,7 @@ def pages(client: DeliveryClient) -> list[Page]:
 
 
 def film_ids(films: list[Any]) -> list[Any]:
-    return [film.get("id") for film in films if isinstance(film, dict)]
+    return [key(film.get("id")) for film in films if isinstance(film, dict)]
 
 
 @FILMS
@@ -110,11 +110,13 @@ def test_limit_caps_the_films_of_a_page(client: DeliveryClient, limit: int) -> N
 def test_cursor_without_limit_gives_pages_of_50(
     client: DeliveryClient, unpaged: dict[str, Any]
 ) -> None:
-    first = page_of(Family.CATALOG, client.get("catalog", role="films", params={"limit": 1}))
+    first = page_for(
+        "CAT-061", Family.CATALOG, client.get("catalog", role="films", params={"limit": 1})
+    )
     if first.next_cursor is None:
         pytest.skip("not exercised: the catalog has a single film")
     response = client.get("catalog", role="films", params={"cursor": first.next_cursor})
-    page = page_of(Family.CATALOG, response)
+    page = page_for("CAT-061", Family.CATALOG, response)
     due = min(50, len(arr(unpaged.get("films"))) - 1)
     expect(
         "CAT-061",
@@ -161,16 +163,17 @@ def test_each_page_carries_exactly_the_episodes_of_its_films(
 ) -> None:
     rows: dict[Any, list[Any]] = {}
     for row in objs(unpaged.get("episodes")):
-        rows.setdefault(row.get("film_id"), []).append(f"{row.get('episode_no')}:{row.get('id')}")
+        entry = f"{row.get('episode_no')}:{row.get('id')}"
+        rows.setdefault(key(row.get("film_id")), []).append(entry)
     for page in pages:
         ids = film_ids(page.items)
         due = sorted(r for fid in ids for r in rows.get(fid, []))
         got = sorted(
             f"{r.get('episode_no')}:{r.get('id')}"
             for r in objs(page.body.get("episodes"))
-            if r.get("film_id") in ids
+            if key(r.get("film_id")) in ids
         )
-        stray = [r for r in objs(page.body.get("episodes")) if r.get("film_id") not in ids]
+        stray = [r for r in objs(page.body.get("episodes")) if key(r.get("film_id")) not in ids]
         expect(
             "CAT-064",
             got == due and not stray,

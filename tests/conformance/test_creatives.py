@@ -12,7 +12,7 @@ import uuid
 from typing import Any
 
 import pytest
-from json_support import arr, obj, objs
+from json_support import arr, key, obj, objs
 from listing_support import (
     Code,
     ErrorRow,
@@ -294,7 +294,7 @@ def test_feed_holds_only_the_organisation_s_creatives(
     other = fixture_id("creative_other_org")
     expect(
         "CRE-026",
-        other not in {r.get("creative_id") for r in records(feed)},
+        other not in {key(r.get("creative_id")) for r in records(feed)},
         expected="no creative of another organisation",
         actual=other,
         response=feed[-1].response,

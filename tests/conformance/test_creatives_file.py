@@ -16,6 +16,7 @@ from listing_support import Code, error_shape_violations, expect_error, is_int
 
 from delivery_conformance.checks import ConformanceFailure, expect, expect_status
 from delivery_conformance.evidence.redact import Redactor
+from delivery_conformance.exceptions import TargetGarbage
 from delivery_conformance.target.client import DeliveryClient
 
 ROLE = "films"
@@ -58,7 +59,11 @@ def test_file_redirects_to_an_absolute_link(
 @pytest.mark.requirement("CRE-039", "CRE-040")
 def test_redirect_0_answers_json_valid_15_minutes(client: DeliveryClient, fixture_id: Any) -> None:
     response = client.get(file_path(fixture_id("creative_id")), role=ROLE, params={"redirect": "0"})
-    body = response.json_body()
+    expect_status("CRE-039", response, 200, expected="200 with redirect=0")
+    try:
+        body = response.json_body()
+    except TargetGarbage as error:
+        expect("CRE-039", False, expected="a JSON envelope", actual=str(error), response=response)
     data = body.get("data") if isinstance(body, dict) else None
     expect(
         "CRE-039",

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 import pytest
-from json_support import objs
+from json_support import key, objs
 from playback_support import (
     DEVICE,
     body_of,
@@ -277,7 +277,7 @@ def test_ticket_subtitles_are_webvtt_in_lang_order(client, encrypted):
         actual=langs,
         response=response,
     )
-    formats = {s.get("format") for s in subtitles if isinstance(s, dict)}
+    formats = {key(s.get("format")) for s in subtitles if isinstance(s, dict)}
     expect(
         "PLAY-057",
         formats == {"webvtt"},

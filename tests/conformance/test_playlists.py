@@ -10,7 +10,7 @@ import itertools
 from typing import Any
 
 import pytest
-from json_support import arr, obj, objs
+from json_support import arr, json_for, key, obj, objs
 from listing_support import (
     Code,
     ErrorRow,
@@ -58,7 +58,7 @@ DETAIL_FIELDS: dict[str, tuple[str, ...]] = {
 
 def detail(client: DeliveryClient, code: str) -> tuple[Response, dict[str, Any]]:
     response = client.get(f"playlists/{code}", role=ROLE)
-    body = response.json_body()
+    body = json_for("PLS-026", response)
     data = body.get("data") if isinstance(body, dict) else None
     expect(
         "PLS-026",
@@ -239,7 +239,7 @@ def test_codes_and_clip_ids_are_stable(
     expect(
         "PLS-014", ids[0] == ids[1], expected="same clip ids", actual="changed", response=response
     )
-    codes = {i.get("code") for i in items_of(library)}
+    codes = {key(i.get("code")) for i in items_of(library)}
     again = {
         i.get("code")
         for i in items_of(
@@ -292,7 +292,7 @@ def test_list_pages_are_envelopes_of_playlist_items(library: list[Page]) -> None
 @pytest.mark.needs(f"role:{ROLE}", "fixture:playlist_code", "fixture:playlist_code_not_granted")
 @pytest.mark.requirement("PLS-017", "PLS-003")
 def test_list_holds_the_whole_library(library: list[Page], fixture_id: Any) -> None:
-    by_code = {i.get("code"): i for i in items_of(library)}
+    by_code = {key(i.get("code")): i for i in items_of(library)}
     for fixture, granted in (("playlist_code", True), ("playlist_code_not_granted", False)):
         code = fixture_id(fixture)
         expect(

@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 import pytest
-from json_support import arr, at, obj, objs
+from json_support import arr, at, json_for, key, obj, objs
 from listing_support import (
     Code,
     ErrorRow,
@@ -67,7 +67,7 @@ DETAIL_FIELDS: dict[str, tuple[str, ...]] = {
 def detail(client: DeliveryClient, code: str, role: str = ROLE) -> tuple[Response, dict[str, Any]]:
     response = client.get(f"series/{code}", role=role)
     expect_status("SER-032", response, 200, expected=f"200 for series {code}")
-    body = response.json_body()
+    body = json_for("SER-032", response)
     data = body.get("data") if isinstance(body, dict) else None
     expect(
         "SER-032",
@@ -240,7 +240,7 @@ def test_long_series_spreads_over_numbered_playlists(
 def test_detail_agrees_with_the_catalog(client: DeliveryClient, fixture_id: Any) -> None:
     code = fixture_id("series_code")
     response, data = detail(client, code, role="films")
-    catalog = client.get("catalog", role="films").json_body()
+    catalog = json_for("SER-017", client.get("catalog", role="films"))
     films = [f for f in objs(at(catalog, "films")) if f.get("code") == code]
     expect(
         "SER-017",
@@ -309,7 +309,7 @@ def test_walk_is_oldest_first_without_repeats(series_walk: list[Page]) -> None:
         actual=bad[:3],
         response=series_walk[-1].response,
     )
-    codes = [i.get("code") for i in items]
+    codes = [key(i.get("code")) for i in items]
     expect(
         "SER-031",
         len(codes) == len(set(codes)),

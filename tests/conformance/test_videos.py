@@ -11,7 +11,7 @@ import uuid
 from typing import Any
 
 import pytest
-from json_support import arr, obj, objs
+from json_support import arr, json_for, key, obj, objs
 from listing_support import (
     Code,
     ErrorRow,
@@ -54,7 +54,7 @@ def rows_walk(client: DeliveryClient, profile: Any) -> list[Page]:
 
 def single(client: DeliveryClient, video: str) -> tuple[Response, dict[str, Any]]:
     response = client.get(f"videos/{video}", role=ROLE)
-    body = response.json_body()
+    body = json_for("VID-014", response)
     expect(
         "VID-014",
         response.status_code == 200 and isinstance(body, dict),
@@ -242,7 +242,7 @@ def test_list_without_collection_holds_only_granted_videos(
     )
     expect(
         "VID-006",
-        fixture_id("video_not_granted") not in {r.get("id") for r in items_of(pages)},
+        fixture_id("video_not_granted") not in {key(r.get("id")) for r in items_of(pages)},
         expected="no video of a collection not granted",
         actual="listed",
         response=pages[-1].response,

@@ -24,12 +24,13 @@ SANDBOX_THIRD_PARTY = {"starlette", "uvicorn", "orjson", "uvloop", "httptools"}
 HARNESS_THIRD_PARTY = {
     "httpx", "httpcore", "yaml", "jsonschema", "referencing", "pytest", "_pytest", "pluggy",
     "jinja2", "markupsafe", "markdown_it",
-    "schemathesis", "hypothesis", "locust", "gevent", "matplotlib",
+    "schemathesis", "hypothesis", "locust", "gevent", "matplotlib", "uvicorn",
 }  # fmt: skip
 # Inside the harness, some libraries belong to one kind of module only.
 RUNNER_ONLY = {"pytest", "_pytest", "pluggy", "schemathesis", "hypothesis"}
-RUNNER_MODULES = ("plugin.py", "suite/", "checks/", "properties/", "killrate/")
+RUNNER_MODULES = ("plugin.py", "suite/", "reports/writer.py", "checks/", "properties/", "killrate/")
 LOAD_ONLY = {"locust", "gevent", "matplotlib"}
+PROXY_ONLY = {"uvicorn"}  # the referee proxy's server (certify/proxy.py) and nothing else
 
 
 def imported_names(path: Path) -> list[tuple[int, str]]:
@@ -102,6 +103,8 @@ def test_the_harness_uses_only_its_allowed_libraries_where_they_belong() -> None
                 problems.append(where + " (runner and checks only)")
             elif top(name) in LOAD_ONLY and not relative.startswith("load/"):
                 problems.append(where + " (load modules only)")
+            elif top(name) in PROXY_ONLY and relative != "certify/proxy.py":
+                problems.append(where + " (certify/proxy.py only)")
     assert problems == []
 
 
@@ -330,3 +333,19 @@ def test_type_only_imports_are_left_out_of_the_graph(tmp_path: Path) -> None:
     )
     names = [name for _, name in runtime_imports(module)]
     assert "x.y" not in names and "x.w" in names and "x.w.V" in names
+
+
+def test_client_certification_runs_clients_as_commands_and_the_sandbox_only_embedded() -> None:
+    """certify/ may use the harness's checks, results and reports; it never imports the sandbox
+    or the reference client (partners' clients run as shell commands from the plan), and it
+    reaches the sandbox only through embedded.py."""
+    files = modules("src", "delivery_conformance", "certify")
+    assert files, "no certify module found"
+    assert broken(files, {"delivery_sandbox", "delivery_client", "tests", "loadtests"}) == []
+    starts = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in files
+        for line, name in imported_names(path)
+        if name in ("subprocess",) and path.name not in ("runner.py",)
+    ]
+    assert starts == []

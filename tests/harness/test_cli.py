@@ -9,6 +9,7 @@ from harness_support import PROFILE_TEXT, run_results, write_profile
 
 from delivery_conformance import cli
 from delivery_conformance.target.embedded import EmbeddedSandbox
+from delivery_conformance.target.profile import load_profile
 
 FAKE = str(Path(__file__).with_name("fake_sandbox.py"))
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,3 +158,24 @@ def test_key_variables_of_the_user_never_replace_the_embedded_sandbox_keys(
                    "--no-properties")  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert run_results(tmp_path)["run"]["verdict_word"] == "CONFORMING"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("keys", [{"films": True}, {}], ids=["films key only", "no key"])
+def test_a_minimal_profile_is_partial_never_conforming(tmp_path: Path, keys: dict) -> None:
+    """base_url and one key (or none): most requirements cannot be exercised -> PARTIAL, exit 4,
+    with what was missing; never CONFORMING, never exit 0."""
+    with EmbeddedSandbox() as full:
+        data = load_profile(full, environ={})
+        text = f'base_url = "{data.base_url}"\n'
+        if keys:
+            text += f'[keys]\nfilms = "{data.keys["films"]}"\n'
+        minimal = write_profile(tmp_path, text)
+        done = run_cli("run", "--target", str(minimal), "--no-properties", "--no-pacing",
+                       "--report-dir", str(tmp_path / "r"))  # fmt: skip
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "PARTIAL:" in done.stdout and "CONFORMING" not in done.stdout
+    assert "not exercised for lack of (requirements):" in done.stdout
+    run = run_results(tmp_path / "r")["run"]
+    assert run["verdict_word"] == "PARTIAL" and run["coverage"]["percent"] < 50
+    assert run["coverage"]["not_exercised"]

@@ -288,3 +288,100 @@ def test_plots_are_written(tmp_path: Path) -> None:
     paths = write_plots(tmp_path, records, 540, 9)
     assert [p.name for p in paths] == ["admitted.png", "refusals.png", "latency.png"]
     assert all(p.stat().st_size > 1000 for p in paths)
+
+
+@pytest.mark.parametrize("threshold", [0.15, 0.25])
+def test_shedding_catches_an_onset_five_points_off(threshold: float) -> None:
+    figures, _ = ANALYSES["shedding"](_shedding_run(threshold), EXP, {})
+    onset = next(f for f in figures if f.name == "tickets left when shedding started")
+    assert not onset.passed and "LIM-035" in onset.requirements and onset.derivation
+
+
+@pytest.mark.parametrize(("factor", "passes"), [(1.0, True), (0.95, False), (1.05, False)])
+def test_refill_resolution_separates_five_percent(factor: float, passes: bool) -> None:
+    drain, level = simulate_bucket(540, 9.0 * factor, 400, 600, "drain")
+    window, _ = simulate_bucket(540, 9.0 * factor, 18, 18 * 20, "window",
+                                start=drain[-1].sent + 1 / 400, level=level)
+    figures, _ = ANALYSES["refill"](drain + window, EXP, {"rtt": {"max_s": 0.005}})
+    rate = next(f for f in figures if f.name == "playback refill rate")
+    assert rate.passed is passes, rate.to_json()
+
+
+def test_together_stages_overlap_and_are_sent_in_due_order() -> None:
+    plan = Plan([Stage("a", 10, 10.0), Stage("b", 4, 2.0, together=True), Stage("c", 2, 1.0)])
+    assert plan.duration == 4.0 and plan.total == 16 and plan.peak_rate() == 12.0
+    assert plan.slot(10).offset == 0.0 and plan.slot(14).offset == 2.0
+    order = plan.order(0, 1)
+    offsets = [plan.slot(i).offset for i in order]
+    assert offsets == sorted(offsets) and sorted(order) == list(range(16))
+    with pytest.raises(ValueError):
+        Stage("closed", 1, 0.0, together=True)
+
+
+def _request(endpoint: str, sent: float, status: int = 200, latency: float = LAT) -> Record:
+    return Record(0, "mixed", endpoint, sent, sent, sent + latency, status, intent=None,
+                  error_code="rate_limited" if status == 429 else None)
+
+
+def _mixed(catalog_status: int) -> list[Record]:
+    out = []
+    for i in range(60):
+        sent = T0 + i * 0.1
+        out.append(_request("playback", sent))
+        out.append(_request("catalog", sent, catalog_status if i > 50 else 200))
+        out += [_request(name, sent) for name in ("creatives", "videos", "video")]
+        if i < 32:
+            out.append(_request("config", sent, 200 if i < 30 else 429))
+    return out
+
+
+def test_mixed_passes_when_only_config_is_refused_and_fails_when_catalog_is() -> None:
+    figures, details = ANALYSES["mixed"](_mixed(200), EXP, {})
+    assert all(f.passed for f in figures), [f.to_json() for f in figures if not f.passed]
+    assert {"playback", "catalog", "config"} <= set(details["latency"])
+    figures, _ = ANALYSES["mixed"](_mixed(429), EXP, {})
+    failed = [f for f in figures if not f.passed]
+    assert [f.name for f in failed] == ["catalog refusals while config is at its ceiling"]
+    assert "LIM-021" in failed[0].requirements
+
+
+def test_soak_reports_latency_per_bucket_and_drift_and_fails_on_a_refusal() -> None:
+    records = [Record(i, "soak", "playback", T0 + i, T0 + i, T0 + i + 0.001 * (1 + i // 10),
+                      200) for i in range(30)]
+    figures, details = ANALYSES["soak"](records, EXP, {"bucket_s": 10.0})
+    playback = next(f for f in figures if f.name.startswith("playback"))
+    assert playback.passed
+    assert [row["t_s"] for row in details["latency"]["playback"]] == [0.0, 10.0, 20.0]
+    assert details["drift_first_to_last"]["playback"]["p50_ms"] == pytest.approx(2.0)
+    unexercised = next(f for f in figures if f.name.startswith("config"))
+    assert not unexercised.passed and unexercised.note == "not exercised"
+    refused = [*records[:-1], Record(99, "soak", "playback", T0, T0, T0 + LAT, 429)]
+    figures, _ = ANALYSES["soak"](refused, EXP, {"bucket_s": 10.0})
+    assert not next(f for f in figures if f.name.startswith("playback")).passed
+
+
+def test_compare_flags_a_latency_rise_and_a_newly_failed_figure() -> None:
+    from delivery_conformance.load.compare import compare_runs
+
+    fast = [_request("playback", T0 + i, latency=0.010) for i in range(50)]
+    slow = [_request("playback", T0 + i, latency=0.030) for i in range(50)]
+    figure = {"name": "burst capacity", "measured": 540, "expected": 540, "passed": True,
+              "unit": "units"}
+    a = {"profile": "burst", "figures": [figure]}
+    b = {"profile": "burst", "figures": [{**figure, "measured": 500, "passed": False}]}
+    same = compare_runs(a, a, fast, fast)
+    assert not same.regressions
+    worse = compare_runs(a, b, fast, slow)
+    assert {r.name for r in worse.regressions} == {"burst capacity", "playback p50",
+                                                   "playback p95", "playback p99"}
+    noise = compare_runs(a, a, fast, [_request("playback", T0 + i, latency=0.0115)
+                                      for i in range(50)])
+    assert not noise.regressions  # +1.5 ms is under the 2 ms floor
+
+
+def test_killrate_leaves_load_only_faults_to_the_load_campaigns() -> None:
+    from delivery_conformance.killrate.measure import catalogue_rows
+
+    rows = catalogue_rows([{"name": "a", "requirements": ["LIM-014"], "load_only": True},
+                           {"name": "b", "requirements": ["LIM-013"], "load_only": False}])
+    assert [r.name for r in rows] == ["b"]

@@ -9,7 +9,12 @@ import pytest
 from sandbox_playback_support import DEVICE, T0, Sandboxed, patch_sleep
 
 from delivery_sandbox.http.headers import Exchange
-from delivery_sandbox.playback.simulate import SCENARIOS, respond, scenario_for, scenarios_for
+from delivery_sandbox.playback.simulate import (
+    SCENARIOS,
+    respond,
+    scenario_for,
+    scenarios_for,
+)
 
 PLAYBACK_SCENARIOS = [n for n in scenarios_for("playback") if n != "partial_batch"]
 
@@ -42,6 +47,9 @@ def test_every_scenario_answers_a_status_its_endpoints_list() -> None:
             assert scenario.status in tables[endpoint], (scenario.name, endpoint)
     assert scenario_for("internal_error", "catalog", True) is None
     assert scenario_for("internal_error", "config", True) is None
+    # fault simulated_beyond_error_table: the 500 honoured where no table has it
+    assert scenario_for("internal_error", "config", True, beyond_table=True) is not None
+    assert scenario_for("partial_batch", "catalog", True, beyond_table=True) is None
 
 
 def test_scenario_is_ignored_for_production_unknown_and_unsupported() -> None:

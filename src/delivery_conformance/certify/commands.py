@@ -6,10 +6,14 @@
                                [--report-dir DIR] [--scenario ID ...] [--quick]
                                [--expected-failures FILE]
 
-Exit codes: the verdict table (README > Exit codes): 0 certified (a certificate is written),
-1 a client rule failed or the flows misbehaved (hang, failure, no request), 2 a bad plan,
-scenario, expected-failures file or a flow command the shell cannot run, 3 the upstream (or the
-embedded sandbox) does not answer, 4 some requirements were not exercised (no certificate).
+`proxy` records until Ctrl-C, SIGTERM or --max-duration, then judges the answers it did not
+touch with the server checks: exit 0, or 1 with each server finding on stderr.
+
+Exit codes of certify-client: the verdict table (README > Exit codes): 0 certified (a
+certificate is written for a whole-catalogue run), 1 a client rule failed or the flows
+misbehaved (hang, failure, no request), 2 a bad plan, scenario, expected-failures file or a flow
+command the shell cannot run, 3 the upstream (or the embedded sandbox) does not answer, 4 some
+requirements were not exercised (no certificate).
 """
 
 from __future__ import annotations
@@ -38,8 +42,10 @@ from delivery_conformance.certify.runner import (
     certify,
     check_upstream,
     client_ids,
+    embedded_upstream,
 )
 from delivery_conformance.certify.scenarios import Scenario, load_catalogue
+from delivery_conformance.checks.common import judge_exchanges
 from delivery_conformance.evidence.events import TestFinished
 from delivery_conformance.exceptions import UsageError
 from delivery_conformance.reports.writer import results_document, write_document
@@ -51,8 +57,6 @@ from delivery_conformance.verdict import Verdict
 __all__ = ["COMMANDS", "add_commands"]
 
 PROXY_MAX_DURATION = 3600.0
-# Built-in {placeholders} filled from the embedded sandbox's fixtures.
-SANDBOX_VARS = {"episode": "episode_signed", "episode_2": "episode_paged_film"}
 
 
 def add_commands(commands: Any) -> None:
@@ -139,11 +143,8 @@ def command_certify(args: argparse.Namespace) -> int:
         summary = certify(plan, scenarios, upstream, requirements, options, progress=_progress)
     else:
         with EmbeddedSandbox() as profile_path:
-            profile = load_profile(profile_path, environ={})
-            keys = {flow: profile.keys[name] for flow, name in FLOW_KEYS.items()}
-            values = {var: str(profile.fixtures[name]) for var, name in SANDBOX_VARS.items()}
-            upstream = Upstream(profile.base_url, keys, values)
-            check_upstream(upstream.base_url, keys["catalog"])
+            upstream = embedded_upstream(load_profile(profile_path, environ={}))
+            check_upstream(upstream.base_url, upstream.keys["catalog"])
             summary = certify(plan, scenarios, upstream, requirements, options,
                               progress=_progress)  # fmt: skip
     document = results_document(summary)
@@ -196,8 +197,13 @@ def command_proxy(args: argparse.Namespace) -> int:
     journal.close()
     entries = journal.entries()
     injected = sum(1 for e in entries if e.injected)
-    print(f"referee proxy: {len(entries)} exchanges recorded, {injected} injected", file=sys.stderr)
-    return 0
+    untouched = [e.exchange(proxy.base_url) for e in entries if not e.injected and e.status]
+    server = judge_exchanges(untouched)
+    for finding in server:
+        print(f"server finding: {finding.line()}", file=sys.stderr)
+    print(f"referee proxy: {len(entries)} exchanges recorded, {injected} injected, "
+          f"{len(server)} server findings", file=sys.stderr)  # fmt: skip
+    return 1 if server else 0
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {

@@ -200,8 +200,13 @@ class Injector:
             else:
                 plan.notes.append("cursor_unknown")
         key = (method, path, tuple(sorted(query.items())))
-        for index, injection in enumerate(self.injections):
-            if not injection.matches(method, path, phase) or not self._fire(index, key):
+        # every injection counts every request it matches, even one another answers alone
+        firing = [
+            injection.matches(method, path, phase) and self._fire(index, key)
+            for index, injection in enumerate(self.injections)
+        ]
+        for injection, fire in zip(self.injections, firing, strict=True):
+            if not fire:
                 continue
             self.applied += 1
             action, value = injection.action, injection.value

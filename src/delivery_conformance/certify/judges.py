@@ -338,23 +338,27 @@ def cursors_unchanged(obs: Observation, params: Mapping[str, Any]) -> JudgeResul
 
 
 def cursors_followed(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
-    """Every non-null next cursor of a 200 page is asked for later in the same run."""
+    """A walk that ended without an error ended on a page whose next cursor is null: it was not
+    stopped by a short or empty page, nor after the first page. (A run that failed is judged by
+    the rule that made it fail, not here.)"""
     expected = "the walk goes on until the next cursor is null"
-    handed = 0
+    paged = False
     for run in obs.runs:
-        entries = _list_entries(obs, params, run.phase)
-        asked = {e.query.get("cursor") for e in entries}
-        for entry in entries:
-            cursor = entry.extra.get("next_cursor", entry.extra.get("handed_cursor"))
-            if entry.status != 200 or not isinstance(cursor, str):
-                continue
-            handed += 1
-            if cursor not in asked:
-                return JudgeResult(FAILED, expected, f"the walk stopped with a next cursor "
-                                   f"after a page of {_count(entry)} items", (entry,))  # fmt: skip
-    if not handed:
+        pages = [e for e in _list_entries(obs, params, run.phase) if e.status == 200]
+        paged = paged or any(isinstance(_handed(e), str) for e in pages)
+        if run.exit_code != 0 or not pages:
+            continue
+        last = max(pages, key=lambda e: e.started)
+        if isinstance(_handed(last), str):
+            return JudgeResult(FAILED, expected, f"the walk stopped with a next cursor after a "
+                               f"page of {_count(last)} items", (last,))  # fmt: skip
+    if not paged:
         return JudgeResult(NOT_EXERCISED, expected, "no page had a next cursor")
-    return JudgeResult(PASSED, expected, f"{handed} next cursors followed")
+    return JudgeResult(PASSED, expected, "every finished walk ended on a null cursor")
+
+
+def _handed(entry: Entry) -> Any:
+    return entry.extra.get("next_cursor", entry.extra.get("handed_cursor"))
 
 
 def _count(entry: Entry) -> str:
@@ -456,30 +460,48 @@ def export_available(obs: Observation, params: Mapping[str, Any]) -> JudgeResult
 
 
 def batch_only_failed(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
-    """After a batch answer with failed items, the next batch holds only those items and is
-    sent after their retry_after (plus the 0 to 1 s of the Retry policy, and slack)."""
+    """After a batch answer with failed items, each retry batch holds only failed items whose
+    own retry_after has passed, and the first comes within the earliest retry_after plus the
+    Retry policy's 0 to 1 s (and slack)."""
     slack = _slack(params)
-    expected = "only the failed items sent again, after their own retry_after"
+    expected = "only failed items sent again, each after its own retry_after"
     posts = [e for e in obs.entries if e.method == "POST" and e.path.endswith("/playback")]
-    for a, b in itertools.pairwise(posts):
+    judged = 0
+    for index, a in enumerate(posts):
         statuses = a.extra.get("item_status") or []
         waits = a.extra.get("item_retry_after") or []
         episodes = a.extra.get("episodes") or []
-        failed = [i for i, s in enumerate(statuses) if isinstance(s, int) and s in RETRYABLE]
-        if a.status != 200 or not failed or len(episodes) != len(statuses):
+        if a.status != 200 or len(episodes) != len(statuses):
             continue
-        want = sorted(episodes[i] for i in failed)
-        if sorted(b.extra.get("episodes") or []) != want:
-            asked = len(b.extra.get("episodes") or [])
-            return JudgeResult(FAILED, expected, f"the retry asked for {asked} items, "
-                               f"{len(want)} had failed", (a, b))  # fmt: skip
-        after = max(float(waits[i] or 0) for i in failed)
-        gap = b.started - a.ended
-        if not after - 0.02 <= gap <= after + 1.0 + slack:
-            return JudgeResult(FAILED, expected, f"sent {gap:.2f} s later, retry_after {after:g}",
-                               (a, b))  # fmt: skip
-        return JudgeResult(PASSED, expected, f"{len(want)} item(s) after {gap:.2f} s", (a, b))
-    return JudgeResult(NOT_EXERCISED, expected, "no batch answer with a failed item was retried")
+        due = {episodes[i]: float(waits[i] or 0) for i, s in enumerate(statuses)
+               if isinstance(s, int) and s in RETRYABLE}  # fmt: skip
+        if not due:
+            continue
+        later = posts[index + 1 :]
+        if not later:
+            return JudgeResult(FAILED, expected, "failed items were never sent again", (a,))
+        for b in later:
+            sent = b.extra.get("episodes") or []
+            gap = b.started - a.ended
+            done = {episodes[i] for i, s in enumerate(statuses) if s == 200}
+            extra = [e for e in sent if e in done]
+            if extra:
+                return JudgeResult(FAILED, expected, f"the retry also sent {len(extra)} item(s) "
+                                   "that had succeeded", (a, b))  # fmt: skip
+            early = [due[e] for e in sent if e in due and gap < due[e] - 0.02]
+            if early:
+                return JudgeResult(FAILED, expected, f"an item sent {gap:.2f} s after the "
+                                   f"answer, its retry_after {early[0]:g} s", (a, b))  # fmt: skip
+            for episode in sent:
+                due.pop(episode, None)
+            judged += 1
+            if not due:
+                break
+        first = later[0].started - a.ended
+        if first > min(float(w or 0) for w in waits if w is not None) + 1.0 + slack:
+            return JudgeResult(FAILED, expected, f"first retry {first:.2f} s later", (a, later[0]))
+        return JudgeResult(PASSED, expected, f"{judged} retry batch(es), failed items only")
+    return JudgeResult(NOT_EXERCISED, expected, "no batch answer with a failed item")
 
 
 def exit_zero(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:

@@ -259,7 +259,7 @@ def analyse_hold(records: Sequence[Record], exp: Expectations, ctx: dict[str, An
     plays = sorted(r.latency for r in records if r.intent == "play")
     figures = [
         within("plays on an empty bucket issued", ("LIM-043",), len(issued), len(held),
-               1, len(held), "requests", "offered a little above the refill: most are issued"),
+               1, len(held), "requests", "offered at twice the refill: some are held and issued"),
         Figure("a play on an empty bucket waited", ("LIM-043",),
                latencies[-1] if latencies else -1, 0.5, MIN_HOLD_SEEN_S, MAX_HOLD_S + rtt, "s",
                f"longest wait of the issued plays of the held phase; round trip {rtt:.3f} s",

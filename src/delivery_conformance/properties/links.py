@@ -103,6 +103,6 @@ def run_links(
     )
     try:
         run_state_machine_as_test(machine, settings=hypothesis_settings)
-    except (Failure, FailureGroup) as error:
+    except (Failure, FailureGroup, ExceptionGroup) as error:  # Hypothesis groups distinct ones
         walk.findings = findings_of(error)
     return walk

@@ -288,6 +288,6 @@ def run_operation(
 
     try:
         operation_test(schema, operation_id, check_case)()
-    except (Failure, FailureGroup) as error:
+    except (Failure, FailureGroup, ExceptionGroup) as error:  # Hypothesis groups distinct ones
         return findings_of(error)
     return Findings()

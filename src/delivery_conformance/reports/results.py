@@ -245,7 +245,7 @@ class RunSummary:
             f"{head}: {reqs['failed']} requirements failed ({len(findings)} distinct findings"
             f"{f', {len(self.unattributed)} unattributed' if self.unattributed else ''}), "
             f"{reqs['warning']} warnings, {reqs['passed']} passed, "
-            f"{reqs['not exercised']} not exercised, {reqs['error']} errored; coverage "
+            f"{self._not_exercised_words()}, {reqs['error']} errored; coverage "
             f"{coverage.exercised}/{coverage.selected} selected requirements exercised "
             f"({coverage.percent:.1f} %); tests {tests['passed']} passed, "
             f"{tests['failed']} failed, {tests['not exercised']} not exercised, "
@@ -254,6 +254,15 @@ class RunSummary:
         if findings:
             text += f"; widest charge {self.widest_charge()}"
         return text
+
+    def _not_exercised_words(self) -> str:
+        """`N not exercised` among what the run selected, and apart the requirements it left
+        out on purpose (`--requirement`, `-k`), so the line agrees with the coverage figure."""
+        selected = self.selected_ids()
+        left = [r for r in self.requirements if r.status is Status.NOT_EXERCISED]
+        inside = sum(r.requirement.id in selected for r in left)
+        outside = len(left) - inside
+        return f"{inside} not exercised" + (f" ({outside} not selected)" if outside else "")
 
     def coverage_line(self) -> str:
         """What kept selected requirements out, or "" when nothing did."""

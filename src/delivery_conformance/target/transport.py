@@ -14,6 +14,9 @@ ordinary httpx timeout. Outside `bound()` the operations keep their own timeouts
 The deadline is per thread (one client may be shared by threads; each answer is read by the
 thread that sent it). Real sockets need real time, so the clock here is `time.monotonic`
 unless a test gives another.
+
+Proxy variables (HTTP_PROXY, ...) are not followed: httpx applies them only when it builds its
+own transport. The harness talks to the target named in the profile directly.
 """
 
 from __future__ import annotations

@@ -150,3 +150,4 @@ class FaultName(StrEnum):
     unknown_key_flat_error_code = "unknown_key_flat_error_code"
     unknown_key_envelope_4010 = "unknown_key_envelope_4010"
     unverifiable_key_401 = "unverifiable_key_401"
+    simulated_beyond_error_table = "simulated_beyond_error_table"

@@ -60,6 +60,11 @@ _TABLE: tuple[Fault, ...] = (
     ),
     Fault("ratelimit_limit_missing", ("HDR-027",), "429 without X-RateLimit-Limit"),
     Fault("cors_header_sent", ("GEN-002",), "Access-Control-Allow-Origin: * on every response"),
+    Fault(
+        "simulated_beyond_error_table",
+        ("SIM-008",),
+        "Service-Simulate: internal_error answers 500 on GET /catalog and GET /config too",
+    ),
     Fault("cookie_set", ("GEN-003",), "a Set-Cookie header on every response"),
     # Errors and every-path rules
     Fault(
@@ -318,6 +323,9 @@ COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "batch_item_intent_play": (
         ("LIM-040", "later items recorded as play are not shed as prefetch: no prefetch_shed"),
+    ),
+    "not_granted_playlist_404": (
+        ("PLS-026", "the not-granted playlist's content scenario reads its detail, due a 200"),
     ),
 }
 for _name, _extra in COLLATERAL.items():

@@ -135,12 +135,20 @@ def scenarios_for(endpoint: str) -> list[str]:
     return [s.name for s in SCENARIOS.values() if endpoint in s.endpoints]
 
 
-def scenario_for(value: str | None, endpoint: str, test_organisation: bool) -> Scenario | None:
-    """The scenario asked for, or None when the header must be ignored."""
+def scenario_for(
+    value: str | None, endpoint: str, test_organisation: bool, *, beyond_table: bool = False
+) -> Scenario | None:
+    """The scenario asked for, or None when the header must be ignored.
+
+    `beyond_table` (fault `simulated_beyond_error_table`) honours `internal_error` everywhere,
+    a 500 the catalog and config error tables do not have.
+    """
     if value is None or not test_organisation:
         return None
     found = SCENARIOS.get(value.strip())
-    if found is None or endpoint not in found.endpoints:
+    if found is None:
+        return None
+    if endpoint not in found.endpoints and not (beyond_table and found.name == "internal_error"):
         return None
     return found
 

@@ -1,0 +1,251 @@
+"""Pure parts of client certification: injections, judges, scenario and plan loaders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from delivery_conformance.certify.injections import (
+    UNKNOWN_FIELD,
+    InjectionError,
+    Injector,
+    parse_injection,
+)
+from delivery_conformance.certify.journal import Entry, SecretBook
+from delivery_conformance.certify.judges import (
+    FAILED,
+    JUDGES,
+    NOT_EXERCISED,
+    PASSED,
+    FlowRun,
+    Observation,
+)
+from delivery_conformance.certify.plan import parse_plan
+from delivery_conformance.certify.runner import client_ids
+from delivery_conformance.certify.scenarios import load_catalogue
+from delivery_conformance.exceptions import UsageError
+from delivery_conformance.spec.requirements import load_requirements
+
+CATALOG = "/api/delivery/v1/catalog"
+
+
+def entry(seq: int, started: float, ended: float, status: int | None = 200, *,
+          injected: str = "", ra: str | None = None, path: str = CATALOG,
+          query: dict[str, str] | None = None, method: str = "GET", body: str = "",
+          extra: dict[str, Any] | None = None, key: str = "k1", phase: int = 1,
+          notes: tuple[str, ...] = ()) -> Entry:  # fmt: skip
+    headers = {"Retry-After": ra} if ra is not None else {}
+    return Entry(seq, 1, started, ended, 0.0, method, path, query or {}, {}, body, status,
+                 headers, "", 0.0, injected, phase, notes, key, None, extra or {})  # fmt: skip
+
+
+def judge(name: str, entries: list[Entry], params: dict[str, Any] | None = None,
+          runs: tuple[FlowRun, ...] = (FlowRun(1, 0, 1.0),)) -> tuple[str, str]:  # fmt: skip
+    result = JUDGES[name](Observation(tuple(entries), runs), params or {})
+    return result.status, result.actual
+
+
+# -- injections ---------------------------------------------------------------------------
+
+
+def test_an_injection_with_two_actions_or_an_unknown_key_is_refused() -> None:
+    with pytest.raises(InjectionError, match="exactly one action"):
+        parse_injection({"reset": True, "delay": 1}, "x")
+    with pytest.raises(InjectionError, match="unknown keys often"):
+        parse_injection({"reset": True, "often": 1}, "x")
+
+
+def test_respond_fires_after_skip_for_times_then_forwards() -> None:
+    injector = Injector([parse_injection(
+        {"match": {"path": "catalog"}, "skip": 1, "times": 2,
+         "respond": {"status": 429, "retry_after": 1}}, "x")])  # fmt: skip
+    plans = [injector.decide("GET", CATALOG, {}, 1) for _ in range(4)]
+    assert [p.respond[0] if p.respond else None for p in plans] == [None, 429, 429, None]
+    assert plans[1].respond is not None and plans[1].respond[1]["retry-after"] == "1"
+    assert json.loads(plans[1].respond[2]) == {"error": "Too many requests",
+                                               "request_id": "req_referee"}  # fmt: skip
+
+
+def test_each_new_fails_every_distinct_request_once() -> None:
+    injector = Injector([parse_injection(
+        {"times": 0, "each_new": True, "respond": {"status": 503}}, "x")])  # fmt: skip
+    first = injector.decide("GET", CATALOG, {"cursor": "a"}, 1)
+    again = injector.decide("GET", CATALOG, {"cursor": "a"}, 1)
+    other = injector.decide("GET", CATALOG, {"cursor": "b"}, 1)
+    assert (first.respond is not None, again.respond is None, other.respond is not None) == (
+        True, True, True)  # fmt: skip
+
+
+def test_wrapped_cursors_map_back_and_a_changed_cursor_is_noted() -> None:
+    injector = Injector([parse_injection({"times": 0, "wrap_cursors": True}, "x")])
+    plan = injector.decide("GET", CATALOG, {"limit": "20"}, 1)
+    page = {"films": [{"id": "f1"}], "next_cursor": "REAL",
+            "links": {"next": "http://h/c?cursor=REAL"}}  # fmt: skip
+    body = injector.rewrite(plan, CATALOG, 200, page)
+    token = body["next_cursor"]
+    assert token != "REAL" and "%2F" in token and token in body["links"]["next"].replace(
+        "%25", "%")  # fmt: skip
+    back = injector.decide("GET", CATALOG, {"limit": "20", "cursor": token}, 1)
+    assert back.query["cursor"] == "REAL" and back.notes == []
+    changed = injector.decide("GET", CATALOG, {"cursor": token.replace("%2F", "/")}, 1)
+    assert changed.notes == ["cursor_unknown"]
+
+
+def test_rewrites_add_unknown_fields_repeat_drop_and_fail_a_batch_item() -> None:
+    injector = Injector([
+        parse_injection({"times": 0, "unknown": "both"}, "a"),
+        parse_injection({"skip": 1, "repeat_item": True}, "b"),
+        parse_injection({"match": {"phase": 2}, "times": 0, "drop_item": True}, "c"),
+    ])  # fmt: skip
+    page1 = {"films": [{"id": "f1", "title": "One", "status": "published"}], "episodes": []}
+    out = injector.rewrite(injector.decide("GET", CATALOG, {}, 1), CATALOG, 200, page1)
+    assert out["films"][0][UNKNOWN_FIELD] and out["films"][0]["status"] != "published"
+    page2 = {"films": [{"id": "f2", "title": "Two"}], "episodes": []}
+    plan = injector.decide("GET", CATALOG, {}, 1)
+    out = injector.rewrite(plan, CATALOG, 200, page2)
+    assert [f["id"] for f in out["films"]] == ["f1", "f2"]
+    assert plan.extra["repeated_title"] == "One (later copy)"
+    plan = injector.decide("GET", CATALOG, {}, 2)
+    out = injector.rewrite(plan, CATALOG, 200, {"films": [{"id": "f1"}, {"id": "f3"}],
+                                                "episodes": [{"film_id": "f1"}]})  # fmt: skip
+    assert [f["id"] for f in out["films"]] == ["f3"] and out["episodes"] == []
+    batch = Injector([parse_injection({"batch_item": {"index": 1, "retry_after": 2}}, "d")])
+    plan = batch.decide("POST", "/api/delivery/v1/playback", {}, 1)
+    items = {"items": [{"status": 200}, {"status": 200, "request": {"e": 1}}]}
+    out = batch.rewrite(plan, "/api/delivery/v1/playback", 200, items)
+    assert out["items"][1]["status"] == 503 and out["items"][1]["retry_after"] == 2
+
+
+def test_the_secret_book_finds_tokens_and_links_in_output() -> None:
+    book = SecretBook()
+    book.add_key("Bearer svc_live_abcdefghij")
+    book.add_body({"items": [{"play_auth_token": "tok_12345678", "manifest_url":
+                              "https://cdn/x?sig=1"}]})  # fmt: skip
+    found = {kind for kind, _ in book.leaks("log: tok_12345678 and svc_live_abcdefghij")}
+    assert found == {"play_auth_token", "api_key"}
+    assert book.leaks("nothing here") == []
+
+
+# -- judges -------------------------------------------------------------------------------
+
+
+def test_retry_after_window_passes_inside_fails_early_and_without_jitter() -> None:
+    good = [entry(1, 0, 0.1, 429, injected="respond", ra="1"), entry(2, 1.6, 1.7)]
+    assert judge("retry_after_window", good)[0] == PASSED
+    early = [entry(1, 0, 0.1, 429, injected="respond", ra="1"), entry(2, 0.5, 0.6)]
+    assert judge("retry_after_window", early)[0] == FAILED
+    flat = []
+    for n in range(4):
+        at = 2.0 * n
+        flat += [entry(2 * n + 1, at, at + 0.1, 429, injected="r", ra="1"),
+                 entry(2 * n + 2, at + 1.12, at + 1.2, 429 if n < 3 else 200)]  # fmt: skip
+    status, actual = judge("retry_after_window", flat)
+    assert status == FAILED and "within 0.1 s" in actual
+    assert judge("retry_after_window", [entry(1, 0, 1)])[0] == NOT_EXERCISED
+
+
+def test_retried_and_not_retried_read_the_same_request_again() -> None:
+    once = [entry(1, 0, 0.1, 400, injected="respond")]
+    again = [*once, entry(2, 0.3, 0.4)]
+    assert judge("not_retried", once)[0] == PASSED
+    assert judge("not_retried", again)[0] == FAILED
+    assert judge("retried", once)[0] == FAILED
+    assert judge("retried", again)[0] == PASSED
+    other_query = [*once, entry(2, 0.3, 0.4, query={"limit": "5"})]
+    assert judge("not_retried", other_query)[0] == PASSED
+
+
+def test_max_retries_and_total_time_count_one_call() -> None:
+    chain = [entry(n + 1, n * 1.0, n * 1.0 + 0.1, 503, injected="respond") for n in range(5)]
+    assert judge("max_retries", chain, {"max": 3})[0] == FAILED
+    assert judge("max_retries", chain[:4], {"max": 3})[0] == PASSED
+    assert judge("total_time", chain, {"total": 3.0})[0] == FAILED
+    assert judge("total_time", chain, {"total": 15.0})[0] == PASSED
+
+
+def test_the_retry_budget_allows_the_floor_and_no_more() -> None:
+    entries = []
+    for page in range(12):
+        query = {"cursor": str(page)}
+        entries += [entry(len(entries) + 1, page, page + 0.1, 503, query=query, injected="r"),
+                    entry(len(entries) + 2, page + 0.5, page + 0.6, 200, query=query)]  # fmt: skip
+    status, actual = judge("retry_budget", entries, {"floor": 10})
+    assert status == FAILED and "11 retries among 22 requests (allowed 10)" in actual
+    assert judge("retry_budget", entries[:20], {"floor": 10})[0] == PASSED
+    assert judge("retry_budget", entries[:10], {"floor": 10})[0] == NOT_EXERCISED
+
+
+def test_paging_judges_see_overlap_changed_cursors_and_an_early_stop() -> None:
+    paged = [entry(1, 0, 0.2, extra={"next_cursor": "c1"}),
+             entry(2, 0.1, 0.3, query={"cursor": "c1"}, extra={"next_cursor": None})]  # fmt: skip
+    assert judge("pages_sequential", paged, {"path": "/catalog"})[0] == FAILED
+    stopped = [entry(1, 0, 0.2, extra={"next_cursor": "c1"})]
+    assert judge("cursors_followed", stopped, {"path": "/catalog"})[0] == FAILED
+    walked = [entry(1, 0, 0.2, extra={"next_cursor": "c1"}),
+              entry(2, 0.3, 0.4, query={"cursor": "c1"}, extra={"next_cursor": None})]  # fmt: skip
+    assert judge("cursors_followed", walked, {"path": "/catalog"})[0] == PASSED
+    assert judge("pages_sequential", walked, {"path": "/catalog"})[0] == PASSED
+    bad = [entry(1, 0, 0.1, query={"cursor": "x"}, notes=("cursor_unknown",))]
+    assert judge("cursors_unchanged", bad)[0] == FAILED
+
+
+def test_batch_judge_wants_failed_items_only_after_their_retry_after() -> None:
+    post = "/api/delivery/v1/playback"
+    first = entry(1, 0, 0.1, 200, method="POST", path=post, extra={
+        "episodes": ["a", "b"], "item_status": [503, 200], "item_retry_after": [1, None]})
+    good = entry(2, 1.5, 1.6, 200, method="POST", path=post, extra={"episodes": ["a"]})
+    whole = entry(2, 1.5, 1.6, 200, method="POST", path=post, extra={"episodes": ["a", "b"]})
+    # "b" had succeeded: sending it again is resending the whole batch
+    soon = entry(2, 0.3, 0.4, 200, method="POST", path=post, extra={"episodes": ["a"]})
+    assert judge("batch_only_failed", [first, good])[0] == PASSED
+    assert judge("batch_only_failed", [first, whole])[0] == FAILED
+    assert judge("batch_only_failed", [first, soon])[0] == FAILED
+
+
+def test_state_judges_read_the_export_and_are_not_exercised_without_it() -> None:
+    dropped = [entry(1, 0, 0.1, extra={"dropped": "f1"}, phase=2)]
+    export = {"catalog": {"films": [{"id": "f1", "available": True, "missed_walks": 0}]}}
+    runs = (FlowRun(1, 0, 1.0, export), FlowRun(2, 0, 1.0, export))
+    params = {"phase": 2, "available": True, "untouched": True}
+    assert judge("export_available", dropped, params, runs)[0] == PASSED
+    gone = {"catalog": {"films": [{"id": "f1", "available": False}]}}
+    runs_gone = (FlowRun(1, 0, 1.0, export), FlowRun(2, 0, 1.0, gone))
+    assert judge("export_available", dropped, params, runs_gone)[0] == FAILED
+    assert judge("export_available", dropped, params, (FlowRun(1, 0, 1.0),))[0] == NOT_EXERCISED
+
+
+# -- catalogue and plan -------------------------------------------------------------------
+
+
+def test_the_catalogue_loads_and_names_only_client_requirements() -> None:
+    requirements = load_requirements()
+    scenarios = load_catalogue(client_ids(requirements))
+    assert len(scenarios) >= 30
+    assert all(requirements[r].role.value == "client" for s in scenarios for r in s.requirements)
+    assert len({s.id for s in scenarios}) == len(scenarios)
+    assert [s for s in scenarios if s.quick]
+
+
+def test_a_scenario_with_an_unknown_judge_or_key_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text('[[scenario]]\nid="x"\ntitle="t"\nflow="catalog"\n'
+                    '[[scenario.expect]]\nrequirement="CLI-008"\njudge="guess"\n')  # fmt: skip
+    with pytest.raises(UsageError, match="unknown judge 'guess'"):
+        load_catalogue(["CLI-008"], [path])
+    path.write_text('[[scenario]]\nid="x"\ntitle="t"\nflow="catalog"\nsped=1\n')
+    with pytest.raises(UsageError, match="unknown keys sped"):
+        load_catalogue(["CLI-008"], [path])
+
+
+def test_a_plan_with_unknown_keys_or_flows_is_refused_in_one_line() -> None:
+    with pytest.raises(UsageError, match="unknown keys flowz"):
+        parse_plan({"flowz": {}})
+    with pytest.raises(UsageError, match="unknown flows sing"):
+        parse_plan({"flows": {"sing": "echo"}})
+    with pytest.raises(UsageError, match="timeout is 1 to 600"):
+        parse_plan({"flows": {"catalog": "x"}, "timeout": 0})
+    plan = parse_plan({"flows": {"catalog": "x"}, "export": {"command": "y"}})
+    assert plan.export == "y" and plan.timeout == 60

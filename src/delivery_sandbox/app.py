@@ -33,6 +33,7 @@ from delivery_sandbox.accounts import Caller
 from delivery_sandbox.auth import Endpoint, authenticate
 from delivery_sandbox.context import BARE_HOST, WWW_HOST, Sandbox, Settings, build_sandbox
 from delivery_sandbox.coverage_faults import mangle_reply
+from delivery_sandbox.coverage_faults_2 import mangle_reply_2
 from delivery_sandbox.errors import Family
 from delivery_sandbox.headers import Call, Exchange, Reply, send_reply
 
@@ -234,6 +235,7 @@ class SandboxApp:
         exchange = Exchange(request_id, sb.versions.latest, f"{scope['scheme']}://{host}")
         reply = await self.answer(scope, receive, exchange, host, authorization, version, simulated)
         mangle_reply(reply, sb.faults, scope["path"], exchange)
+        mangle_reply_2(reply, sb.faults, scope["path"], exchange)
         await send_reply(send, exchange, reply, sb.faults)
 
     async def answer(

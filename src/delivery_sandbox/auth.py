@@ -15,6 +15,7 @@ import orjson
 from delivery_sandbox import errors, simulate
 from delivery_sandbox.accounts import Caller
 from delivery_sandbox.context import Sandbox
+from delivery_sandbox.coverage_faults_2 import bearer_key_tolerant, key_lookup
 from delivery_sandbox.errors import Family, Problem
 from delivery_sandbox.faults import FaultSwitch
 from delivery_sandbox.headers import Exchange, Reply
@@ -71,12 +72,14 @@ def authenticate(
         exchange.version, exchange.version_info = found.version, found
     # 2. Key present.
     key = bearer_key(authorization, lax=faults.enabled("auth_scheme_lax"))
+    if key is None and authorization and faults.enabled("bearer_spacing_tolerated"):
+        key = bearer_key_tolerant(authorization)
     if key is None:
         if family is Family.FLAT and faults.enabled("missing_key_flat_error_code"):
             return errors.flat(exchange, faults, 401, errors.MSG_AUTH_MISSING, "unauthorized")
         return errors.problem(exchange, faults, family, Problem.AUTH_MISSING, now)
     # 3. Key valid.
-    record = sb.accounts.keys.get(key)
+    record = key_lookup(sb.accounts.keys, key, faults)
     out_of_scope = record is not None and endpoint.scope not in (None, *record.scopes)
     if record is not None and record.revoked:  # two coverage faults: checks out of order
         if out_of_scope and faults.enabled("scope_checked_before_key"):

@@ -18,6 +18,7 @@ import orjson
 from delivery_sandbox import cursors, errors
 from delivery_sandbox.accounts import Caller
 from delivery_sandbox.context import Sandbox
+from delivery_sandbox.coverage_faults_2 import unpublished_licensed
 from delivery_sandbox.headers import Call, Exchange, Reply
 from delivery_sandbox.listing import iso
 from delivery_sandbox.store import Episode, Film
@@ -173,6 +174,8 @@ def episode_rows(sb: Sandbox, film: Film, space: str | None, now: int) -> list[d
 
 def _films(sb: Sandbox, caller: Caller, now: float) -> list[Film]:
     films = sb.store.licensed_films(caller.org_id, now)
+    if sb.faults.enabled("catalog_lists_unpublished"):
+        films += unpublished_licensed(sb.store, caller.org_id, now)
     if sb.faults.enabled("catalog_sort_broken"):
         films.sort(key=lambda f: f.title, reverse=True)
     return films

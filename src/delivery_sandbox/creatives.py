@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 from delivery_sandbox import cursors, errors
 from delivery_sandbox.accounts import ORGANISATIONS, Caller
 from delivery_sandbox.context import Sandbox
+from delivery_sandbox.coverage_faults_2 import link_listed
 from delivery_sandbox.headers import Call, Exchange, Reply
 from delivery_sandbox.listing import ok_envelope, paginate, parse_epoch, parse_limit
 from delivery_sandbox.share import download_link, export_rights_active
@@ -71,7 +72,7 @@ def creative_record(sb: Sandbox, creative: Creative, base_url: str) -> dict[str,
         "final": {
             "ready": ready,
             "file_url": f"{base_url}/api/c/{creative.share_token}.mp4"
-            if ready and creative.share_token
+            if ready and creative.share_token and link_listed(sb.store, creative.id, sb.faults)
             else None,
             "target": dict(TARGET),
         },

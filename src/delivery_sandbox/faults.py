@@ -269,6 +269,11 @@ from delivery_sandbox.coverage_faults import COVERAGE_FAULT_ROWS  # noqa: E402
 
 register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS))
 
+# Second block: behaviours the suite had no check for (coverage_faults_2.py).
+from delivery_sandbox.coverage_faults_2 import COVERAGE_FAULT_ROWS_2  # noqa: E402
+
+register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_2))
+
 # Collateral (kill rate, blame precision): requirements a fault legitimately breaks beside its
 # own, each with the reason. A failure of any other requirement under the fault is mis-blame.
 COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {
@@ -309,6 +314,9 @@ COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "batch_item_intent_play": (
         ("LIM-040", "later items recorded as play are not shed as prefetch: no prefetch_shed"),
+    ),
+    "auth_scheme_lax": (
+        ("AUTH-036", "a lax scheme reads the last word, so a key after two spaces opens too"),
     ),
     "not_granted_playlist_404": (
         ("PLS-026", "the not-granted playlist's content scenario reads its detail, due a 200"),

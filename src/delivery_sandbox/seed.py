@@ -340,6 +340,7 @@ class _Seeder:
         self.licence("org_films", old, ends=self.ago(40))
         draft = self.film(N_FILMS + 6, published_eps=2, full=True, code=True, published=False)
         self.licence("org_films", draft)
+        f["film_id_unpublished"] = draft.id
         for film in licensed[:5]:  # a licence that ended long ago: no current licence
             self.licence("org_unlicensed", film, ends=self.ago(60))
 

@@ -22,6 +22,7 @@ from urllib.parse import parse_qsl, quote
 
 from delivery_sandbox import errors
 from delivery_sandbox.context import Sandbox
+from delivery_sandbox.coverage_faults_2 import link_revoked, share_link_ttl
 from delivery_sandbox.headers import Exchange, Reply
 from delivery_sandbox.store import DAY, Creative, LicenceState
 
@@ -71,9 +72,11 @@ def _signature(sb: Sandbox, creative_id: str, expires: int) -> str:
     return hashlib.sha256(sb.cursor_secret + f"{creative_id}:{expires}".encode()).hexdigest()[:32]
 
 
-def download_link(sb: Sandbox, base_url: str, creative: Creative, now: float) -> tuple[str, int]:
+def download_link(
+    sb: Sandbox, base_url: str, creative: Creative, now: float, ttl: int = LINK_TTL
+) -> tuple[str, int]:
     """A keyless download link valid 15 minutes, and its expiry in epoch seconds."""
-    expires = int(now) + LINK_TTL
+    expires = int(now) + ttl
     signature = quote(_signature(sb, creative.id, expires))
     return f"{base_url}{FILES_PREFIX}{creative.id}.mp4?exp={expires}&sig={signature}", expires
 
@@ -113,7 +116,8 @@ def open_share_link(sb: Sandbox, exchange: Exchange, token: str) -> Reply:
             [(b"retry-after", SHARE_RETRY_AFTER)],
         )
     if (
-        not creative.visible
+        link_revoked(sb.store, creative.id, sb.faults)
+        or not creative.visible
         or not creative.final_ready
         or not export_rights_active(sb, creative, now)
     ):
@@ -127,7 +131,8 @@ def open_share_link(sb: Sandbox, exchange: Exchange, token: str) -> Reply:
             "service_unavailable",
             [(b"retry-after", SHARE_RETRY_AFTER)],
         )
-    url, _ = download_link(sb, exchange.base_url, creative, now)
+    ttl = share_link_ttl(LINK_TTL, sb.faults)
+    url, _ = download_link(sb, exchange.base_url, creative, now, ttl)
     return Reply(302, b"", [(b"location", url.encode())], content_type=None)
 
 

@@ -225,6 +225,7 @@ class Store:
     series_takedowns: dict[str, int] = field(default_factory=dict)
     playlist_withdrawals: dict[str, int] = field(default_factory=dict)
     withdrawn_episodes: set[str] = field(default_factory=set)
+    revoked_links: set[str] = field(default_factory=set)  # creative ids (admin revoke-link)
     _by_film: dict[str, list[Episode]] = field(default_factory=dict)
     _by_slug: dict[str, Film] = field(default_factory=dict)
     _by_code: dict[str, Film] = field(default_factory=dict)
@@ -253,6 +254,7 @@ class Store:
 
     def reset(self) -> None:
         self.series_takedowns.clear()
+        self.revoked_links.clear()
         self.playlist_withdrawals.clear()
         self.licences.clear()
         self.licences.update(self._seed_licences)

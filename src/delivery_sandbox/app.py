@@ -248,6 +248,12 @@ class SandboxApp:
         version: str | None,
         simulated: str | None = None,
     ) -> Reply:
+        """Bare host, admin API, routing (404 and 405 before any key check), authentication, then
+        the handler.
+
+        Requirements: ERR-012, ERR-013, ERR-014, ERR-015, ERR-016, ERR-017, GEN-001, GEN-006,
+        GEN-007, HDR-010.
+        """
         sb, path, method = self.sandbox, scope["path"], scope["method"]
         hostname, _, port = host.partition(":")
         if hostname.lower() == BARE_HOST:

@@ -105,6 +105,11 @@ class _Seeder:
         published: bool = True,
         code: bool | None = None,
     ) -> Film:
+        """One seeded film: slug `film-<index>`, so slugs are URL-safe and unique; tags with one
+        main.
+
+        Requirements: CAT-004, CAT-005, CAT-023.
+        """
         rng = self.rng
         fid, slug = _uuid(rng), f"film-{index:03d}"
         full = rng.random() < 0.6 if full is None else full

@@ -57,7 +57,10 @@ MSG_LINK_INVALID = "this download link is not valid"
 
 def export_rights_active(sb: Sandbox, creative: Creative, now: float) -> bool:
     """Export rights hold: the last day has not passed and the film licence is not suspended
-    (spec: Creative record, `rights.ends_at`; Errors > Creatives, 4032)."""
+    (spec: Creative record, `rights.ends_at`; Errors > Creatives, 4032).
+
+    Requirements: CRE-049.
+    """
     ends = creative.rights_ends_at
     if ends is not None and now >= ends + DAY:
         return False
@@ -75,7 +78,10 @@ def _signature(sb: Sandbox, creative_id: str, expires: int) -> str:
 def download_link(
     sb: Sandbox, base_url: str, creative: Creative, now: float, ttl: int = LINK_TTL
 ) -> tuple[str, int]:
-    """A keyless download link valid 15 minutes, and its expiry in epoch seconds."""
+    """A keyless download link valid 15 minutes, and its expiry in epoch seconds.
+
+    Requirements: CRE-023, CRE-040.
+    """
     expires = int(now) + ttl
     signature = quote(_signature(sb, creative.id, expires))
     return f"{base_url}{FILES_PREFIX}{creative.id}.mp4?exp={expires}&sig={signature}", expires
@@ -101,7 +107,12 @@ def _refusal(
 
 
 def open_share_link(sb: Sandbox, exchange: Exchange, token: str) -> Reply:
-    """One open of `final.file_url`: re-check, then 302 to a fresh download link, else 410."""
+    """One open of `final.file_url`: re-check, then 302 to a fresh download link, else 410.
+
+    Requirements: CRE-023.
+
+    Requirements: CRE-063.
+    """
     creative = _by_token(sb).get(token)
     if creative is None:
         return _refusal(sb, exchange, 404, MSG_SHARE_UNKNOWN, "not_found")

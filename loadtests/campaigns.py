@@ -19,6 +19,7 @@ from delivery_conformance.load.verdict import Expectations
 __all__ = ["CAMPAIGNS", "ENDPOINTS", "Campaign", "Endpoint"]
 
 PLAY3 = ("play", "play", "play")
+SHED_IN_FLIGHT = 0.01  # share of the playback allowance the shedding campaign keeps in flight
 # Admission: the play item sits between two prefetch items (spec: POST /playback, batch).
 ADMISSION_BATCH = ("prefetch", "play", "prefetch")
 ADMISSION_LIMIT = 4  # tickets; refill 4/60 per s: states of 2, 1 and 0 tickets stay put
@@ -103,7 +104,8 @@ def _refill(exp: Expectations) -> list[Stage]:
 
 def _shedding(exp: Expectations) -> list[Stage]:
     cap, refill = exp.limit("playback"), exp.rate("playback")
-    rate = _rate(cap / 2.0, 40, 900)
+    # at most 1 % of the allowance in flight (rate x round trip): the onset stays sharp
+    rate = _rate(min(cap / 2.0, SHED_IN_FLIGHT * cap / max(exp.rtt, 1e-3)), 40, 900)
     net = rate / max(rate - refill, 1e-9)
     return [
         Stage("prefetch", math.ceil(1.1 * 0.8 * cap * net) + 10, rate, "playback", "prefetch"),

@@ -31,6 +31,7 @@ from delivery_sandbox.endpoints import (
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.coverage_faults import mangle_reply
+from delivery_sandbox.http.coverage_faults_2 import mangle_reply_2
 from delivery_sandbox.http.errors import Family
 from delivery_sandbox.http.headers import Call, Exchange, Reply, send_reply
 from delivery_sandbox.state.accounts import Caller
@@ -234,6 +235,7 @@ class SandboxApp:
         exchange = Exchange(request_id, sb.versions.latest, f"{scope['scheme']}://{host}")
         reply = await self.answer(scope, receive, exchange, host, authorization, version, simulated)
         mangle_reply(reply, sb.faults, scope["path"], exchange)
+        mangle_reply_2(reply, sb.faults, scope["path"], exchange)
         await send_reply(send, exchange, reply, sb.faults)
 
     async def answer(
@@ -246,6 +248,12 @@ class SandboxApp:
         version: str | None,
         simulated: str | None = None,
     ) -> Reply:
+        """Bare host, admin API, routing (404 and 405 before any key check), authentication, then
+        the handler.
+
+        Requirements: ERR-012, ERR-013, ERR-014, ERR-015, ERR-016, ERR-017, GEN-001, GEN-006,
+        GEN-007, HDR-010.
+        """
         sb, path, method = self.sandbox, scope["path"], scope["method"]
         hostname, _, port = host.partition(":")
         if hostname.lower() == BARE_HOST:

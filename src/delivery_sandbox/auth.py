@@ -15,6 +15,7 @@ import orjson
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.registry import FaultSwitch
 from delivery_sandbox.http import errors
+from delivery_sandbox.http.coverage_faults_2 import bearer_key_tolerant, key_lookup
 from delivery_sandbox.http.errors import Family, Problem
 from delivery_sandbox.http.headers import Exchange, Reply, bearer_key
 from delivery_sandbox.http.versions import DATE_PATTERN, Version, VersionSet
@@ -28,7 +29,11 @@ __all__ = ["Endpoint", "authenticate", "bearer_key"]
 
 @dataclass(frozen=True)
 class Endpoint:
-    """One row of the endpoints table (spec: Endpoints; Authentication, scopes)."""
+    """One row of the endpoints table (spec: Endpoints; Authentication, scopes).
+
+    Requirements: AUTH-022, AUTH-023, AUTH-024, AUTH-025, AUTH-026, AUTH-027, AUTH-028, AUTH-029,
+    AUTH-031, AUTH-032.
+    """
 
     name: str
     scope: str | None  # None: any valid key
@@ -47,7 +52,16 @@ def authenticate(
     authorization: str | None,
     simulate_header: str | None = None,
 ) -> Caller | Reply:
-    """Run the checks in order; the first failure is the answer."""
+    """Run the checks in order; the first failure is the answer.
+
+    Requirements: AUTH-001, AUTH-006, AUTH-007, AUTH-010, AUTH-011, AUTH-012, AUTH-013, AUTH-014,
+    AUTH-015, AUTH-016, AUTH-017, AUTH-018, AUTH-019, AUTH-020, AUTH-021, AUTH-030, AUTH-033,
+    CAT-069, CAT-070, CAT-071, CAT-072, CAT-073, CAT-074, CAT-075, CFG-028, CFG-029, CFG-030,
+    CFG-031, CFG-032, CFG-033, CRE-044, CRE-045, CRE-046, CRE-047, CRE-048, CRE-058, CRE-060,
+    HDR-007, HDR-008, HDR-010, PLS-028, PLS-029, PLS-030, PLS-031, PLS-032, PLS-040, PLS-042,
+    SER-036, SER-037, SER-038, SER-039, SER-040, SER-044, SER-046, VER-002, VER-003, VER-010,
+    VID-021, VID-022, VID-023, VID-024, VID-025, VID-028, VID-030.
+    """
     faults, now, family = sb.faults, sb.now(), endpoint.family
     versions = sb.versions
     # 1. Service-Version header: a bad value is answered before the key is looked at.
@@ -58,12 +72,14 @@ def authenticate(
         exchange.version, exchange.version_info = found.version, found
     # 2. Key present.
     key = bearer_key(authorization, lax=faults.enabled(FaultName.auth_scheme_lax))
+    if key is None and authorization and faults.enabled(FaultName.bearer_spacing_tolerated):
+        key = bearer_key_tolerant(authorization)
     if key is None:
         if family is Family.FLAT and faults.enabled(FaultName.missing_key_flat_error_code):
             return errors.flat(exchange, faults, 401, errors.MSG_AUTH_MISSING, "unauthorized")
         return errors.problem(exchange, faults, family, Problem.AUTH_MISSING, now)
     # 3. Key valid.
-    record = sb.accounts.keys.get(key)
+    record = key_lookup(sb.accounts.keys, key, faults)
     out_of_scope = record is not None and endpoint.scope not in (None, *record.scopes)
     if record is not None and record.revoked:  # two coverage faults: checks out of order
         if out_of_scope and faults.enabled(FaultName.scope_checked_before_key):
@@ -129,7 +145,10 @@ def authenticate(
 
 
 def _key_invalid(exchange: Exchange, faults: FaultSwitch, family: Family, now: float) -> Reply:
-    """401 for an unknown or revoked key (two coverage faults bend its code, README: Faults)."""
+    """401 for an unknown or revoked key (two coverage faults bend its code, README: Faults).
+
+    Requirements: AUTH-006, AUTH-007, AUTH-033.
+    """
     if family is Family.FLAT and faults.enabled(FaultName.unknown_key_flat_error_code):
         return errors.flat(exchange, faults, 401, errors.MSG_KEY_INVALID, "unauthorized")
     if family is Family.ENVELOPE and faults.enabled(FaultName.unknown_key_envelope_4010):
@@ -138,7 +157,10 @@ def _key_invalid(exchange: Exchange, faults: FaultSwitch, family: Family, now: f
 
 
 def _usable_version(versions: VersionSet, value: str, faults: FaultSwitch) -> Version | None:
-    """The version a header selects; three coverage faults serve the latest instead of a 400."""
+    """The version a header selects; three coverage faults serve the latest instead of a 400.
+
+    Requirements: VER-003, VER-004, VER-005, VER-006, VER-010.
+    """
     found = versions.usable(value)
     if found is not None:
         return found
@@ -162,7 +184,10 @@ def _unsupported(
     now: float,
     upgrade: bool = False,
 ) -> Reply:
-    """400 `unsupported_version` (flat everywhere); coverage faults bend its shape."""
+    """400 `unsupported_version` (flat everywhere); coverage faults bend its shape.
+
+    Requirements: ERR-007, VER-004, VER-005, VER-006, VER-007, VER-008, VER-009.
+    """
     if family is Family.ENVELOPE and faults.enabled(FaultName.unsupported_version_in_envelope):
         return errors.envelope(exchange, faults, 400, 4000, errors.MSG_UNSUPPORTED_VERSION, now)
     keep_upgrade = upgrade and not faults.enabled(FaultName.retired_pin_no_upgrade_to)

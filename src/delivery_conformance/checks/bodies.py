@@ -131,7 +131,8 @@ def flat_error(response: Response) -> list[Violation]:
     # spec: Errors > Playback (per ticket): a 403 `not_entitled` has `error` equal to its
     # `reason`, which may be `org_suspended`: that `error` is a reason, not a code in `error`.
     entitlement = code == "not_entitled" and error == body.get("reason")
-    if error in STRING_CODES_IN_ERROR and "error_code" in body and not entitlement:
+    carried = isinstance(error, str) and error in STRING_CODES_IN_ERROR  # any JSON may come
+    if carried and "error_code" in body and not entitlement:
         found.append(
             violation(
                 "ERR-004",

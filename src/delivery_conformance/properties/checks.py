@@ -168,7 +168,7 @@ def _error_code(body: Any) -> str | int | None:
     code = body.get("code")
     if isinstance(code, int) and not isinstance(code, bool):
         return code
-    if body.get("error") in STRING_CODES_IN_ERROR:
+    if isinstance(body.get("error"), str) and body["error"] in STRING_CODES_IN_ERROR:
         return str(body["error"])
     return None
 

@@ -90,6 +90,8 @@ FIXTURES: dict[str, Fixture] = {
     for f in (
         Fixture("film_id", FILMS, "id of a licensed, published film",
                 "catalog, series, freshness and playback-by-film checks"),
+        Fixture("film_id_unpublished", FILMS, "id of a film licensed to films but not "
+                "published", "the catalog leaves unpublished films out"),
         Fixture("film_slug", FILMS, "slug of a film with encrypted, ready episodes and "
                 "subtitles in two or more languages", "playback by film_ref and subtitles"),
         Fixture("episode_encrypted", FILMS, "id of a ready private-encrypted episode",

@@ -137,6 +137,8 @@ async def dispatch(sb: Sandbox, method: str, parts: list[str], receive: Any) -> 
         return _outage(sb, await _body(receive))
     if len(parts) == 3 and parts[0] == "licences":
         return _licence(sb, parts[1], parts[2], now)
+    if parts[:1] == ["creatives"] and parts[2:] == ["revoke-link"] and len(parts) == 3:
+        return _revoke_link(sb, parts[1])
     if len(parts) == 3 and parts[0] == "episodes":
         return _episode(sb, parts[1], parts[2])
     if len(parts) == 3 and parts[0] == "roles":
@@ -240,6 +242,17 @@ def _episode(sb: Sandbox, episode_id: str, action: str) -> Reply:
         raise AdminError(404, f"no published episode {episode_id} in the seed")
     sb.changed()
     return _ok({"episode_id": episode_id, "published": action == "publish"})
+
+
+def _revoke_link(sb: Sandbox, creative_id: str) -> Reply:
+    """Revoke a creative's share link, as an organisation admin does in the portal (spec:
+    Resources > Creative record, `final.file_url`): it then answers 410 and reads null."""
+    creative = sb.store.creatives.get(creative_id)
+    if creative is None or not creative.share_token:
+        raise AdminError(404, f"no creative {creative_id} with a share link")
+    sb.store.revoked_links.add(creative_id)
+    sb.changed()
+    return _ok({"creative_id": creative_id, "link_revoked": True})
 
 
 def _allow(method: str, allowed: str) -> None:

@@ -45,7 +45,10 @@ def reply_for(
     sb: Sandbox, endpoint: str, family: errors.Family, exchange: Exchange
 ) -> Reply | None:
     """The endpoint's retryable 503 (flat `service_unavailable` or envelope 5030, with
-    `Retry-After`) while its area is out; None otherwise."""
+    `Retry-After`) while its area is out; None otherwise.
+
+    Requirements: CAT-076, CFG-034, CRE-059, HDR-025, PLS-041, SER-045.
+    """
     area = ENDPOINT_AREAS.get(endpoint)
     if area is None or area not in sb.outages:
         return None

@@ -19,6 +19,7 @@ from delivery_sandbox.endpoints import cursors
 from delivery_sandbox.endpoints.listing import iso
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
+from delivery_sandbox.http.coverage_faults_2 import unpublished_licensed
 from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.state.accounts import Caller
 from delivery_sandbox.state.context import Sandbox
@@ -35,7 +36,10 @@ MATERIAL_TTL = 3600
 
 
 def parse_limit(raw: str | None, high: int) -> int | bool | None:
-    """The limit (None when absent), or False when it is not a whole number from 1 to `high`."""
+    """The limit (None when absent), or False when it is not a whole number from 1 to `high`.
+
+    Requirements: CAT-060, CAT-067.
+    """
     if raw is None:
         return None
     if not raw.isdigit() or not raw.isascii():
@@ -49,6 +53,14 @@ def _sign(text: str, expires: int) -> str:
 
 
 def film_row(sb: Sandbox, film: Film, space: str | None, now: int) -> dict[str, Any]:
+    """One film of `films[]`, every field of the Film table; catalog rows never carry a playback
+    link.
+
+    Requirements: CAT-001, CAT-002, CAT-003, CAT-004, CAT-006, CAT-007, CAT-008, CAT-009, CAT-011,
+    CAT-012, CAT-013, CAT-014, CAT-015, CAT-016, CAT-017, CAT-018, CAT-019, CAT-021, CAT-022,
+    CAT-023, CAT-024, CAT-025, CAT-026, CAT-027, CAT-028, CAT-029, CAT-030, CAT-031, CAT-032,
+    CAT-054.
+    """
     expires = now + MATERIAL_TTL
     order: Any = film.display_order
     if sb.faults.enabled(FaultName.catalog_display_order_string):
@@ -105,6 +117,12 @@ def _iso(epoch: int | None) -> str | None:
 
 
 def _episode(episode: Episode, space: str | None, now: int) -> dict[str, Any]:
+    """A published row of `episodes[]`; the signed cover lives at most 15 minutes on a playback
+    domain.
+
+    Requirements: CAT-036, CAT-037, CAT-038, CAT-039, CAT-040, CAT-041, CAT-042, CAT-043, CAT-044,
+    CAT-045, CAT-046, CAT-047, CAT-048, CAT-049, CAT-053, CAT-079, CAT-080.
+    """
     vid = episode.vid_for(space)
     signed = episode.has_cover and vid is not None
     expires = now + COVER_TTL
@@ -137,6 +155,10 @@ def _episode(episode: Episode, space: str | None, now: int) -> dict[str, Any]:
 
 
 def _placeholder(film: Film, episode_no: int) -> dict[str, Any]:
+    """A placeholder row (`planned`): no id, no video, no subtitles, never streams.
+
+    Requirements: CAT-036, CAT-046, CAT-050.
+    """
     return {
         "id": None,
         "film_id": film.id,
@@ -159,7 +181,10 @@ def _placeholder(film: Film, episode_no: int) -> dict[str, Any]:
 
 
 def episode_rows(sb: Sandbox, film: Film, space: str | None, now: int) -> list[dict[str, Any]]:
-    """Published episodes and placeholders of one film, by `episode_no`."""
+    """Published episodes and placeholders of one film, by `episode_no`.
+
+    Requirements: CAT-020, CAT-033, CAT-034, CAT-035, CAT-051, CAT-052.
+    """
     published = sb.store.episodes_of(film.id)
     rows = [(e.episode_no, _episode(e, space, now)) for e in published]
     if film.planned_episodes and not sb.faults.enabled(FaultName.catalog_placeholders_missing):
@@ -175,13 +200,22 @@ def episode_rows(sb: Sandbox, film: Film, space: str | None, now: int) -> list[d
 
 
 def _films(sb: Sandbox, caller: Caller, now: float) -> list[Film]:
+    """The organisation's films with a current licence, by `display_order`.
+
+    Requirements: CAT-010, CAT-055, CAT-056, CAT-057, CAT-058, GEN-004.
+
+    Requirements: CAT-081.
+    """
     films = sb.store.licensed_films(caller.org_id, now)
+    if sb.faults.enabled(FaultName.catalog_lists_unpublished):
+        films += unpublished_licensed(sb.store, caller.org_id, now)
     if sb.faults.enabled(FaultName.catalog_sort_broken):
         films.sort(key=lambda f: f.title, reverse=True)
     return films
 
 
 def _page(sb: Sandbox, caller: Caller, films: list[Film], now: int) -> dict[str, Any]:
+    """`films` and the episodes of exactly those films. (CAT-064)"""
     space = caller.organisation.space
     episodes: list[dict[str, Any]] = []
     for film in films:
@@ -190,12 +224,22 @@ def _page(sb: Sandbox, caller: Caller, films: list[Film], now: int) -> dict[str,
 
 
 def _bad_request(sb: Sandbox, exchange: Exchange) -> Reply:
+    """400 `invalid_request` for a bad `limit` or a cursor this endpoint did not issue.
+
+    Requirements: CAT-067, CAT-068.
+    """
     return errors.flat(exchange, sb.faults, 400, errors.MSG_INVALID_REQUEST, "invalid_request")
 
 
 def build(
     sb: Sandbox, exchange: Exchange, caller: Caller, limit: int | None, cursor: str | None
 ) -> bytes | None:
+    """The whole catalog unpaged, or one page with `next_cursor` and `links.next`.
+
+    Requirements: CAT-059, CAT-060, CAT-061, CAT-062, CAT-063, CAT-065, CAT-068, PAGE-001, PAGE-002.
+
+    Requirements: FRESH-019.
+    """
     now = int(sb.now())
     films = _films(sb, caller, now)
     if limit is None and cursor is None:
@@ -232,6 +276,10 @@ def build(
 
 
 async def handle(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
+    """GET /catalog: bodies cached at most 30 s per organisation, version and page.
+
+    Requirements: FRESH-001, FRESH-003, FRESH-019.
+    """
     limit = parse_limit(call.query.get("limit"), MAX_LIMIT)
     if limit is False:
         return _bad_request(sb, exchange)

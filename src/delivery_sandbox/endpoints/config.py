@@ -24,7 +24,10 @@ API = "/api/delivery/v1"
 
 
 def deprecations(sb: Sandbox, base_url: str) -> list[dict[str, Any]]:
-    """Every announced deprecation (the entry shape is ours: the spec does not show it)."""
+    """Every announced deprecation (the entry shape is ours: the spec does not show it).
+
+    Requirements: CFG-024, VER-014.
+    """
     return [
         {
             "kind": "version",
@@ -39,6 +42,7 @@ def deprecations(sb: Sandbox, base_url: str) -> list[dict[str, Any]]:
 
 
 def subtitle_languages(sb: Sandbox, org_id: str, now: float) -> list[str]:
+    """Every subtitle language of the organisation's licensed films. (CFG-023)"""
     langs: set[str] = set()
     for film in sb.store.licensed_films(org_id, now):
         for episode in sb.store.episodes_of(film.id):
@@ -47,6 +51,12 @@ def subtitle_languages(sb: Sandbox, org_id: str, now: float) -> list[str]:
 
 
 def body(sb: Sandbox, exchange: Exchange, caller: Caller) -> dict[str, Any]:
+    """The `/config` object: api, key, rate_limits, playback, subtitles, deprecations, links.
+
+    Requirements: CFG-001, CFG-002, CFG-003, CFG-004, CFG-005, CFG-006, CFG-007, CFG-008, CFG-009,
+    CFG-010, CFG-011, CFG-012, CFG-013, CFG-014, CFG-015, CFG-016, CFG-017, CFG-018, CFG-019,
+    CFG-020, CFG-021, CFG-022, CFG-025, CFG-026, CFG-035, CFG-036, VER-001, VER-002.
+    """
     base, now = exchange.base_url, sb.now()
     faults = sb.faults
     doors = sb.limits.doors(caller.org_id)
@@ -101,5 +111,9 @@ def body(sb: Sandbox, exchange: Exchange, caller: Caller) -> dict[str, Any]:
 
 
 async def handle(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
+    """GET /config: any valid key, cached a minute per caller and version. (AUTH-031, CFG-001)
+
+    Requirements: FRESH-015.
+    """
     cache_key = ("config", caller, exchange.version, exchange.base_url, int(sb.now() // 60))
     return Reply(200, sb.cached(cache_key, lambda: orjson.dumps(body(sb, exchange, caller))))

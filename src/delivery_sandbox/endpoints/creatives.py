@@ -22,6 +22,7 @@ from delivery_sandbox.endpoints.listing import (
 from delivery_sandbox.endpoints.share import download_link, export_rights_active
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
+from delivery_sandbox.http.coverage_faults_2 import link_listed
 from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.state.accounts import ORGANISATIONS, Caller
 from delivery_sandbox.state.context import Sandbox
@@ -36,6 +37,15 @@ TARGET = {"width": 1080, "height": 1920, "fps": 30, "codec": "h264"}
 
 
 def creative_record(sb: Sandbox, creative: Creative, base_url: str) -> dict[str, Any]:
+    """One creative record, the same in the list and the single read; its only media link is
+    `final.file_url`.
+
+    Requirements: CRE-001, CRE-002, CRE-003, CRE-004, CRE-005, CRE-006, CRE-007, CRE-008, CRE-009,
+    CRE-010, CRE-011, CRE-012, CRE-013, CRE-014, CRE-015, CRE-016, CRE-017, CRE-018, CRE-019,
+    CRE-020, CRE-021, CRE-022, CRE-025, CRE-035.
+
+    Requirements: CRE-064.
+    """
     store = sb.store
     film = store.films.get(creative.film_id) if creative.film_id else None
     scenes = [dict(scene) for scene in creative.scenes]
@@ -78,7 +88,7 @@ def creative_record(sb: Sandbox, creative: Creative, base_url: str) -> dict[str,
         "final": {
             "ready": ready,
             "file_url": f"{base_url}/api/c/{creative.share_token}.mp4"
-            if ready and creative.share_token
+            if ready and creative.share_token and link_listed(sb.store, creative.id, sb.faults)
             else None,
             "target": dict(TARGET),
         },
@@ -93,10 +103,18 @@ def _env_error(
     message: str,
     headers: list[tuple[bytes, bytes]] | None = None,
 ) -> Reply:
+    """An error of the creatives family, in the envelope format. (CRE-062)"""
     return errors.envelope(exchange, sb.faults, status, code, message, sb.now(), headers)
 
 
 async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
+    """GET /creatives: the organisation's approved or pushed creatives by (`updated_at`, id), paged.
+
+    Requirements: CRE-026, CRE-027, CRE-028, CRE-029, CRE-030, CRE-031, CRE-032, CRE-033, CRE-054,
+    CRE-055, CRE-056, CRE-057, PAGE-001, PAGE-002, PAGE-009, PAGE-010, PAGE-011.
+
+    Requirements: FRESH-021.
+    """
     query, now = call.query, sb.now()
     raw_limit = query.get("limit")
     if raw_limit == "" and sb.faults.enabled(FaultName.creatives_empty_limit_accepted):
@@ -143,6 +161,10 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
 
 
 def _find(sb: Sandbox, caller: Caller, raw: str) -> Creative | None:
+    """The caller's visible creative by UUID; a foreign, hidden or malformed id is not found.
+
+    Requirements: CRE-036, CRE-050, CRE-051, CRE-052.
+    """
     try:
         key = str(uuid.UUID(raw))
     except ValueError:
@@ -156,6 +178,10 @@ def _find(sb: Sandbox, caller: Caller, raw: str) -> Creative | None:
 
 
 async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
+    """GET /creatives/{id}: the record in an envelope with `links.self`, else 4040.
+
+    Requirements: CRE-034, CRE-036, CRE-050, CRE-051.
+    """
     creative = _find(sb, caller, call.params["id"])
     if creative is None:
         return _env_error(sb, exchange, 404, 4040, errors.MSG_NO_CREATIVE)
@@ -164,6 +190,11 @@ async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call
 
 
 async def handle_file(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
+    """GET /creatives/{id}/file: 302 to a keyless link valid 15 minutes, or the link as JSON with
+    `redirect=0`.
+
+    Requirements: CRE-037, CRE-039, CRE-040, CRE-041, CRE-049, CRE-052, CRE-053, CRE-061.
+    """
     creative, now = _find(sb, caller, call.params["id"]), sb.now()
     if creative is None:
         return _env_error(sb, exchange, 404, 4040, errors.MSG_NO_CREATIVE)

@@ -37,7 +37,10 @@ def iso(epoch: float) -> str:
 
 
 def parse_limit(raw: str | None, high: int, default: int) -> int | None:
-    """A whole number from 1 to `high` (default when absent); None when invalid. `limit=` is 0."""
+    """A whole number from 1 to `high` (default when absent); None when invalid. `limit=` is 0.
+
+    Requirements: CRE-030, CRE-054, CRE-055, PLS-021, SER-029.
+    """
     if raw is None:
         return default
     if not raw.isascii() or not raw.isdigit():
@@ -47,7 +50,10 @@ def parse_limit(raw: str | None, high: int, default: int) -> int | None:
 
 
 def parse_epoch(raw: str | None) -> int | bool | None:
-    """Epoch seconds of up to 11 digits; None when absent; False when invalid."""
+    """Epoch seconds of up to 11 digits; None when absent; False when invalid.
+
+    Requirements: CRE-029, CRE-056, PLS-037, SER-042.
+    """
     if raw is None:
         return None
     if not raw.isascii() or not raw.isdigit() or len(raw) > MAX_EPOCH_DIGITS:
@@ -60,7 +66,10 @@ def content_hash(value: Any) -> str:
 
 
 def ok_envelope(data: Any, now: float, links: dict[str, Any]) -> bytes:
-    """The success envelope: `{code: 0, message: "ok", data, server_time, links}`."""
+    """The success envelope: `{code: 0, message: "ok", data, server_time, links}`.
+
+    Requirements: PAGE-005, PAGE-006, PAGE-007, PAGE-008.
+    """
     return orjson.dumps(
         {"code": 0, "message": "ok", "data": data, "server_time": int(now), "links": links}
     )
@@ -85,6 +94,8 @@ def paginate(
     """Rows after the position `after` (rows sorted by `key`), `limit` of them.
 
     `full_page_cursor`: a full page always carries a cursor, even when nothing follows.
+
+    Requirements: PAGE-001, PAGE-002, PAGE-010, PLS-022.
     """
     start = 0
     if after is not None:

@@ -69,6 +69,12 @@ class Outcome:
 
 
 def _find(sb: Sandbox, item: ItemRequest) -> Episode | None:
+    """The episode an item names: `episode_id` first, else `film_ref` (id or slug) and `episode_no`;
+    `next` counts from the anchor.
+
+    Requirements: PLAY-005, PLAY-006, PLAY-007, PLAY-008, PLAY-036, PLAY-037, PLAY-085, PLAY-086,
+    PLAY-087.
+    """
     store = sb.store
     if item.episode_id is not None:
         episode = store.episode(item.episode_id)
@@ -95,6 +101,14 @@ MSG_CHECK_LATE = "the licence or episode could not be checked in time; retry"
 def check(
     sb: Sandbox, caller: Caller, item: ItemRequest, request: PlaybackRequest, now: float
 ) -> Episode | Outcome:
+    """The per-ticket checks in the order of the error table; licence and organisation are read on
+    every request.
+
+    Requirements: PLAY-011, PLAY-020, PLAY-067, PLAY-078, PLAY-079, PLAY-080, PLAY-081, PLAY-085,
+    PLAY-086, PLAY-087, PLAY-088, PLAY-089, PLAY-091, PLAY-092, PLAY-093, PLAY-094, PLAY-095.
+
+    Requirements: FRESH-002, FRESH-004, FRESH-006.
+    """
     if "licences" in sb.outages:  # spec: Errors > Playback: a check that times out is a 503
         if sb.faults.enabled(FaultName.licence_timeout_refused):
             return _not_entitled(sb, "entitlement_not_found")
@@ -124,6 +138,7 @@ def check(
 
 
 def _not_entitled(sb: Sandbox, reason: str) -> Outcome:
+    """403 `not_entitled`: `error` is the reason, `reason` says which. (PLAY-083)"""
     error = "not entitled" if sb.faults.enabled(FaultName.not_entitled_error_not_reason) else reason
     return Outcome(403, error, "not_entitled", reason=reason)
 
@@ -132,6 +147,11 @@ def _not_entitled(sb: Sandbox, reason: str) -> Outcome:
 
 
 def _reuse_key(request: PlaybackRequest, item: ItemRequest) -> ReuseKey | None:
+    """What a repeat must match to get the same ticket: viewer_ref, device values, episode, intent
+    class.
+
+    Requirements: PLAY-059, PLAY-060, PLAY-061, PLAY-062, PLAY-063.
+    """
     if request.viewer_ref is None:
         return None
     return ReuseKey(
@@ -140,6 +160,10 @@ def _reuse_key(request: PlaybackRequest, item: ItemRequest) -> ReuseKey | None:
 
 
 def _mint(sb: Sandbox, caller: Caller, episode: Episode, now: float, tune: Tuning) -> Ticket:
+    """A fresh ticket for the caller's media space, its secret from the injected generator.
+
+    Requirements: PLAY-059.
+    """
     space = caller.organisation.space
     return mint(
         episode_id=episode.id,
@@ -160,7 +184,12 @@ async def _admit(
     outcomes: list[Outcome | Episode],
     tune: Tuning,
 ) -> None:
-    """Turn every checked episode into a ticket or a 429, play-class items first."""
+    """Turn every checked episode into a ticket or a 429, play-class items first.
+
+    Requirements: PLAY-046, PLAY-060, PLAY-064, PLAY-065, PLAY-090.
+
+    Requirements: LIM-015, LIM-017, LIM-018, LIM-039.
+    """
     org, limits, book = caller.org_id, sb.limits, ticket_book(sb)
     book.policy = tune.tickets
     items = request.items
@@ -207,6 +236,11 @@ async def _admit(
 
 
 def _flat_error(sb: Sandbox, exchange: Exchange, caller: Caller, outcome: Outcome) -> Reply:
+    """A single request's error at the top level, the same status and code its batch item would
+    have.
+
+    Requirements: PLAY-074, PLAY-075, PLAY-096.
+    """
     faults = sb.faults
     if outcome.limited:
         limit = sb.limits.refusal(caller.org_id, "playback", 0).limit
@@ -229,6 +263,12 @@ def _flat_error(sb: Sandbox, exchange: Exchange, caller: Caller, outcome: Outcom
 
 
 def _item_body(item: ItemRequest, outcome: Outcome) -> dict[str, Any]:
+    """One batch item: the request echo and status, then the ticket or the error fields.
+
+    Requirements: PLAY-040, PLAY-041, PLAY-042, PLAY-043, PLAY-044, PLAY-090.
+
+    Requirements: LIM-040.
+    """
     body: dict[str, Any] = {"request": item.echo, "status": outcome.status}
     if outcome.ticket is not None:
         body["episode_id"] = outcome.ticket.episode_id
@@ -251,6 +291,13 @@ def _render(
     sb: Sandbox, exchange: Exchange, caller: Caller, request: PlaybackRequest,
     outcomes: list[Outcome],
 ) -> Reply:
+    """A single ticket, a single error, or the batch shape (429 as a whole only when nothing was
+    issued).
+
+    Requirements: PAGE-012, PLAY-026, PLAY-027, PLAY-035, PLAY-045, PLAY-047.
+
+    Requirements: LIM-041.
+    """
     if not request.batch:
         only = outcomes[0]
         if only.ticket is not None:
@@ -285,14 +332,22 @@ def _holds_play(request: PlaybackRequest | BodyError) -> bool:
 
 
 def _gate_outcome(sb: Sandbox, request: PlaybackRequest | BodyError, retry_after: int) -> Outcome:
-    """The whole-request 429 at an empty bucket; a prefetch-only body is a shed prefetch."""
+    """The whole-request 429 at an empty bucket; a prefetch-only body is a shed prefetch.
+
+    Requirements: PLAY-074, PLAY-075.
+
+    Requirements: LIM-038.
+    """
     if isinstance(request, PlaybackRequest) and sb.limits.policy.shed_prefetch:
         return Outcome(429, MSG_SHED, "rate_limited", PREFETCH_SHED, retry_after, limited=True)
     return Outcome(429, MSG_LIMIT, "rate_limited", None, retry_after, limited=True)
 
 
 def _suspended(sb: Sandbox, exchange: Exchange) -> Reply:
-    """Suspended organisation: 403 not_entitled, reason org_suspended (spec: Errors > Playback)."""
+    """Suspended organisation: 403 not_entitled, reason org_suspended (spec: Errors > Playback).
+
+    Requirements: AUTH-020, PLAY-082.
+    """
     return errors.flat(
         exchange, sb.faults, 403, "org_suspended", "not_entitled", reason="org_suspended"
     )
@@ -317,7 +372,15 @@ async def answer(
     simulate_header: str | None,
     read_body: Callable[[], Awaitable[bytes]],
 ) -> Reply:
-    """Answer one POST /playback from the organisation step on (spec: Authentication 4)."""
+    """Answer one POST /playback from the organisation step on (spec: Authentication 4).
+
+    Requirements: AUTH-017, PLAY-066, PLAY-067, PLAY-068, PLAY-069, PLAY-070, PLAY-071, PLAY-072,
+    PLAY-073, PLAY-077.
+
+    Requirements: LIM-016.
+
+    Requirements: SIM-003, SIM-005, SIM-006, SIM-007, SIM-008.
+    """
     tune = apply_faults(sb.faults, sb.limits)
     # Coverage fault: while tickets are kept for reuse, the organisation is not re-checked.
     skip_check = (
@@ -368,6 +431,13 @@ async def _issue(
     scenario: simulate.Scenario | None,
     tune: Tuning,
 ) -> Reply:
+    """Check every item, answer 500 for the whole request on an unexpected error, then admit and
+    render.
+
+    Requirements: PLAY-045, PLAY-076.
+
+    Requirements: SIM-002, SIM-014.
+    """
     now = sb.now()
     outcomes: list[Outcome | Episode] = []
     for index, item in enumerate(request.items):
@@ -399,7 +469,7 @@ async def _issue(
 
 
 def _partial_failure(sb: Sandbox, caller: Caller, item: ItemRequest) -> Outcome:
-    """partial_batch: a later item is refused as under the limit (README: SIM-013)."""
+    """partial_batch: a later item is refused as under the limit (README: SIM-013). (SIM-014)"""
     if item.intent_class is IntentClass.PREFETCH:
         return Outcome(429, MSG_SHED, "rate_limited", PREFETCH_SHED, 1, limited=True)
     return Outcome(429, MSG_LIMIT, "rate_limited", None, 1, limited=True)

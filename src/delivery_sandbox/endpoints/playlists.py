@@ -39,11 +39,17 @@ SHORT_CLIP_MS = 30_000
 
 
 def _media_name(code: str, position: int) -> str:
+    """The media playlist of a position: `<code>`, then `<code>-2`... by blocks of 100. (PLS-008)"""
     n = (position - 1) // PLAYLIST_SIZE + 1
     return code if n == 1 else f"{code}-{n}"
 
 
 def _image(space: str | None, granted: bool, uri: str, now: int) -> dict[str, Any]:
+    """An image or poster: media-space reference when granted, else a `wandura_cdn` link valid an
+    hour.
+
+    Requirements: PLS-009, PLS-010, PLS-011.
+    """
     if granted:
         return {
             "source": "media_space",
@@ -66,6 +72,11 @@ def _image(space: str | None, granted: bool, uri: str, now: int) -> dict[str, An
 def _clip(
     clip: Clip, position: int, code: str, space: str | None, granted: bool, now: int
 ) -> dict[str, Any]:
+    """One clip in playlist order; granted copies have a format by duration, ungranted ones no
+    video.
+
+    Requirements: PLS-012, PLS-013, PLS-014, PLS-015, PLS-016, PLS-044.
+    """
     fmt = None
     if granted:
         fmt = "mp4" if clip.duration_ms is not None and clip.duration_ms < SHORT_CLIP_MS else "hls"
@@ -91,10 +102,15 @@ def _clip(
 
 
 def _granted(sb: Sandbox, caller: Caller, playlist: Playlist) -> bool:
+    """Whether the organisation is licensed for the playlist. (PLS-003)"""
     return playlist.code in sb.store.playlist_grants.get(caller.org_id, frozenset())
 
 
 def playlist_detail(sb: Sandbox, caller: Caller, playlist: Playlist, now: int) -> dict[str, Any]:
+    """The playlist detail for one caller; `metadata_version` is the same for every reader.
+
+    Requirements: PLS-005, PLS-006, PLS-007, PLS-008, PLS-016.
+    """
     space = caller.organisation.space
     granted = _granted(sb, caller, playlist)
     granted_media = granted or sb.faults.enabled(FaultName.playlist_ungranted_media_shown)
@@ -138,6 +154,12 @@ def playlist_detail(sb: Sandbox, caller: Caller, playlist: Playlist, now: int) -
 
 
 def _item(sb: Sandbox, caller: Caller, playlist: Playlist, now: int) -> dict[str, Any]:
+    """One list item; `content_version` and `clip_count` agree with the detail.
+
+    Requirements: PLS-001, PLS-002, PLS-003, PLS-004, PLS-024.
+
+    Requirements: STATE-009, STATE-010, STATE-011, STATE-014.
+    """
     withdrawn_at = sb.store.playlist_withdrawn_at(playlist)
     category = sb.store.categories[playlist.category]
     active = withdrawn_at is None
@@ -162,15 +184,28 @@ def _item(sb: Sandbox, caller: Caller, playlist: Playlist, now: int) -> dict[str
 
 
 def _error(sb: Sandbox, exchange: Exchange, status: int, code: int, message: str) -> Reply:
+    """An error of the playlists family, in the envelope format. (PLS-043)"""
     return errors.envelope(exchange, sb.faults, status, code, message, sb.now())
 
 
 def _film_org(sb: Sandbox, caller: Caller) -> bool:
+    """An organisation that licenses films gets 403 4032 on both playlist endpoints.
+
+    Requirements: PLS-033, PLS-034.
+    """
     open_to_films = sb.faults.enabled(FaultName.playlists_open_to_film_orgs)
     return caller.organisation.kind is OrgKind.FILMS and not open_to_films
 
 
 async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
+    """GET /playlists: the whole library, oldest change first, filtered by category and
+    `updated_since`.
+
+    Requirements: PAGE-001, PAGE-002, PAGE-009, PAGE-010, PAGE-011, PLS-017, PLS-018, PLS-019,
+    PLS-020, PLS-021, PLS-022, PLS-023, PLS-033, PLS-035, PLS-036, PLS-037, PLS-038, PLS-039.
+
+    Requirements: STATE-013, STATE-016, STATE-017.
+    """
     if _film_org(sb, caller):
         return _error(sb, exchange, 403, 4032, errors.MSG_FILM_ORG)
     query, now = call.query, int(sb.now())
@@ -227,6 +262,13 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
 
 
 async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
+    """GET /playlists/{code}: any playlist of the library, granted or not; gone or unknown is the
+    same 4040.
+
+    Requirements: PLS-025, PLS-026, PLS-027, PLS-034.
+
+    Requirements: STATE-012.
+    """
     if _film_org(sb, caller):
         return _error(sb, exchange, 403, 4032, errors.MSG_FILM_ORG)
     code, now = call.params["code"], int(sb.now())

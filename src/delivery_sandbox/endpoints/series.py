@@ -36,6 +36,12 @@ IMAGE_KINDS = ("poster_3_4", "cover_9_16", "hero_16_9", "title_treatment")
 
 
 def series_detail(sb: Sandbox, caller: Caller, film: Film, updated_at: int) -> dict[str, Any]:
+    """The series detail of a film: its metadata, media playlists of 100 and published episodes.
+
+    Requirements: SER-001, SER-002, SER-003, SER-004, SER-005, SER-006, SER-007, SER-008, SER-009,
+    SER-010, SER-011, SER-012, SER-013, SER-014, SER-015, SER-016, SER-017, SER-018, SER-019,
+    SER-020, SER-021, SER-022, SER-034.
+    """
     store, space = sb.store, caller.organisation.space
     code = str(film.code)
     episodes = store.episodes_of(film.id)
@@ -98,6 +104,13 @@ def series_detail(sb: Sandbox, caller: Caller, film: Film, updated_at: int) -> d
 
 
 def _rows(sb: Sandbox, caller: Caller, now: float) -> list[dict[str, Any]]:
+    """List items of the series the organisation may stream (withdrawn ones for 30 days), oldest
+    change first.
+
+    Requirements: SER-023, SER-024, SER-025, SER-026, SER-027.
+
+    Requirements: STATE-001, STATE-002, STATE-003.
+    """
     rows = []
     for film in sb.store.films.values():
         state = sb.store.series_state(caller.org_id, film, now)
@@ -126,10 +139,16 @@ def _rows(sb: Sandbox, caller: Caller, now: float) -> list[dict[str, Any]]:
 
 
 def _error(sb: Sandbox, exchange: Exchange, status: int, code: int, message: str) -> Reply:
+    """An error of the series family, in the envelope format. (SER-047)"""
     return errors.envelope(exchange, sb.faults, status, code, message, sb.now())
 
 
 async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
+    """GET /series: 422 4220 for a bad query, then a page of items after `updated_since`.
+
+    Requirements: PAGE-001, PAGE-002, PAGE-009, PAGE-010, PAGE-011, SER-028, SER-029, SER-030,
+    SER-031, SER-041, SER-042, SER-043.
+    """
     query, now = call.query, sb.now()
     limit = parse_limit(query.get("limit"), MAX_LIMIT, DEFAULT_LIMIT)
     since = parse_epoch(query.get("updated_since"))
@@ -165,6 +184,12 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
 
 
 async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
+    """GET /series/{code}: the detail of an active series the caller may stream, else the same 4040.
+
+    Requirements: SER-032, SER-033.
+
+    Requirements: STATE-004.
+    """
     code, now = call.params["code"], sb.now()
     film = sb.store.film_by_code(code)
     state = None if film is None else sb.store.series_state(caller.org_id, film, now)

@@ -21,6 +21,7 @@ import hmac
 from urllib.parse import parse_qsl, quote
 
 from delivery_sandbox.http import errors
+from delivery_sandbox.http.coverage_faults_2 import link_revoked, share_link_ttl
 from delivery_sandbox.http.headers import Exchange, Reply
 from delivery_sandbox.state.context import Sandbox
 from delivery_sandbox.state.store import DAY, Creative, LicenceState
@@ -56,7 +57,10 @@ MSG_LINK_INVALID = "this download link is not valid"
 
 def export_rights_active(sb: Sandbox, creative: Creative, now: float) -> bool:
     """Export rights hold: the last day has not passed and the film licence is not suspended
-    (spec: Creative record, `rights.ends_at`; Errors > Creatives, 4032)."""
+    (spec: Creative record, `rights.ends_at`; Errors > Creatives, 4032).
+
+    Requirements: CRE-049.
+    """
     ends = creative.rights_ends_at
     if ends is not None and now >= ends + DAY:
         return False
@@ -71,9 +75,14 @@ def _signature(sb: Sandbox, creative_id: str, expires: int) -> str:
     return hashlib.sha256(sb.cursor_secret + f"{creative_id}:{expires}".encode()).hexdigest()[:32]
 
 
-def download_link(sb: Sandbox, base_url: str, creative: Creative, now: float) -> tuple[str, int]:
-    """A keyless download link valid 15 minutes, and its expiry in epoch seconds."""
-    expires = int(now) + LINK_TTL
+def download_link(
+    sb: Sandbox, base_url: str, creative: Creative, now: float, ttl: int = LINK_TTL
+) -> tuple[str, int]:
+    """A keyless download link valid 15 minutes, and its expiry in epoch seconds.
+
+    Requirements: CRE-023, CRE-040.
+    """
+    expires = int(now) + ttl
     signature = quote(_signature(sb, creative.id, expires))
     return f"{base_url}{FILES_PREFIX}{creative.id}.mp4?exp={expires}&sig={signature}", expires
 
@@ -98,7 +107,12 @@ def _refusal(
 
 
 def open_share_link(sb: Sandbox, exchange: Exchange, token: str) -> Reply:
-    """One open of `final.file_url`: re-check, then 302 to a fresh download link, else 410."""
+    """One open of `final.file_url`: re-check, then 302 to a fresh download link, else 410.
+
+    Requirements: CRE-023.
+
+    Requirements: CRE-063.
+    """
     creative = _by_token(sb).get(token)
     if creative is None:
         return _refusal(sb, exchange, 404, MSG_SHARE_UNKNOWN, "not_found")
@@ -113,7 +127,8 @@ def open_share_link(sb: Sandbox, exchange: Exchange, token: str) -> Reply:
             [(b"retry-after", SHARE_RETRY_AFTER)],
         )
     if (
-        not creative.visible
+        link_revoked(sb.store, creative.id, sb.faults)
+        or not creative.visible
         or not creative.final_ready
         or not export_rights_active(sb, creative, now)
     ):
@@ -127,7 +142,8 @@ def open_share_link(sb: Sandbox, exchange: Exchange, token: str) -> Reply:
             "service_unavailable",
             [(b"retry-after", SHARE_RETRY_AFTER)],
         )
-    url, _ = download_link(sb, exchange.base_url, creative, now)
+    ttl = share_link_ttl(LINK_TTL, sb.faults)
+    url, _ = download_link(sb, exchange.base_url, creative, now, ttl)
     return Reply(302, b"", [(b"location", url.encode())], content_type=None)
 
 

@@ -35,6 +35,7 @@ MSG_BAD_ID = "id is not a UUID"
 
 
 def _link(sb: Sandbox, video: Video, rendition: str, expires: int) -> str:
+    """A signed rendition link valid until the response's `expires_at`. (VID-005)"""
     sig = hashlib.sha256(
         sb.cursor_secret + f"{video.id}:{rendition}:{expires}".encode()
     ).hexdigest()
@@ -44,6 +45,10 @@ def _link(sb: Sandbox, video: Video, rendition: str, expires: int) -> str:
 def video_row(
     sb: Sandbox, video: Video, collection: str, position: int, now: int
 ) -> dict[str, Any]:
+    """One open video row, the same shape in the list and the single read.
+
+    Requirements: VID-001, VID-002, VID-003, VID-004, VID-005.
+    """
     expires = now + LINK_TTL
     return {
         "id": video.id,
@@ -65,18 +70,29 @@ def video_row(
 
 
 def _playable(video: Video) -> bool:
+    """Ready and not archived: the only videos either endpoint serves. (VID-012, VID-027)"""
     return video.ready and not video.archived
 
 
 def _bad(sb: Sandbox, exchange: Exchange, message: str) -> Reply:
+    """400, flat, no `error_code`: bad `limit`, bad cursor or an `id` that is not a UUID.
+
+    Requirements: VID-018, VID-019, VID-020.
+    """
     return errors.flat(exchange, sb.faults, 400, message)
 
 
 def _read_failed(sb: Sandbox, exchange: Exchange) -> Reply:
+    """500, flat, no `error_code`, when a collection or video cannot be read. (VID-029)"""
     return errors.flat(exchange, sb.faults, 500, errors.MSG_READ_FAILED)
 
 
 async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
+    """GET /videos: granted collections in collection order, paged by opaque cursors.
+
+    Requirements: PAGE-001, PAGE-002, VID-006, VID-007, VID-008, VID-009, VID-010, VID-011, VID-012,
+    VID-018, VID-019, VID-026.
+    """
     query, now = call.query, int(sb.now())
     limit = parse_limit(query.get("limit"), MAX_LIMIT, DEFAULT_LIMIT)
     if limit is None and sb.faults.enabled(FaultName.videos_bad_limit_coded):  # fault (properties)
@@ -129,6 +145,10 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
 
 
 async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
+    """GET /videos/{id}: the UUID only, the first granted collection, no `Service-Version` on 200.
+
+    Requirements: HDR-004, VID-014, VID-015, VID-016, VID-017, VID-020, VID-027.
+    """
     raw, now = call.params["id"], int(sb.now())
     try:
         video_id = str(uuid.UUID(raw))

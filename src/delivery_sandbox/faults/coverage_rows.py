@@ -4,7 +4,7 @@ Plain data with no imports, appended by `registry.py` to the sandbox's single fa
 each of these faults changes is in `coverage.py`.
 """
 
-__all__ = ["COVERAGE_FAULT_ROWS"]
+__all__ = ["COVERAGE_FAULT_ROWS", "COVERAGE_FAULT_ROWS_2"]
 
 COVERAGE_FAULT_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("envelope_server_time_missing", ("PAGE-005",), "success envelopes leave out server_time"),
@@ -122,5 +122,51 @@ COVERAGE_FAULT_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
         "unverifiable_key_401",
         ("AUTH-021", "CAT-075", "PLAY-077", "CFG-033", "CRE-060", "SER-046", "PLS-042", "VID-030"),
         "a key that cannot be verified in time is refused 401 instead of 503",
+    ),
+)
+
+# Second block (issue 13): behaviours the suite had no check for; they act in
+# `http/coverage_faults_2.py`.
+COVERAGE_FAULT_ROWS_2: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    (
+        "key_secret_only_lookup",
+        ("AUTH-005",),
+        "a key is looked up by its 32 characters after the prefix: a wrong prefix or extra "
+        "characters still open",
+    ),
+    (
+        "bearer_spacing_tolerated",
+        ("AUTH-036",),
+        "Authorization read as Bearer, any run of spaces or tabs, then the key",
+    ),
+    (
+        "list_per_key",
+        ("GEN-012",),
+        "keys films_metadata and films_creatives see one series and one creative fewer",
+    ),
+    (
+        "config_playback_door_per_second",
+        ("CFG-037",),
+        "/config reports the playback door at 180 (its refill per second) instead of 10,800",
+    ),
+    (
+        "revoked_link_still_opens",
+        ("CRE-063",),
+        "a revoked share link still redirects to a download link",
+    ),
+    (
+        "revoked_link_still_listed",
+        ("CRE-064",),
+        "a creative whose share link was revoked still carries it in final.file_url",
+    ),
+    (
+        "catalog_lists_unpublished",
+        ("CAT-081",),
+        "the catalog lists licensed films that are not published (drafts) with their episodes",
+    ),
+    (
+        "share_download_link_30_minutes",
+        ("CRE-023",),
+        "a share link redirects to a download link valid 30 minutes",
     ),
 )

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from delivery_sandbox.faults.coverage_rows import COVERAGE_FAULT_ROWS
+from delivery_sandbox.faults.coverage_rows import COVERAGE_FAULT_ROWS, COVERAGE_FAULT_ROWS_2
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.playback_rows import PLAYBACK_FAULT_ROWS
 
@@ -280,8 +280,13 @@ class FaultSwitch:
 
 
 # Rows of the playback/limits/simulation part (playback_rows.py) and rows proving the coverage
-# of rules no other fault breaks (coverage_rows.py), appended to the same table.
-register(*(Fault(*row) for row in (*PLAYBACK_FAULT_ROWS, *COVERAGE_FAULT_ROWS)))
+# of rules no other fault breaks (coverage_rows.py, two blocks), appended to the same table.
+register(
+    *(
+        Fault(*row)
+        for row in (*PLAYBACK_FAULT_ROWS, *COVERAGE_FAULT_ROWS, *COVERAGE_FAULT_ROWS_2)
+    )
+)
 
 # Collateral (kill rate, blame precision): requirements a fault legitimately breaks beside its
 # own, each with the reason. A failure of any other requirement under the fault is mis-blame.
@@ -323,6 +328,9 @@ COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "batch_item_intent_play": (
         ("LIM-040", "later items recorded as play are not shed as prefetch: no prefetch_shed"),
+    ),
+    "auth_scheme_lax": (
+        ("AUTH-036", "a lax scheme reads the last word, so a key after two spaces opens too"),
     ),
     "not_granted_playlist_404": (
         ("PLS-026", "the not-granted playlist's content scenario reads its detail, due a 200"),

@@ -105,7 +105,10 @@ def flat(
     headers: list[tuple[bytes, bytes]] | None = None,
     **extra: Any,
 ) -> Reply:
-    """A flat error body (spec: Errors > Formats, flat)."""
+    """A flat error body (spec: Errors > Formats, flat).
+
+    Requirements: ERR-001, ERR-002, ERR-003, ERR-004, ERR-005, HDR-013, VID-031.
+    """
     body: dict[str, Any] = {"error": error}
     if error_code is not None:
         body["error_code"] = error_code
@@ -124,7 +127,10 @@ def envelope(
     now: float,
     headers: list[tuple[bytes, bytes]] | None = None,
 ) -> Reply:
-    """An envelope error body (spec: Errors > Formats, envelope)."""
+    """An envelope error body (spec: Errors > Formats, envelope).
+
+    Requirements: CRE-062, ERR-008, ERR-009, HDR-013, PLS-043, SER-047.
+    """
     if faults.enabled(FaultName.envelope_code_mismatch):
         code = code + 1000 if code < 5000 else code - 1000
     body: dict[str, Any] = {"code": code, "message": message, "server_time": int(now)}
@@ -136,7 +142,10 @@ def envelope(
 def problem(
     exchange: Exchange, faults: FaultSwitch, family: Family, which: Problem, now: float
 ) -> Reply:
-    """One of the shared errors in the endpoint's own format."""
+    """One of the shared errors in the endpoint's own format.
+
+    Requirements: AUTH-021, CRE-059, CRE-060, HDR-025, PLS-041, PLS-042, SER-045, SER-046.
+    """
     headers = [(b"retry-after", RETRY_AFTER_UNAVAILABLE)] if which in RETRYABLE else []
     if family is Family.ENVELOPE:
         status, code, message = ENVELOPE_PROBLEMS[which]
@@ -148,7 +157,13 @@ def problem(
 def rate_limited(
     exchange: Exchange, faults: FaultSwitch, retry_after: int, limit: int, window: int
 ) -> Reply:
-    """429, always flat, with Retry-After and X-RateLimit-* (spec: Limits, behaviour 1)."""
+    """429, always flat, with Retry-After and X-RateLimit-* (spec: Limits, behaviour 1).
+
+    Requirements: CRE-058, ERR-006, HDR-024, HDR-026, HDR-027, HDR-028, HDR-029, HDR-030, PLS-040,
+    SER-044.
+
+    Requirements: LIM-029, LIM-030, LIM-031, LIM-032.
+    """
     headers = [(b"retry-after", str(retry_after).encode())]
     if not faults.enabled(FaultName.ratelimit_limit_missing):
         headers.append((b"x-ratelimit-limit", str(limit).encode()))
@@ -163,7 +178,10 @@ def unsupported_version(
     latest: str,
     upgrade_to: str | None = None,
 ) -> Reply:
-    """400 `unsupported_version`, flat on every endpoint (spec: Versioning 2)."""
+    """400 `unsupported_version`, flat on every endpoint (spec: Versioning 2).
+
+    Requirements: ERR-007, VER-007, VER-008, VER-009.
+    """
     extra: dict[str, Any] = {"supported_versions": supported, "latest_version": latest}
     if upgrade_to is not None:
         extra["upgrade_to"] = upgrade_to

@@ -37,6 +37,8 @@ class RequestIds:
 
     The random source is injected. The counter is written in upper-case hex, whose digits
     are all Crockford characters.
+
+    Requirements: HDR-011, HDR-012, HDR-031.
     """
 
     def __init__(self, rng: random.Random) -> None:
@@ -82,7 +84,10 @@ def json_reply(status: int, body: bytes, headers: list[tuple[bytes, bytes]] | No
 
 
 def deprecation_headers(version: Version, base_url: str) -> list[tuple[bytes, bytes]]:
-    """Deprecation, Sunset and Link for a deprecated version (spec: Versioning 5)."""
+    """Deprecation, Sunset and Link for a deprecated version (spec: Versioning 5).
+
+    Requirements: HDR-017, HDR-018, HDR-020, HDR-021, HDR-022, HDR-023.
+    """
     out: list[tuple[bytes, bytes]] = []
     deprecation = version.deprecation_header()
     if deprecation is None:
@@ -116,6 +121,11 @@ HEADER_FAULTS = frozenset(
 def common_headers(
     exchange: Exchange, status: int, faults: FaultSwitch
 ) -> list[tuple[bytes, bytes]]:
+    """The headers every answer carries, and the deprecation headers on a 200 only.
+
+    Requirements: GEN-002, GEN-003, HDR-001, HDR-002, HDR-003, HDR-004, HDR-005, HDR-006, HDR-011,
+    HDR-014, HDR-015, HDR-016, HDR-019.
+    """
     if HEADER_FAULTS.isdisjoint(faults.on):
         if exchange.omit_version:
             headers = [(H_STATUS, BETA), (H_REQUEST_ID, exchange.request_id.encode())]
@@ -159,6 +169,10 @@ def common_headers(
 
 
 async def send_reply(send: Any, exchange: Exchange, reply: Reply, faults: FaultSwitch) -> None:
+    """Every answer goes out here: common headers, then `Content-Type` on every body.
+
+    Requirements: ERR-005, GEN-005.
+    """
     headers = common_headers(exchange, reply.status, faults)
     if reply.content_type is not None:
         headers.append((b"content-type", reply.content_type))

@@ -37,11 +37,11 @@ class Version:
     retired: bool = False
 
     def deprecation_header(self) -> str | None:
-        """RFC 9745 value: `@<unix seconds>` of the deprecation date."""
+        """RFC 9745 value: `@<unix seconds>` of the deprecation date. (HDR-017, HDR-018)"""
         return None if self.deprecated_at is None else f"@{date_epoch(self.deprecated_at)}"
 
     def sunset_header(self) -> str | None:
-        """RFC 8594 value: an HTTP date."""
+        """RFC 8594 value: an HTTP date. (HDR-020, HDR-021)"""
         if self.sunset_at is None:
             return None
         return formatdate(date_epoch(self.sunset_at), usegmt=True)
@@ -72,7 +72,10 @@ class VersionSet:
         return None
 
     def usable(self, value: str) -> Version | None:
-        """The version when `value` is a known, non-retired dated version; else None."""
+        """The version when `value` is a known, non-retired dated version; else None.
+
+        Requirements: VER-003, VER-004, VER-005, VER-006.
+        """
         return self._usable.get(value)
 
     @property

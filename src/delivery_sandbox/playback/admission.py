@@ -110,7 +110,10 @@ def holdable(wait: float, policy: AdmissionPolicy) -> bool:
 
 
 def admission_order(classes: Sequence[IntentClass], policy: AdmissionPolicy) -> list[int]:
-    """Indexes in admission order: play-class items first, prefetch last, stable otherwise."""
+    """Indexes in admission order: play-class items first, prefetch last, stable otherwise.
+
+    Requirements: LIM-039, PLAY-046.
+    """
     first = IntentClass.PLAY if policy.play_first else IntentClass.PREFETCH
     return [i for i, c in enumerate(classes) if c is first] + [
         i for i, c in enumerate(classes) if c is not first
@@ -120,7 +123,10 @@ def admission_order(classes: Sequence[IntentClass], policy: AdmissionPolicy) -> 
 def decide_ticket(
     bucket: Bucket, intent: IntentClass, now: float, hold_left: float, policy: AdmissionPolicy
 ) -> Decision:
-    """Admit one ticket of the given class (spec: Behaviour at the ceiling 2 and 3)."""
+    """Admit one ticket of the given class (spec: Behaviour at the ceiling 2 and 3).
+
+    Requirements: LIM-035, LIM-036, LIM-037, LIM-044.
+    """
     if intent is IntentClass.PREFETCH and policy.shed_prefetch:
         threshold = policy.shed_fraction * bucket.capacity
         if bucket.level(now) < threshold:

@@ -96,7 +96,10 @@ def _ceil_seconds(seconds: float) -> int:
 
 @dataclass
 class TokenBucket:
-    """Continuous refill; full from idle (spec: Limits, playback row)."""
+    """Continuous refill; full from idle (spec: Limits, playback row).
+
+    Requirements: LIM-006, LIM-007, LIM-013, LIM-014, LIM-020, LIM-033.
+    """
 
     capacity: float
     rate_per_s: float
@@ -151,6 +154,8 @@ class ClockMinuteCounter:
 
     With `rolling` the window instead starts at the first request and lasts 60 s; that is
     the fault `clock_minute_rolling`, never the default.
+
+    Requirements: LIM-006, LIM-007, LIM-024, LIM-034.
     """
 
     limit: int
@@ -218,6 +223,8 @@ class Limits:
 
     `scale` multiplies every limit (and so every continuous rate) at start, for short smokes;
     `set_limit` raises or lowers one counter of one organisation (the admin API).
+
+    Requirements: LIM-001, LIM-002, LIM-011, LIM-021, LIM-023, LIM-027.
     """
 
     def __init__(
@@ -244,7 +251,12 @@ class Limits:
         return max(1, round(LIMITS[counter].limit * self.scale))
 
     def doors(self, org_id: str) -> dict[str, dict[str, object]]:
-        """`rate_limits.doors` of GET /config: the effective limits of this organisation."""
+        """`rate_limits.doors` of GET /config: the effective limits of this organisation.
+
+        Requirements: CFG-015, CFG-016, CFG-017, LIM-008, LIM-009, LIM-010.
+
+        Requirements: CFG-037.
+        """
         return {
             name: {"limit": self.limit_of(org_id, name), "unit": LIMITS[name].unit}
             for name in CONFIG_DOORS
@@ -279,6 +291,10 @@ class Limits:
     def refusal(
         self, org_id: str, counter: str, seconds: float, reason: str | None = None
     ) -> Refusal:
+        """The values of a 429: `Retry-After` from the counter, the organisation's limit, window 60.
+
+        Requirements: LIM-030, LIM-031, LIM-032, LIM-033, LIM-034.
+        """
         advertised = round(self.limit_of(org_id, counter) * self.quirks.advertised_limit_factor)
         return Refusal(
             retry_after=_ceil_seconds(seconds) + self.quirks.retry_after_offset,
@@ -290,6 +306,8 @@ class Limits:
         """Count one request; None when admitted, else the refusal.
 
         spec: Limits > Behaviour at the ceiling, point 1.
+
+        Requirements: LIM-004, LIM-005, LIM-021, LIM-023, LIM-027, LIM-045.
         """
         if counter == "config" and self.quirks.config_spends_catalog:
             self.bucket(org_id, "catalog").take(1, now)
@@ -305,7 +323,10 @@ class Limits:
     # -- admin -------------------------------------------------------------------------------
 
     def set_limit(self, org_id: str, counter: str, limit: int, now: float | None = None) -> None:
-        """Raise or lower a counter; a continuous counter refills at limit/60 per second."""
+        """Raise or lower a counter; a continuous counter refills at limit/60 per second.
+
+        Requirements: FRESH-014, LIM-003, LIM-009.
+        """
         if counter not in LIMITS:
             raise KeyError(counter)
         if limit < 1:
@@ -384,9 +405,14 @@ class Limits:
         """Admit one ticket: issue (1 unit taken), hold for some seconds, or refuse.
 
         A refused decision becomes a 429 through `refusal(org_id, "playback", ...)`.
+
+        Requirements: LIM-015, LIM-035, LIM-036, LIM-037, LIM-044.
         """
         return decide_ticket(self.bucket(org_id), intent, now, hold_left, self.policy)
 
     def playback_charge(self, org_id: str, units: int, now: float) -> bool:
-        """Charge units outside admission (a malformed body costs 1) when they are available."""
+        """Charge units outside admission (a malformed body costs 1) when they are available.
+
+        Requirements: LIM-016.
+        """
         return self.bucket(org_id).take(units, now)

@@ -104,7 +104,7 @@ Anchor = tuple[str | None, str | None, int | float | None]
 
 
 def _episode_no(value: object) -> int | None:
-    """A JSON number that is a whole number of 1 or more (README: PLAY-010, PLAY-030)."""
+    """A JSON number that is a whole number of 1 or more (README: PLAY-010, PLAY-030). (PLAY-009)"""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     if value < 1 or value != int(value):
@@ -113,7 +113,10 @@ def _episode_no(value: object) -> int | None:
 
 
 def _episode_of(obj: dict[str, Any]) -> Anchor | None:
-    """(episode_id, film_ref, episode_no) with episode_id taking precedence, or None."""
+    """(episode_id, film_ref, episode_no) with episode_id taking precedence, or None.
+
+    Requirements: PLAY-005, PLAY-006, PLAY-007, PLAY-008, PLAY-069.
+    """
     episode_id = obj.get("episode_id")
     if isinstance(episode_id, str):
         return episode_id, None, None
@@ -131,6 +134,10 @@ def _echo(episode: Anchor, intent: str) -> dict[str, Any]:
 
 
 def _device_rejected(value: object, rules: BodyRules) -> bool:
+    """A device value shorter than 8 once trimmed, or a null-like word in any case, is refused.
+
+    Requirements: PLAY-013, PLAY-014, PLAY-015, PLAY-016, PLAY-017, PLAY-018.
+    """
     if not isinstance(value, str):
         return True
     text = value.strip() if rules.trim_device_values else value
@@ -141,6 +148,10 @@ def _device_rejected(value: object, rules: BodyRules) -> bool:
 def _batch_a(
     body: dict[str, Any], top_intent: str, rules: BodyRules
 ) -> list[ItemRequest] | BodyError:
+    """Form A: 1 to 3 `episodes`, alone; item 0 takes the top-level intent, later ones `prefetch`.
+
+    Requirements: PLAY-026, PLAY-028, PLAY-029, PLAY-031, PLAY-039.
+    """
     if any(name in body for name in (*EPISODE_FIELDS, "next")):
         return BodyError(MSG_BATCH_MIXED, "invalid_request")
     episodes = body["episodes"]
@@ -160,6 +171,10 @@ def _batch_a(
 def _batch_b(
     body: dict[str, Any], anchor: Anchor, intent: str
 ) -> list[ItemRequest] | BodyError:
+    """Form B: an anchor and `next` 0 to 2 following episodes, recorded as prefetch.
+
+    Requirements: PLAY-033, PLAY-035, PLAY-036, PLAY-038.
+    """
     count = body["next"]
     if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= MAX_NEXT:
         return BodyError(MSG_NEXT, "invalid_request")
@@ -171,7 +186,11 @@ def _batch_b(
 
 
 def parse(raw: bytes, rules: BodyRules | None = None) -> PlaybackRequest | BodyError:
-    """Validate the body in the order of the spec's whole-request table."""
+    """Validate the body in the order of the spec's whole-request table.
+
+    Requirements: PLAY-004, PLAY-012, PLAY-019, PLAY-021, PLAY-022, PLAY-032, PLAY-034, PLAY-068,
+    PLAY-069.
+    """
     rules = rules or BodyRules()
     try:
         body = orjson.loads(raw)

@@ -55,7 +55,10 @@ ENTITLEMENT_REASONS = (
 
 @dataclass(frozen=True)
 class Scenario:
-    """One simulated answer: status, `error`, `error_code`, extra body fields and headers."""
+    """One simulated answer: status, `error`, `error_code`, extra body fields and headers.
+
+    Requirements: SIM-010, SIM-011, SIM-012.
+    """
 
     name: str
     endpoints: frozenset[str]
@@ -142,6 +145,8 @@ def scenario_for(
 
     `beyond_table` (fault `simulated_beyond_error_table`) honours `internal_error` everywhere,
     a 500 the catalog and config error tables do not have.
+
+    Requirements: SIM-007, SIM-008, SIM-009.
     """
     if value is None or not test_organisation:
         return None
@@ -171,6 +176,8 @@ def respond(
     """The simulated answer, or the real 429 of the simulated counter when it is spent.
 
     Not for `partial_batch`, which playback builds from a real ticket.
+
+    Requirements: SIM-001, SIM-002, SIM-003, SIM-004, SIM-005, SIM-006.
     """
     if not faults.enabled(FaultName.simulated_counter_not_counted):
         refusal = limits.take_request(org_id, "simulated", now)
@@ -195,7 +202,10 @@ def render(
     endpoint: str,
     now: float,
 ) -> Reply:
-    """The real answer the scenario stands for, without `Service-Simulated`."""
+    """The real answer the scenario stands for, without `Service-Simulated`.
+
+    Requirements: SIM-001, SIM-010, SIM-011, SIM-012.
+    """
     if scenario.status == 429:
         counter = endpoint
         reply = rate_limited(

@@ -38,7 +38,12 @@ SUBTITLE_FORMAT = "webvtt"
 
 @dataclass(frozen=True)
 class TicketPolicy:
-    """Lifetimes and the reuse window (spec: Limits > Other constants); faults change them."""
+    """Lifetimes and the reuse window (spec: Limits > Other constants); faults change them.
+
+    Requirements: PLAY-051, PLAY-052, PLAY-060, PLAY-064.
+
+    Requirements: STATE-018, STATE-019.
+    """
 
     play_token_ttl: int = 1_800
     manifest_ttl: int = 900
@@ -48,7 +53,7 @@ class TicketPolicy:
 
 
 def iso_utc(epoch: float) -> str:
-    """ISO 8601 UTC with a `Z`, to the second."""
+    """ISO 8601 UTC with a `Z`, to the second. (PLAY-050)"""
     return _iso(int(epoch))
 
 
@@ -69,7 +74,11 @@ class Ticket:
     manifest_url: str | None = None
 
     def fields(self) -> dict[str, Any]:
-        """The ticket fields of a 200 body or a batch item (spec: POST /playback, Response 200)."""
+        """The ticket fields of a 200 body or a batch item (spec: POST /playback, Response 200).
+
+        Requirements: PLAY-001, PLAY-048, PLAY-049, PLAY-050, PLAY-053, PLAY-054, PLAY-055,
+        PLAY-057, PLAY-058.
+        """
         out: dict[str, Any] = {}
         if self.play_auth_token is not None:
             out["vid"] = self.vid
@@ -95,7 +104,12 @@ def mint(
     new_secret: Callable[[], str],
     policy: TicketPolicy,
 ) -> Ticket:
-    """A fresh ticket for one episode issued at `now`."""
+    """A fresh ticket for one episode issued at `now`.
+
+    Requirements: CFG-035, PLAY-001, PLAY-051, PLAY-052, PLAY-053, PLAY-054, PLAY-056.
+
+    Requirements: STATE-018, STATE-019.
+    """
     subs = tuple(sorted(subtitles, reverse=not policy.sort_subtitles))
     if protection == SIGNED_URL_ONLY:
         expires = now + policy.manifest_ttl
@@ -145,7 +159,10 @@ class TicketBook:
         return ticket.expires_at - now >= self.policy.reuse_margin
 
     def find(self, key: ReuseKey, now: float) -> Ticket | None:
-        """The kept ticket when at least the reuse margin of it is left, else None."""
+        """The kept ticket when at least the reuse margin of it is left, else None.
+
+        Requirements: PLAY-003, PLAY-060, PLAY-064.
+        """
         key = self._key(key)
         ticket = self._kept.get(key)
         if ticket is None:

@@ -136,7 +136,10 @@ class KeyRecord:
 
 @dataclass(frozen=True)
 class Caller:
-    """Who is calling, once the key is valid: handed to every handler (and to playback)."""
+    """Who is calling, once the key is valid: handed to every handler (and to playback).
+
+    Requirements: GEN-012.
+    """
 
     role: str
     organisation: Organisation
@@ -161,11 +164,19 @@ class Caller:
 
 
 def mint_key(rng: random.Random) -> str:
+    """A key of the spec's form: `svc_live_` and 32 characters from the injected generator.
+
+    Requirements: AUTH-005.
+    """
     return KEY_PREFIX + "".join(rng.choice(KEY_ALPHABET) for _ in range(32))
 
 
 class Accounts:
-    """Keys by secret, roles, suspensions. Revoke and rotate take effect at once."""
+    """Keys by secret, roles, suspensions. Revoke and rotate take effect at once.
+
+    Keys are managed only here, through the admin API (the portal's stand-in): the Delivery API
+    itself has no key endpoint (AUTH-035).
+    """
 
     def __init__(self, rng: random.Random, pins: dict[Pin, str], roles: list[str]) -> None:
         self._rng = rng
@@ -202,7 +213,10 @@ class Accounts:
         raise KeyError(role)
 
     def caller(self, record: KeyRecord) -> Caller:
-        """The caller of a key record, as of now (the suspension is read on every call)."""
+        """The caller of a key record, as of now (the suspension is read on every call).
+
+        Requirements: FRESH-006, PLAY-067.
+        """
         suspended = record.org_id in self.suspended
         found = self._callers.get(id(record))
         if found is not None and found[0] is record and found[1].suspended is suspended:
@@ -221,11 +235,20 @@ class Accounts:
         return made
 
     def revoke(self, role: str) -> None:
+        """Revoke a key: it is refused from the next request on. (AUTH-007)
+
+        Requirements: FRESH-008, FRESH-009, FRESH-011.
+        """
         key = self.key_of(role)
         self.keys[key] = replace(self.keys[key], revoked=True)
 
     def rotate(self, role: str) -> str:
-        """A new secret with the same label, scopes and pin; the old one stops at once."""
+        """A new secret with the same label, scopes and pin; the old one stops at once.
+
+        Requirements: AUTH-033, AUTH-034, VER-011.
+
+        Requirements: FRESH-010, FRESH-011, FRESH-012.
+        """
         key = self.key_of(role)
         record = self.keys.pop(key)
         if record.revoked:

@@ -105,6 +105,11 @@ class _Seeder:
         published: bool = True,
         code: bool | None = None,
     ) -> Film:
+        """One seeded film: slug `film-<index>`, so slugs are URL-safe and unique; tags with one
+        main.
+
+        Requirements: CAT-004, CAT-005, CAT-023.
+        """
         rng = self.rng
         fid, slug = _uuid(rng), f"film-{index:03d}"
         full = rng.random() < 0.6 if full is None else full
@@ -340,6 +345,7 @@ class _Seeder:
         self.licence("org_films", old, ends=self.ago(40))
         draft = self.film(N_FILMS + 6, published_eps=2, full=True, code=True, published=False)
         self.licence("org_films", draft)
+        f["film_id_unpublished"] = draft.id
         for film in licensed[:5]:  # a licence that ended long ago: no current licence
             self.licence("org_unlicensed", film, ends=self.ago(60))
 

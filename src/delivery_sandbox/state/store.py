@@ -225,6 +225,7 @@ class Store:
     series_takedowns: dict[str, int] = field(default_factory=dict)
     playlist_withdrawals: dict[str, int] = field(default_factory=dict)
     withdrawn_episodes: set[str] = field(default_factory=set)
+    revoked_links: set[str] = field(default_factory=set)  # creative ids (admin revoke-link)
     _by_film: dict[str, list[Episode]] = field(default_factory=dict)
     _by_slug: dict[str, Film] = field(default_factory=dict)
     _by_code: dict[str, Film] = field(default_factory=dict)
@@ -253,6 +254,7 @@ class Store:
 
     def reset(self) -> None:
         self.series_takedowns.clear()
+        self.revoked_links.clear()
         self.playlist_withdrawals.clear()
         self.licences.clear()
         self.licences.update(self._seed_licences)
@@ -304,7 +306,7 @@ class Store:
     # -- films and episodes --------------------------------------------------------------------
 
     def film_by_ref(self, ref: str) -> Film | None:
-        """A film by id or slug (spec: POST /playback, `film_ref`)."""
+        """A film by id or slug (spec: POST /playback, `film_ref`). (PLAY-007, PLAY-008)"""
         return self.films.get(ref) or self._by_slug.get(ref)
 
     def film_by_code(self, code: str) -> Film | None:
@@ -327,6 +329,8 @@ class Store:
         """None when the organisation may stream the film now, else the `not_entitled` reason.
 
         `org_suspended` is the caller's state and is checked by the caller first.
+
+        Requirements: PLAY-078, PLAY-079, PLAY-080, PLAY-081.
         """
         licence = self.licences.get((org_id, film_id))
         if licence is None:
@@ -340,7 +344,12 @@ class Store:
         return None
 
     def licensed_films(self, org_id: str, now: float) -> list[Film]:
-        """Published films with a current licence, by `display_order` (spec: GET /catalog)."""
+        """Published films with a current licence, by `display_order` (spec: GET /catalog).
+
+        Requirements: CAT-055, CAT-056, CAT-057.
+
+        Requirements: CAT-081.
+        """
         films = [
             f
             for f in self.films.values()
@@ -365,7 +374,10 @@ class Store:
     def series_state(
         self, org_id: str, film: Film, now: float
     ) -> tuple[str, int, int | None] | None:
-        """(status, updated_at, withdrawn_at) of a series for the organisation; None: unlisted."""
+        """(status, updated_at, withdrawn_at) of a series for the organisation; None: unlisted.
+
+        Requirements: STATE-001, STATE-003, STATE-005, STATE-006, STATE-007.
+        """
         licence = self.licences.get((org_id, film.id))
         if licence is None or film.code is None or not film.published:
             return None
@@ -386,6 +398,10 @@ class Store:
     # -- playlists -----------------------------------------------------------------------------
 
     def playlist_withdrawn_at(self, playlist: Playlist) -> int | None:
+        """When a playlist left the library: its own withdrawal, an admin one, or its Category's.
+
+        Requirements: STATE-009, STATE-015.
+        """
         marks = [
             playlist.withdrawn_at,
             self.playlist_withdrawals.get(playlist.code),
@@ -395,6 +411,10 @@ class Store:
         return min(found) if found else None
 
     def category_usable(self, slug: str, now: float) -> bool:
+        """A Category filter works until 30 days after the Category is withdrawn.
+
+        Requirements: PLS-035, STATE-016, STATE-017.
+        """
         category = self.categories.get(slug)
         if category is None:
             return False

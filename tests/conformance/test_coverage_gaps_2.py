@@ -12,12 +12,12 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from delivery_conformance.client import DeliveryClient, Response
-from delivery_conformance.events import NOT_EXERCISED_PREFIX
-from delivery_conformance.redact import Redactor
 from json_support import at
 
 from delivery_conformance.checks import expect, expect_status
+from delivery_conformance.evidence.events import NOT_EXERCISED_PREFIX
+from delivery_conformance.evidence.redact import Redactor
+from delivery_conformance.target.client import DeliveryClient, Response
 
 
 def _key_forms(key: str) -> dict[str, str]:

@@ -29,10 +29,10 @@ import tokenize
 from pathlib import Path
 
 import pytest
-from delivery_conformance.proofs import scan
-from delivery_conformance.requirements import Requirement, Role, load_requirements
 
+from delivery_conformance.killrate.proofs import scan
 from delivery_conformance.resources import suite_pytest_args
+from delivery_conformance.spec.requirements import Requirement, Role, load_requirements
 
 ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 SANDBOX = ROOT / "src" / "delivery_sandbox"

@@ -61,6 +61,11 @@ COVERAGE_FAULT_ROWS_2: tuple[tuple[str, tuple[str, ...], str], ...] = (
         "the catalog lists licensed films that are not published (drafts) with their episodes",
     ),
     (
+        "metadata_version_frozen",
+        ("CAT-082",),
+        "a film whose title changed keeps its metadata_version",
+    ),
+    (
         "share_download_link_30_minutes",
         ("CRE-023",),
         "a share link redirects to a download link valid 30 minutes",

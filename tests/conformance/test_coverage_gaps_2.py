@@ -208,3 +208,37 @@ def test_a_licensed_film_not_published_is_never_in_the_catalog(
         actual=f"{films.count(draft)} films, {rows.count(draft)} episode rows",
         response=response,
     )
+
+
+def _film(client: DeliveryClient, film_id: str) -> tuple[Response, dict[str, Any]]:
+    response = client.get("catalog", role="films")
+    expect_status("CAT-001", response, 200, expected="200 for GET /catalog")
+    films = at(response.json_body(), "films")
+    found = [f for f in films or [] if isinstance(f, dict) and f.get("id") == film_id]
+    return response, found[0] if found else {}
+
+
+@pytest.mark.needs("admin", "role:films", "fixture:film_id")
+@pytest.mark.requirement("CAT-082")
+def test_metadata_version_moves_when_the_metadata_changes(
+    client: DeliveryClient, admin: Any, fixture_id: Any
+) -> None:
+    """spec: Resources > Film (`metadata_version` changes when the metadata changes). The
+    title is changed with the sandbox admin action `films/{id}/retitle` (README: Admin API)."""
+    film_id = fixture_id("film_id")
+    _, before = _film(client, film_id)
+    version = before.get("metadata_version")
+    if not isinstance(version, str):
+        pytest.skip(NOT_EXERCISED_PREFIX + f"film {film_id} has no metadata_version to compare")
+    title = f"{before.get('title') or 'Film'} (retitled)"
+    admin.call("POST", f"films/{film_id}/retitle", {"title": title})
+    response, after = _film(client, film_id)
+    if after.get("title") != title:
+        pytest.skip(NOT_EXERCISED_PREFIX + "the new title does not show in the catalog yet")
+    expect(
+        "CAT-082",
+        after.get("metadata_version") != version,
+        expected="a metadata_version other than the one before the title changed",
+        actual=f"unchanged {version!r}",
+        response=response,
+    )

@@ -274,6 +274,11 @@ from delivery_sandbox.coverage_faults_2 import COVERAGE_FAULT_ROWS_2  # noqa: E4
 
 register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_2))
 
+# Third block: rules checked but broken by no other fault (coverage_faults_3.py).
+from delivery_sandbox.coverage_faults_3 import COVERAGE_FAULT_ROWS_3  # noqa: E402
+
+register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_3))
+
 # Collateral (kill rate, blame precision): requirements a fault legitimately breaks beside its
 # own, each with the reason. A failure of any other requirement under the fault is mis-blame.
 COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {

@@ -1,0 +1,31 @@
+"""The third block of coverage faults: each row is in the one fault table, acts only on a 200
+JSON body of its own endpoint, and leaves the body alone when switched off
+(coverage_faults_3.py)."""
+
+from __future__ import annotations
+
+import orjson
+
+from delivery_sandbox.coverage_faults_3 import BODY_FAULTS_3, COVERAGE_FAULT_ROWS_3, mangle_body_3
+from delivery_sandbox.faults import FAULTS, FaultSwitch
+
+CONFIG = orjson.dumps(
+    {"api": {"latest_version": "2026-10-02"}, "links": {"docs": "https://d", "catalog": "x"}}
+)
+
+
+def test_every_row_is_a_fault_with_one_rule_and_a_change() -> None:
+    names = {row[0] for row in COVERAGE_FAULT_ROWS_3}
+    assert names == BODY_FAULTS_3.keys() <= FAULTS.keys()
+    assert all(len(row[1]) == 1 for row in COVERAGE_FAULT_ROWS_3)
+
+
+def test_a_body_fault_bends_only_a_200_of_its_endpoint() -> None:
+    on = FaultSwitch(["config_docs_link_missing"])
+    assert mangle_body_3(200, CONFIG, FaultSwitch(), "/api/delivery/v1/config") is None
+    assert mangle_body_3(400, CONFIG, on, "/api/delivery/v1/config") is None
+    assert mangle_body_3(200, CONFIG, on, "/api/delivery/v1/catalog") is None
+    bent = mangle_body_3(200, CONFIG, on, "/api/delivery/v1/config")
+    assert bent is not None
+    assert "docs" not in orjson.loads(bent)["links"]
+    assert orjson.loads(bent)["api"] == {"latest_version": "2026-10-02"}

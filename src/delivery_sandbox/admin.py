@@ -145,6 +145,10 @@ async def dispatch(sb: Sandbox, method: str, parts: list[str], receive: Any) -> 
         return _revoke_link(sb, parts[1])
     if len(parts) == 3 and parts[0] == "films" and parts[2] == "retitle":
         return _retitle(sb, parts[1], await _body(receive), now)
+    if parts[:1] == ["creatives"] and parts[2:] == ["revoke-link"] and len(parts) == 3:
+        return _revoke_link(sb, parts[1])
+    if len(parts) == 3 and parts[0] == "films" and parts[2] == "retitle":
+        return _retitle(sb, parts[1], await _body(receive), now)
     if len(parts) == 3 and parts[0] == "episodes":
         return _episode(sb, parts[1], parts[2])
     if len(parts) == 3 and parts[0] == "roles":
@@ -247,6 +251,31 @@ def _episode(sb: Sandbox, episode_id: str, action: str) -> Reply:
         raise AdminError(404, f"no published episode {episode_id} in the seed")
     sb.changed()
     return _ok({"episode_id": episode_id, "published": action == "publish"})
+
+
+def _revoke_link(sb: Sandbox, creative_id: str) -> Reply:
+    """Revoke a creative's share link, as an organisation admin does in the portal (spec:
+    Resources > Creative record, `final.file_url`): it then answers 410 and reads null."""
+    creative = sb.store.creatives.get(creative_id)
+    if creative is None or not creative.share_token:
+        raise AdminError(404, f"no creative {creative_id} with a share link")
+    sb.store.revoked_links.add(creative_id)
+    sb.changed()
+    return _ok({"creative_id": creative_id, "link_revoked": True})
+
+
+def _retitle(sb: Sandbox, film_id: str, body: dict[str, Any], now: float) -> Reply:
+    """Give a film a new title: a metadata change (its `metadata_version` moves, CAT-082)."""
+    title = body.get("title")
+    if not isinstance(title, str) or not title.strip():
+        raise AdminError(400, "title must be a non-empty string")
+    keep = sb.faults.enabled("metadata_version_frozen")
+    try:
+        film = sb.store.retitle_film(film_id, title, int(now), keep_version=keep)
+    except KeyError as exc:
+        raise AdminError(404, f"no film {film_id}") from exc
+    sb.changed()
+    return _ok({"film_id": film_id, "title": film.title, "metadata_version": film.metadata_version})
 
 
 def _revoke_link(sb: Sandbox, creative_id: str) -> Reply:

@@ -17,7 +17,8 @@ import orjson
 if TYPE_CHECKING:
     from delivery_sandbox.faults import FaultSwitch
 
-__all__ = ["BODY_FAULTS_3", "COVERAGE_FAULT_ROWS_3", "mangle_body_3"]
+__all__ = ["BODY_FAULTS_3", "COVERAGE_FAULT_ROWS_3", "apply_table", "mangle_body_3", "rows_of",
+           "table_of"]  # fmt: skip
 
 Body = dict[str, Any]
 Where = Callable[[list[str]], bool]  # the path split on "/"
@@ -341,23 +342,39 @@ _BLOCK: tuple[tuple[str, str, str, Where, Callable[[Body], None]], ...] = (
      _ticket_expiry_epoch),
 )  # fmt: skip
 
-COVERAGE_FAULT_ROWS_3: tuple[tuple[str, tuple[str, ...], str], ...] = tuple(
-    (name, (rid,), summary) for name, rid, summary, _, _ in _BLOCK
-)
-BODY_FAULTS_3: dict[str, tuple[Where, Callable[[Body], None]]] = {
-    name: (where, change) for name, _, _, where, change in _BLOCK
-}
-NAMES = frozenset(BODY_FAULTS_3)
+
+Row = tuple[str, str, str, Where, Callable[[Body], None]]
+Table = dict[str, tuple[Where, Callable[[Body], None]]]
+
+
+def rows_of(block: tuple[Row, ...]) -> tuple[tuple[str, tuple[str, ...], str], ...]:
+    """Fault-table rows (name, rule, summary) of a block."""
+    return tuple((name, (rid,), summary) for name, rid, summary, _, _ in block)
+
+
+def table_of(block: tuple[Row, ...]) -> Table:
+    return {name: (where, change) for name, _, _, where, change in block}
+
+
+COVERAGE_FAULT_ROWS_3 = rows_of(_BLOCK)
+BODY_FAULTS_3 = table_of(_BLOCK)
 
 
 def mangle_body_3(status: int, body: bytes, faults: FaultSwitch, path: str) -> bytes | None:
     """The 200 JSON body of `path` with this block's switched-on faults applied, or None when
     none applies (the body is then left as it is)."""
-    on = faults.on & NAMES
+    return apply_table(BODY_FAULTS_3, status, body, faults, path)
+
+
+def apply_table(
+    table: Table, status: int, body: bytes, faults: FaultSwitch, path: str
+) -> bytes | None:
+    """`mangle_body_3` for any block's table."""
+    on = faults.on & table.keys()
     if not on or status != 200 or not body:
         return None
     parts = path.rstrip("/").split("/")
-    chosen = [BODY_FAULTS_3[n][1] for n in sorted(on) if BODY_FAULTS_3[n][0](parts)]
+    chosen = [table[n][1] for n in sorted(on) if table[n][0](parts)]
     if not chosen:
         return None
     try:

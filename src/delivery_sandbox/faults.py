@@ -279,6 +279,16 @@ from delivery_sandbox.coverage_faults_3 import COVERAGE_FAULT_ROWS_3  # noqa: E4
 
 register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_3))
 
+# Fourth block, the same kind (coverage_faults_4.py).
+from delivery_sandbox.coverage_faults_4 import COVERAGE_FAULT_ROWS_4  # noqa: E402
+
+register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_4))
+
+# Fifth block, the same kind (coverage_faults_5.py).
+from delivery_sandbox.coverage_faults_5 import COVERAGE_FAULT_ROWS_5  # noqa: E402
+
+register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_5))
+
 # Collateral (kill rate, blame precision): requirements a fault legitimately breaks beside its
 # own, each with the reason. A failure of any other requirement under the fault is mis-blame.
 COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {

@@ -7,6 +7,8 @@ from __future__ import annotations
 import orjson
 
 from delivery_sandbox.coverage_faults_3 import BODY_FAULTS_3, COVERAGE_FAULT_ROWS_3, mangle_body_3
+from delivery_sandbox.coverage_faults_4 import BODY_FAULTS_4, COVERAGE_FAULT_ROWS_4, mangle_body_4
+from delivery_sandbox.coverage_faults_5 import BODY_FAULTS_5, COVERAGE_FAULT_ROWS_5
 from delivery_sandbox.faults import FAULTS, FaultSwitch
 
 CONFIG = orjson.dumps(
@@ -15,9 +17,16 @@ CONFIG = orjson.dumps(
 
 
 def test_every_row_is_a_fault_with_one_rule_and_a_change() -> None:
-    names = {row[0] for row in COVERAGE_FAULT_ROWS_3}
-    assert names == BODY_FAULTS_3.keys() <= FAULTS.keys()
-    assert all(len(row[1]) == 1 for row in COVERAGE_FAULT_ROWS_3)
+    blocks = (
+        (COVERAGE_FAULT_ROWS_3, BODY_FAULTS_3),
+        (COVERAGE_FAULT_ROWS_4, BODY_FAULTS_4),
+        (COVERAGE_FAULT_ROWS_5, BODY_FAULTS_5),
+    )
+    for rows, table in blocks:
+        assert {row[0] for row in rows} == table.keys() <= FAULTS.keys()
+        assert all(len(row[1]) == 1 for row in rows)
+    names = [name for _, table in blocks for name in table]
+    assert len(names) == len(set(names))
 
 
 def test_a_body_fault_bends_only_a_200_of_its_endpoint() -> None:
@@ -29,3 +38,12 @@ def test_a_body_fault_bends_only_a_200_of_its_endpoint() -> None:
     assert bent is not None
     assert "docs" not in orjson.loads(bent)["links"]
     assert orjson.loads(bent)["api"] == {"latest_version": "2026-10-02"}
+
+
+def test_a_fourth_block_fault_bends_only_its_endpoint() -> None:
+    body = orjson.dumps({"films": [{"id": "f1", "code": "SB1"}], "episodes": []})
+    on = FaultSwitch(["catalog_code_elsewhere"])
+    assert mangle_body_4(200, body, on, "/api/delivery/v1/config") is None
+    bent = mangle_body_4(200, body, on, "/api/delivery/v1/catalog")
+    assert bent is not None
+    assert orjson.loads(bent)["films"] == [{"id": "f1", "code": "ZZSB1"}]

@@ -19,6 +19,7 @@ import orjson
 from delivery_sandbox.coverage_faults_3 import mangle_body_3
 from delivery_sandbox.coverage_faults_4 import mangle_body_4
 from delivery_sandbox.coverage_faults_5 import mangle_body_5
+from delivery_sandbox.coverage_faults_6 import mangle_error_6
 
 if TYPE_CHECKING:
     from delivery_sandbox.faults import FaultSwitch
@@ -68,6 +69,11 @@ COVERAGE_FAULT_ROWS_2: tuple[tuple[str, tuple[str, ...], str], ...] = (
         "metadata_version_frozen",
         ("CAT-082",),
         "a film whose title changed keeps its metadata_version",
+    ),
+    (
+        "playlist_change_keeps_updated_at",
+        ("PLS-045",),
+        "a playlist whose title changed keeps its updated_at",
     ),
     (
         "share_download_link_30_minutes",
@@ -128,7 +134,9 @@ PLAYBACK_REFILL_PER_SECOND = 180
 
 def mangle_reply_2(reply: Reply, faults: FaultSwitch, path: str, exchange: Exchange) -> None:
     """Apply this block's body faults (and those of the third to fifth blocks,
-    coverage_faults_3.py to _5.py) to a 200 JSON answer of `path`, in place."""
+    coverage_faults_3.py to _5.py) to a 200 JSON answer of `path`, and the sixth block's to an
+    error answer, in place."""
+    mangle_error_6(reply, faults, path)
     for mangle in (mangle_body_3, mangle_body_4, mangle_body_5):
         bent = mangle(reply.status, reply.body, faults, path)
         if bent is not None:

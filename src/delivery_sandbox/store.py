@@ -236,11 +236,13 @@ class Store:
     _seed_episodes: dict[str, Episode] = field(default_factory=dict)
     _seed_licences: dict[tuple[str, str], Licence] = field(default_factory=dict)
     _seed_films: dict[str, Film] = field(default_factory=dict)
+    _seed_playlists: dict[str, Playlist] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._seed_episodes = dict(self.episodes)
         self._seed_licences = dict(self.licences)
         self._seed_films = dict(self.films)
+        self._seed_playlists = dict(self.playlists)
         self._index_episodes()
         self._by_slug = {f.slug: f for f in self.films.values()}
         self._by_code = {f.code: f for f in self.films.values() if f.code}
@@ -262,6 +264,9 @@ class Store:
             self.films.clear()
             self.films.update(self._seed_films)
             self._by_code = {f.code: f for f in self.films.values() if f.code}
+        if self.playlists != self._seed_playlists:
+            self.playlists.clear()
+            self.playlists.update(self._seed_playlists)
         self.playlist_withdrawals.clear()
         self.licences.clear()
         self.licences.update(self._seed_licences)
@@ -270,6 +275,15 @@ class Store:
             self._index_episodes()
 
     # -- admin changes (ARCHITECTURE: Sandbox admin API) ---------------------------------------
+
+    def retitle_playlist(self, code: str, title: str, now: int, keep_time: bool) -> Playlist:
+        """Change a playlist's title: a change, so its `updated_at` moves to now (unless
+        `keep_time`, fault playlist_change_keeps_updated_at). KeyError: no such playlist."""
+        playlist = self.playlists[code]
+        moved = playlist.updated_at if keep_time else max(now, playlist.updated_at + 1)
+        changed = replace(playlist, title=title, updated_at=moved)
+        self.playlists[code] = changed
+        return changed
 
     def retitle_film(self, film_id: str, title: str, now: int, keep_version: bool) -> Film:
         """Change a film's title: its metadata changed, so `metadata_version` and both change

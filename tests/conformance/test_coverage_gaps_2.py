@@ -242,3 +242,38 @@ def test_metadata_version_moves_when_the_metadata_changes(
         actual=f"unchanged {version!r}",
         response=response,
     )
+
+
+def _playlist(client: DeliveryClient, code: str) -> tuple[Response, dict[str, Any]]:
+    response = client.get(f"playlists/{code}", role="videos")
+    expect_status("PLS-026", response, 200, expected=f"200 for playlist {code}")
+    data = at(response.json_body(), "data")
+    return response, data if isinstance(data, dict) else {}
+
+
+@pytest.mark.needs("admin", "role:videos", "fixture:playlist_code")
+@pytest.mark.requirement("PLS-045")
+def test_a_playlist_that_changes_moves_its_updated_at(
+    client: DeliveryClient, admin: Any, fixture_id: Any
+) -> None:
+    """spec: Resources > Playlist list item and detail (`updated_at`: the last change), read with
+    Endpoints > GET /playlists (`updated_since` syncs rely on it). The title is changed with the
+    sandbox admin action `playlists/{code}/retitle` (README: Admin API)."""
+    code = fixture_id("playlist_code")
+    _, before = _playlist(client, code)
+    stamp = before.get("updated_at")
+    if not isinstance(stamp, int):
+        pytest.skip(NOT_EXERCISED_PREFIX + f"playlist {code} has no integer updated_at")
+    title = f"{before.get('title') or 'Playlist'} (retitled)"
+    admin.call("POST", f"playlists/{code}/retitle", {"title": title})
+    response, after = _playlist(client, code)
+    if after.get("title") != title:
+        pytest.skip(NOT_EXERCISED_PREFIX + "the new title does not show in the playlist yet")
+    moved = after.get("updated_at")
+    expect(
+        "PLS-045",
+        isinstance(moved, int) and moved > stamp,
+        expected=f"updated_at later than {stamp} once the playlist changed",
+        actual=moved,
+        response=response,
+    )

@@ -47,3 +47,21 @@ def test_a_fourth_block_fault_bends_only_its_endpoint() -> None:
     bent = mangle_body_4(200, body, on, "/api/delivery/v1/catalog")
     assert bent is not None
     assert orjson.loads(bent)["films"] == [{"id": "f1", "code": "ZZSB1"}]
+
+
+def test_an_error_fault_bends_only_error_answers() -> None:
+    from delivery_sandbox.coverage_faults_6 import COVERAGE_FAULT_ROWS_6, mangle_error_6
+    from delivery_sandbox.headers import Reply
+
+    assert {row[0] for row in COVERAGE_FAULT_ROWS_6} <= FAULTS.keys()
+    on = FaultSwitch(["envelope_error_with_data", "retry_after_zero_on_429"])
+    envelope = {"code": 4040, "message": "no", "server_time": 1, "request_id": "req_1"}
+    ok = Reply(200, orjson.dumps({"code": 0, "message": "ok", "data": {}}))
+    mangle_error_6(ok, on, "/api/delivery/v1/series")
+    assert orjson.loads(ok.body)["data"] == {}
+    error = Reply(404, orjson.dumps(envelope))
+    mangle_error_6(error, on, "/api/delivery/v1/series/X")
+    assert orjson.loads(error.body) == {**envelope, "data": None}
+    limited = Reply(429, b'{"error":"slow down"}', [(b"retry-after", b"3")])
+    mangle_error_6(limited, on, "/api/delivery/v1/catalog")
+    assert limited.headers == [(b"retry-after", b"0")]

@@ -47,6 +47,7 @@ from delivery_conformance.suite.plugin import DEFAULT_MAX_DURATION
 from delivery_conformance.suite.profile_check import report_lines, suite_census, write_template
 from delivery_conformance.suite.runner import DEFAULT_SEED, RunOptions, run_suite, suite_paths
 from delivery_conformance.suite.selection import select
+from delivery_conformance.target import latency
 from delivery_conformance.target.embedded import EmbeddedSandbox
 from delivery_conformance.target.preflight import expectation, probe
 from delivery_conformance.target.profile import load_profile, target_from_env
@@ -151,6 +152,12 @@ def parser() -> argparse.ArgumentParser:
         "--summary-md", type=Path, default=None, metavar="FILE", help="also append the summary"
     )
     report.add_argument("--strict", action="store_true", help="warnings are junit failures")
+    commands.add_parser(
+        "latency-proxy",
+        help="forward a loopback target adding latency with jitter, e.g. --upstream URL "
+        "--latency 40ms --jitter 15ms (its own --help lists every option)",
+        add_help=False,
+    )
     kill = commands.add_parser("killrate", help="run the suite against every sandbox fault")
     kill.add_argument(
         "--report-dir",
@@ -294,6 +301,11 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["latency-proxy"]:  # its own parser and options (delivery_conformance.latency)
+        try:
+            return latency.main(argv[1:], prog="delivery-conformance latency-proxy")
+        except SystemExit as stop:  # its parser's usage errors: one line already printed
+            return int(stop.code or 0)
     passed = argv[argv.index("--") + 1 :] if "--" in argv else []
     args = parser().parse_args(argv[: len(argv) - len(passed) - (1 if "--" in argv else 0)])
     if passed and args.command != "run":

@@ -14,7 +14,7 @@ from typing import Any
 from delivery_conformance.checks import expect
 from delivery_conformance.exceptions import TargetGarbage
 
-__all__ = ["arr", "at", "json_for", "key", "obj", "objs"]
+__all__ = ["arr", "at", "garbage_rule", "json_for", "key", "obj", "objs"]
 
 
 def key(value: Any) -> Any:
@@ -40,12 +40,19 @@ def objs(value: Any) -> list[dict[str, Any]]:
     return [item for item in arr(value) if isinstance(item, dict)]
 
 
+def garbage_rule(requirement_id: str, response: Any) -> str:
+    """Who a body that is not JSON breaks: a non-empty one is GEN-005's (every non-empty body is
+    JSON), whatever scenario read it; an empty one the rule of the read that needed a body."""
+    return "GEN-005" if response.content else requirement_id
+
+
 def json_for(requirement_id: str, response: Any) -> Any:
-    """The decoded body; a body that is not JSON at all is a finding of `requirement_id`."""
+    """The decoded body; a body that is not JSON at all is a finding (`garbage_rule`)."""
     try:
         return response.json_body()
     except TargetGarbage as error:
-        expect(requirement_id, False, expected="a JSON body", actual=str(error), response=response)
+        expect(garbage_rule(requirement_id, response), False, expected="a JSON body",
+               actual=str(error), response=response)
         raise  # not reached: expect raised
 
 

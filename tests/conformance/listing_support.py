@@ -15,6 +15,7 @@ from enum import Enum
 from typing import Any
 
 import pytest
+from json_support import garbage_rule
 
 from delivery_conformance.checks import CHECKS, ConformanceFailure, Violation, expect, expect_status
 from delivery_conformance.checks.schema import expect_schema
@@ -64,7 +65,8 @@ def page_for(requirement_id: str, family: Family, response: Response) -> Page:
     try:
         return page_of(family, response)
     except TargetGarbage as error:
-        expect(requirement_id, False, expected="a JSON page", actual=str(error), response=response)
+        rule = garbage_rule(requirement_id, response)
+        expect(rule, False, expected="a JSON page", actual=str(error), response=response)
         raise  # not reached: expect raised
 
 

@@ -12,7 +12,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from json_support import arr, key, objs
+from json_support import arr, json_for, key, objs
 from listing_support import Code, expect_error, is_int, iso_epoch
 
 from delivery_conformance.checks import expect, expect_status
@@ -67,7 +67,7 @@ EPISODE_FIELDS: dict[str, tuple[str, ...]] = {
 class Catalog:
     def __init__(self, response: Response) -> None:
         self.response = response
-        body = response.json_body()
+        body = json_for("CAT-055", response)
         self.body: dict[str, Any] = body if isinstance(body, dict) else {}
         # Every item as sent (the schema scenarios judge each, objects or not) and the objects
         # among them (what the other scenarios read).

@@ -208,3 +208,72 @@ def test_a_licensed_film_not_published_is_never_in_the_catalog(
         actual=f"{films.count(draft)} films, {rows.count(draft)} episode rows",
         response=response,
     )
+
+
+def _film(client: DeliveryClient, film_id: str) -> tuple[Response, dict[str, Any]]:
+    response = client.get("catalog", role="films")
+    expect_status("CAT-001", response, 200, expected="200 for GET /catalog")
+    films = at(response.json_body(), "films")
+    found = [f for f in films or [] if isinstance(f, dict) and f.get("id") == film_id]
+    return response, found[0] if found else {}
+
+
+@pytest.mark.needs("admin", "role:films", "fixture:film_id")
+@pytest.mark.requirement("CAT-082")
+def test_metadata_version_moves_when_the_metadata_changes(
+    client: DeliveryClient, admin: Any, fixture_id: Any
+) -> None:
+    """spec: Resources > Film (`metadata_version` changes when the metadata changes). The
+    title is changed with the sandbox admin action `films/{id}/retitle` (README: Admin API)."""
+    film_id = fixture_id("film_id")
+    _, before = _film(client, film_id)
+    version = before.get("metadata_version")
+    if not isinstance(version, str):
+        pytest.skip(NOT_EXERCISED_PREFIX + f"film {film_id} has no metadata_version to compare")
+    title = f"{before.get('title') or 'Film'} (retitled)"
+    admin.call("POST", f"films/{film_id}/retitle", {"title": title})
+    response, after = _film(client, film_id)
+    if after.get("title") != title:
+        pytest.skip(NOT_EXERCISED_PREFIX + "the new title does not show in the catalog yet")
+    expect(
+        "CAT-082",
+        after.get("metadata_version") != version,
+        expected="a metadata_version other than the one before the title changed",
+        actual=f"unchanged {version!r}",
+        response=response,
+    )
+
+
+def _playlist(client: DeliveryClient, code: str) -> tuple[Response, dict[str, Any]]:
+    response = client.get(f"playlists/{code}", role="videos")
+    expect_status("PLS-026", response, 200, expected=f"200 for playlist {code}")
+    data = at(response.json_body(), "data")
+    return response, data if isinstance(data, dict) else {}
+
+
+@pytest.mark.needs("admin", "role:videos", "fixture:playlist_code")
+@pytest.mark.requirement("PLS-045")
+def test_a_playlist_that_changes_moves_its_updated_at(
+    client: DeliveryClient, admin: Any, fixture_id: Any
+) -> None:
+    """spec: Resources > Playlist list item and detail (`updated_at`: the last change), read with
+    Endpoints > GET /playlists (`updated_since` syncs rely on it). The title is changed with the
+    sandbox admin action `playlists/{code}/retitle` (README: Admin API)."""
+    code = fixture_id("playlist_code")
+    _, before = _playlist(client, code)
+    stamp = before.get("updated_at")
+    if not isinstance(stamp, int):
+        pytest.skip(NOT_EXERCISED_PREFIX + f"playlist {code} has no integer updated_at")
+    title = f"{before.get('title') or 'Playlist'} (retitled)"
+    admin.call("POST", f"playlists/{code}/retitle", {"title": title})
+    response, after = _playlist(client, code)
+    if after.get("title") != title:
+        pytest.skip(NOT_EXERCISED_PREFIX + "the new title does not show in the playlist yet")
+    moved = after.get("updated_at")
+    expect(
+        "PLS-045",
+        isinstance(moved, int) and moved > stamp,
+        expected=f"updated_at later than {stamp} once the playlist changed",
+        actual=moved,
+        response=response,
+    )

@@ -588,14 +588,19 @@ def run_once(seed: int, mode: str, work: Path, timeout: float = RUN_TIMEOUT,
                                   cwd=ROOT, check=False)
             code: int | None = done.returncode
             stderr = done.stderr
+            # A check or hook that raises ends the pytest session early (INTERNALERROR) while
+            # the report still reads like a verdict: that is an error of the tool too.
+            crash = [line for line in done.stdout.splitlines() if line.startswith("INTERNALERROR>")]
         except subprocess.TimeoutExpired as hung:
-            code, stderr = None, str(hung.stderr or "")
+            code, stderr, crash = None, str(hung.stderr or ""), []
         seconds = time.monotonic() - started
     found = sorted(reports.glob("*/results.json"))
     if found:
         errors, failed, findings, widest, which = summarise(json.loads(found[-1].read_text()))
     else:
         errors, failed, findings, widest, which = ("no results.json",), 0, 0, 0, ""
+    if crash:
+        errors = (*errors, f"pytest INTERNALERROR: {crash[-1][:200]}")
     return RunSummary(seed, mode, code, seconds, errors, failed, findings, widest, which,
                       stderr.strip()[-400:])
 

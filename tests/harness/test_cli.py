@@ -179,3 +179,8 @@ def test_a_minimal_profile_is_partial_never_conforming(tmp_path: Path, keys: dic
     run = run_results(tmp_path / "r")["run"]
     assert run["verdict_word"] == "PARTIAL" and run["coverage"]["percent"] < 50
     assert run["coverage"]["not_exercised"]
+
+
+def test_latency_proxy_is_a_subcommand_with_its_own_options(capsys) -> None:
+    assert cli.main(["latency-proxy", "--upstream", "http://10.0.0.1:80"]) == 2
+    assert "loopback" in one_line(capsys.readouterr().err)

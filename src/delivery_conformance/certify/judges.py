@@ -419,6 +419,10 @@ def export_unique(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
     if twice:
         return JudgeResult(FAILED, expected, f"{len(twice)} stored twice (e.g. {twice[0]})",
                            (entry,) if entry else ())  # fmt: skip
+    served = {i for e in obs.entries if e.status == 200 for i in e.extra.get("item_ids", ())}
+    if served and len(ids) > len(served):
+        return JudgeResult(FAILED, expected, f"{len(ids)} records stored for {len(served)} "
+                           "distinct ones served", (entry,) if entry else ())  # fmt: skip
     if repeated not in ids:
         return JudgeResult(FAILED, expected, f"the repeated record {repeated} is missing")
     return JudgeResult(PASSED, expected, f"{len(ids)} records, none twice")

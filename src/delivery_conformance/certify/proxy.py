@@ -360,6 +360,11 @@ def _facts(body: Any, plan: Plan) -> None:
         links = body.get("links")
         if isinstance(links, dict):
             plan.extra.setdefault("links_next", links.get("next"))
+    listed = holder.get("items") if holder is not body else None
+    if isinstance(listed, list):  # envelope list pages: the ids served, for CLI-030
+        plan.extra["item_ids"] = [
+            i.get("creative_id", i.get("id")) for i in listed if isinstance(i, dict)
+        ]
     items = body.get("items")
     if isinstance(items, list):
         plan.extra["item_status"] = [i.get("status") for i in items if isinstance(i, dict)]

@@ -349,24 +349,24 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message}\n")  # one line, no usage block
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(prog: str = "python -m delivery_conformance.latency") -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="python -m delivery_conformance.target.latency",
+        prog=prog,
         description="Forward 127.0.0.1:PORT to a loopback upstream, adding latency with jitter.",
     )
     parser.add_argument("--upstream", required=True, help="http://127.0.0.1:PORT of the target")
     parser.add_argument("--latency", default="40ms", help="added round trip, e.g. 40ms")
     parser.add_argument("--jitter", default="0ms", help="round-trip spread, e.g. 15ms")
     parser.add_argument("--port", type=int, default=0, help="port to listen on (0: any free)")
-    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--seed", type=int, default=None, help="jitter seed (default: random)")
     parser.add_argument("--profile", type=Path, help="target profile to rewrite for the proxy")
     parser.add_argument("--profile-out", type=Path, help="where to write the rewritten profile")
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     """Exit 0 after SIGINT/SIGTERM, 2 on bad arguments, 3 when it cannot listen."""
-    parser = _parser()
+    parser = _parser(prog) if prog else _parser()
     args = parser.parse_args(argv)
     if (args.profile is None) != (args.profile_out is None):
         parser.error("--profile and --profile-out go together")

@@ -139,6 +139,10 @@ async def dispatch(sb: Sandbox, method: str, parts: list[str], receive: Any) -> 
         return _licence(sb, parts[1], parts[2], now)
     if parts[:1] == ["creatives"] and parts[2:] == ["revoke-link"] and len(parts) == 3:
         return _revoke_link(sb, parts[1])
+    if len(parts) == 3 and parts[0] == "playlists" and parts[2] == "retitle":
+        return _retitle_playlist(sb, parts[1], await _body(receive), now)
+    if len(parts) == 3 and parts[0] == "films" and parts[2] == "retitle":
+        return _retitle(sb, parts[1], await _body(receive), now)
     if len(parts) == 3 and parts[0] == "episodes":
         return _episode(sb, parts[1], parts[2])
     if len(parts) == 3 and parts[0] == "roles":
@@ -253,6 +257,34 @@ def _revoke_link(sb: Sandbox, creative_id: str) -> Reply:
     sb.store.revoked_links.add(creative_id)
     sb.changed()
     return _ok({"creative_id": creative_id, "link_revoked": True})
+
+
+def _retitle(sb: Sandbox, film_id: str, body: dict[str, Any], now: float) -> Reply:
+    """Give a film a new title: a metadata change (its `metadata_version` moves, CAT-082)."""
+    title = body.get("title")
+    if not isinstance(title, str) or not title.strip():
+        raise AdminError(400, "title must be a non-empty string")
+    keep = sb.faults.enabled(FaultName.metadata_version_frozen)
+    try:
+        film = sb.store.retitle_film(film_id, title, int(now), keep_version=keep)
+    except KeyError as exc:
+        raise AdminError(404, f"no film {film_id}") from exc
+    sb.changed()
+    return _ok({"film_id": film_id, "title": film.title, "metadata_version": film.metadata_version})
+
+
+def _retitle_playlist(sb: Sandbox, code: str, body: dict[str, Any], now: float) -> Reply:
+    """Give a playlist a new title: a change (its `updated_at` moves, PLS-045)."""
+    title = body.get("title")
+    if not isinstance(title, str) or not title.strip():
+        raise AdminError(400, "title must be a non-empty string")
+    keep = sb.faults.enabled(FaultName.playlist_change_keeps_updated_at)
+    try:
+        playlist = sb.store.retitle_playlist(code, title, int(now), keep_time=keep)
+    except KeyError as exc:
+        raise AdminError(404, f"no playlist {code}") from exc
+    sb.changed()
+    return _ok({"code": code, "title": playlist.title, "updated_at": playlist.updated_at})
 
 
 def _allow(method: str, allowed: str) -> None:

@@ -165,6 +165,16 @@ COVERAGE_FAULT_ROWS_2: tuple[tuple[str, tuple[str, ...], str], ...] = (
         "the catalog lists licensed films that are not published (drafts) with their episodes",
     ),
     (
+        "metadata_version_frozen",
+        ("CAT-082",),
+        "a film whose title changed keeps its metadata_version",
+    ),
+    (
+        "playlist_change_keeps_updated_at",
+        ("PLS-045",),
+        "a playlist whose title changed keeps its updated_at",
+    ),
+    (
         "share_download_link_30_minutes",
         ("CRE-023",),
         "a share link redirects to a download link valid 30 minutes",

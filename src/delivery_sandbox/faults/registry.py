@@ -288,6 +288,26 @@ register(
     )
 )
 
+# Third block: rules checked but broken by no other fault (coverage_faults_3.py).
+from delivery_sandbox.faults.coverage_faults_3 import COVERAGE_FAULT_ROWS_3  # noqa: E402
+
+register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_3))
+
+# Fourth block, the same kind (coverage_faults_4.py).
+from delivery_sandbox.faults.coverage_faults_4 import COVERAGE_FAULT_ROWS_4  # noqa: E402
+
+register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_4))
+
+# Fifth block, the same kind (coverage_faults_5.py).
+from delivery_sandbox.faults.coverage_faults_5 import COVERAGE_FAULT_ROWS_5  # noqa: E402
+
+register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_5))
+
+# Sixth block: error answers bent after they are built (coverage_faults_6.py).
+from delivery_sandbox.faults.coverage_faults_6 import COVERAGE_FAULT_ROWS_6  # noqa: E402
+
+register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_6))
+
 # Collateral (kill rate, blame precision): requirements a fault legitimately breaks beside its
 # own, each with the reason. A failure of any other requirement under the fault is mis-blame.
 COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {
@@ -331,6 +351,12 @@ COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "auth_scheme_lax": (
         ("AUTH-036", "a lax scheme reads the last word, so a key after two spaces opens too"),
+    ),
+    "videos_error_without_request_id": (
+        ("HDR-013", "HDR-013 wants request_id in every error body, the open videos' too"),
+    ),
+    "ratelimit_envelope_on_envelope_paths": (
+        ("ERR-001", "the envelope it sends has no `error` string, which the flat 429 due has"),
     ),
     "not_granted_playlist_404": (
         ("PLS-026", "the not-granted playlist's content scenario reads its detail, due a 200"),

@@ -17,6 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from delivery_sandbox.faults.coverage_faults_3 import mangle_body_3
+from delivery_sandbox.faults.coverage_faults_4 import mangle_body_4
+from delivery_sandbox.faults.coverage_faults_5 import mangle_body_5
+from delivery_sandbox.faults.coverage_faults_6 import mangle_error_6
 from delivery_sandbox.faults.names import FaultName
 
 if TYPE_CHECKING:
@@ -78,7 +82,14 @@ PLAYBACK_REFILL_PER_SECOND = 180
 
 
 def mangle_reply_2(reply: Reply, faults: FaultSwitch, path: str, exchange: Exchange) -> None:
-    """Apply this block's body faults to a 200 JSON answer of `path`, in place."""
+    """Apply this block's body faults (and those of the third to fifth blocks,
+    coverage_faults_3.py to _5.py) to a 200 JSON answer of `path`, and the sixth block's to an
+    error answer, in place."""
+    mangle_error_6(reply, faults, path)
+    for mangle in (mangle_body_3, mangle_body_4, mangle_body_5):
+        bent = mangle(reply.status, reply.body, faults, path)
+        if bent is not None:
+            reply.body = bent
     on = faults.on & {FaultName.list_per_key, FaultName.config_playback_door_per_second}
     if not on or reply.status != 200 or not reply.body:
         return

@@ -187,7 +187,12 @@ BEARER = "Bearer "
 
 
 def bearer_key(header: str | None, lax: bool = False) -> str | None:
-    """The key of `Authorization: Bearer <key>`, exactly one space, nothing else; else None."""
+    """The key of `Authorization: Bearer <key>`, exactly one space, nothing else; else None.
+
+    Requirements: AUTH-002, AUTH-003, AUTH-004, AUTH-005.
+
+    Requirements: AUTH-036.
+    """
     if header is None:
         return None
     if lax:

@@ -10,7 +10,8 @@ Data API for playback (stable): `film_by_ref`, `episode`, `episode_by_no`, `epis
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -234,10 +235,14 @@ class Store:
     )
     _seed_episodes: dict[str, Episode] = field(default_factory=dict)
     _seed_licences: dict[tuple[str, str], Licence] = field(default_factory=dict)
+    _seed_films: dict[str, Film] = field(default_factory=dict)
+    _seed_playlists: dict[str, Playlist] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._seed_episodes = dict(self.episodes)
         self._seed_licences = dict(self.licences)
+        self._seed_films = dict(self.films)
+        self._seed_playlists = dict(self.playlists)
         self._index_episodes()
         self._by_slug = {f.slug: f for f in self.films.values()}
         self._by_code = {f.code: f for f in self.films.values() if f.code}
@@ -255,6 +260,13 @@ class Store:
     def reset(self) -> None:
         self.series_takedowns.clear()
         self.revoked_links.clear()
+        if self.films != self._seed_films:
+            self.films.clear()
+            self.films.update(self._seed_films)
+            self._by_code = {f.code: f for f in self.films.values() if f.code}
+        if self.playlists != self._seed_playlists:
+            self.playlists.clear()
+            self.playlists.update(self._seed_playlists)
         self.playlist_withdrawals.clear()
         self.licences.clear()
         self.licences.update(self._seed_licences)
@@ -263,6 +275,31 @@ class Store:
             self._index_episodes()
 
     # -- admin changes (ARCHITECTURE: Sandbox admin API) ---------------------------------------
+
+    def retitle_playlist(self, code: str, title: str, now: int, keep_time: bool) -> Playlist:
+        """Change a playlist's title: a change, so its `updated_at` moves to now (unless
+        `keep_time`, fault playlist_change_keeps_updated_at). KeyError: no such playlist."""
+        playlist = self.playlists[code]
+        moved = playlist.updated_at if keep_time else max(now, playlist.updated_at + 1)
+        changed = replace(playlist, title=title, updated_at=moved)
+        self.playlists[code] = changed
+        return changed
+
+    def retitle_film(self, film_id: str, title: str, now: int, keep_version: bool) -> Film:
+        """Change a film's title: its metadata changed, so `metadata_version` and both change
+        times move (unless `keep_version`, fault metadata_version_frozen). KeyError: no film."""
+        film = self.films[film_id]
+        version = film.metadata_version
+        if version is not None and not keep_version:
+            digest = hashlib.sha256(f"{version}:{title}".encode()).hexdigest()
+            version = digest[: len(film.metadata_version or "")]
+        changed = replace(
+            film, title=title, metadata_version=version, metadata_updated_at=now, updated_at=now
+        )
+        self.films[film_id] = changed
+        if changed.code:
+            self._by_code[changed.code] = changed
+        return changed
 
     def change_licence(self, org_id: str, film_id: str, action: str, now: int) -> Licence:
         """`end` (the window closes now), `suspend` or `restore` (the seed's licence) a licence.

@@ -1,0 +1,75 @@
+"""The third block of coverage faults: each row is in the one fault table, acts only on a 200
+JSON body of its own endpoint, and leaves the body alone when switched off
+(coverage_faults_3.py)."""
+
+from __future__ import annotations
+
+import orjson
+
+from delivery_sandbox.faults.coverage_faults_3 import (
+    BODY_FAULTS_3,
+    COVERAGE_FAULT_ROWS_3,
+    mangle_body_3,
+)
+from delivery_sandbox.faults.coverage_faults_4 import (
+    BODY_FAULTS_4,
+    COVERAGE_FAULT_ROWS_4,
+    mangle_body_4,
+)
+from delivery_sandbox.faults.coverage_faults_5 import BODY_FAULTS_5, COVERAGE_FAULT_ROWS_5
+from delivery_sandbox.faults.registry import FAULTS, FaultSwitch
+
+CONFIG = orjson.dumps(
+    {"api": {"latest_version": "2026-10-02"}, "links": {"docs": "https://d", "catalog": "x"}}
+)
+
+
+def test_every_row_is_a_fault_with_one_rule_and_a_change() -> None:
+    blocks = (
+        (COVERAGE_FAULT_ROWS_3, BODY_FAULTS_3),
+        (COVERAGE_FAULT_ROWS_4, BODY_FAULTS_4),
+        (COVERAGE_FAULT_ROWS_5, BODY_FAULTS_5),
+    )
+    for rows, table in blocks:
+        assert {row[0] for row in rows} == table.keys() <= FAULTS.keys()
+        assert all(len(row[1]) == 1 for row in rows)
+    names = [name for _, table in blocks for name in table]
+    assert len(names) == len(set(names))
+
+
+def test_a_body_fault_bends_only_a_200_of_its_endpoint() -> None:
+    on = FaultSwitch(["config_docs_link_missing"])
+    assert mangle_body_3(200, CONFIG, FaultSwitch(), "/api/delivery/v1/config") is None
+    assert mangle_body_3(400, CONFIG, on, "/api/delivery/v1/config") is None
+    assert mangle_body_3(200, CONFIG, on, "/api/delivery/v1/catalog") is None
+    bent = mangle_body_3(200, CONFIG, on, "/api/delivery/v1/config")
+    assert bent is not None
+    assert "docs" not in orjson.loads(bent)["links"]
+    assert orjson.loads(bent)["api"] == {"latest_version": "2026-10-02"}
+
+
+def test_a_fourth_block_fault_bends_only_its_endpoint() -> None:
+    body = orjson.dumps({"films": [{"id": "f1", "code": "SB1"}], "episodes": []})
+    on = FaultSwitch(["catalog_code_elsewhere"])
+    assert mangle_body_4(200, body, on, "/api/delivery/v1/config") is None
+    bent = mangle_body_4(200, body, on, "/api/delivery/v1/catalog")
+    assert bent is not None
+    assert orjson.loads(bent)["films"] == [{"id": "f1", "code": "ZZSB1"}]
+
+
+def test_an_error_fault_bends_only_error_answers() -> None:
+    from delivery_sandbox.faults.coverage_faults_6 import COVERAGE_FAULT_ROWS_6, mangle_error_6
+    from delivery_sandbox.http.headers import Reply
+
+    assert {row[0] for row in COVERAGE_FAULT_ROWS_6} <= FAULTS.keys()
+    on = FaultSwitch(["envelope_error_with_data", "retry_after_zero_on_429"])
+    envelope = {"code": 4040, "message": "no", "server_time": 1, "request_id": "req_1"}
+    ok = Reply(200, orjson.dumps({"code": 0, "message": "ok", "data": {}}))
+    mangle_error_6(ok, on, "/api/delivery/v1/series")
+    assert orjson.loads(ok.body)["data"] == {}
+    error = Reply(404, orjson.dumps(envelope))
+    mangle_error_6(error, on, "/api/delivery/v1/series/X")
+    assert orjson.loads(error.body) == {**envelope, "data": None}
+    limited = Reply(429, b'{"error":"slow down"}', [(b"retry-after", b"3")])
+    mangle_error_6(limited, on, "/api/delivery/v1/catalog")
+    assert limited.headers == [(b"retry-after", b"0")]

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from delivery_sandbox.coverage_faults_7 import mangle_headers_7
+
 if TYPE_CHECKING:
     from delivery_sandbox.faults import FaultSwitch
     from delivery_sandbox.headers import Exchange, Reply
@@ -398,4 +400,4 @@ def mangle_headers(headers: Headers, status: int, faults: FaultSwitch) -> Header
     """The final header list with the switched-on header faults applied."""
     for name in faults.on & HEADER_CHANGES.keys():
         headers = HEADER_CHANGES[name](headers, status)
-    return headers
+    return mangle_headers_7(headers, status, faults)  # the seventh block's header faults

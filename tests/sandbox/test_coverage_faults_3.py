@@ -73,3 +73,19 @@ def test_an_error_fault_bends_only_error_answers() -> None:
     limited = Reply(429, b'{"error":"slow down"}', [(b"retry-after", b"3")])
     mangle_error_6(limited, on, "/api/delivery/v1/catalog")
     assert limited.headers == [(b"retry-after", b"0")]
+
+
+def test_a_seventh_block_fault_bends_its_header_or_body_only() -> None:
+    from delivery_sandbox.faults.coverage_faults_7 import (
+        BODY_FAULTS_7,
+        COVERAGE_FAULT_ROWS_7,
+        HEADER_CHANGES_7,
+        mangle_headers_7,
+    )
+
+    names = {row[0] for row in COVERAGE_FAULT_ROWS_7}
+    assert names == HEADER_CHANGES_7.keys() | BODY_FAULTS_7.keys() and names <= FAULTS.keys()
+    headers = [(b"deprecation", b"@1790035200"), (b"link", b"<x>")]
+    assert mangle_headers_7(headers, 200, FaultSwitch()) == headers
+    on = FaultSwitch(["deprecation_link_missing"])
+    assert mangle_headers_7(headers, 200, on) == [(b"deprecation", b"@1790035200")]

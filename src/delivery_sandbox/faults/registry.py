@@ -308,6 +308,11 @@ from delivery_sandbox.faults.coverage_faults_6 import COVERAGE_FAULT_ROWS_6  # n
 
 register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_6))
 
+# Seventh block: deprecation headers and a few body rules (coverage_faults_7.py).
+from delivery_sandbox.faults.coverage_faults_7 import COVERAGE_FAULT_ROWS_7  # noqa: E402
+
+register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_7))
+
 # Collateral (kill rate, blame precision): requirements a fault legitimately breaks beside its
 # own, each with the reason. A failure of any other requirement under the fault is mis-blame.
 COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {

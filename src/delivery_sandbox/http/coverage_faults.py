@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from delivery_sandbox.faults.coverage_faults_7 import mangle_headers_7
 from delivery_sandbox.faults.names import FaultName
 
 if TYPE_CHECKING:
@@ -286,4 +287,4 @@ def mangle_headers(headers: Headers, status: int, faults: FaultSwitch) -> Header
     """The final header list with the switched-on header faults applied."""
     for name in faults.on & HEADER_CHANGES.keys():
         headers = HEADER_CHANGES[name](headers, status)
-    return headers
+    return mangle_headers_7(headers, status, faults)  # the seventh block's header faults

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from delivery_conformance.load.schedule import Validity
+from delivery_conformance.spec.limits import SPEC_LIMITS, Counter
 from delivery_conformance.verdict import Verdict as RunVerdict
 
 __all__ = [
@@ -53,31 +54,6 @@ class Outcome(Enum):
     PASS = "pass"
     FAIL = "fail"
     INVALID = "invalid"
-
-
-@dataclass(frozen=True)
-class Counter:
-    """One row of the spec's limits table (spec: Limits)."""
-
-    name: str
-    limit: int
-    continuous: bool
-    advertised: bool  # listed in /config rate_limits.doors
-
-
-# spec: Limits (table; "Behaviour at the ceiling" point 4 for simulated responses).
-SPEC_LIMITS: dict[str, Counter] = {
-    c.name: c
-    for c in (
-        Counter("playback", 10_800, True, True),
-        Counter("catalog", 3_000, True, True),
-        Counter("creatives", 3_000, False, True),
-        Counter("videos", 3_000, False, True),
-        Counter("video", 10_800, False, False),
-        Counter("config", 600, False, True),
-        Counter("simulated", 300, False, False),
-    )
-}
 
 
 @dataclass(frozen=True)

@@ -19,19 +19,13 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
+from delivery_conformance.spec.limits import SPEC_LIMITS
+
 __all__ = ["DEFAULT_LIMITS", "WINDOW_SECONDS", "Pacer", "limits_from_config"]
 
 WINDOW_SECONDS = 60.0
-# spec: Limits (counter table) and Limits item 4 (simulated responses).
-DEFAULT_LIMITS: Mapping[str, int] = {
-    "playback": 10_800,
-    "catalog": 3_000,
-    "creatives": 3_000,
-    "videos": 3_000,
-    "video": 10_800,
-    "config": 600,
-    "simulated": 300,
-}
+# spec: Limits (the one table, spec/limits.py).
+DEFAULT_LIMITS: Mapping[str, int] = {name: c.limit for name, c in SPEC_LIMITS.items()}
 
 
 def limits_from_config(config: Any) -> dict[str, int]:

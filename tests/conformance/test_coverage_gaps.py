@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from envelope_support import envelope_violations
+from json_support import arr, at, obj, objs
 
 from delivery_conformance.checks import (
     ConformanceFailure,
@@ -92,7 +93,7 @@ def _catalog_rows(client: DeliveryClient) -> tuple[Response, list[dict[str, Any]
     expect_status("CAT-001", response, 200, expected="200 for GET /catalog")
     body = response.json_body()
     rows = body.get("episodes") if isinstance(body, dict) else None
-    return response, [r for r in rows or [] if isinstance(r, dict)]
+    return response, objs(rows)
 
 
 @pytest.mark.needs("role:films")
@@ -124,7 +125,7 @@ def test_poster_links_live_on_a_playback_domain(client: DeliveryClient) -> None:
     body = config.json_body()
     playback = body.get("playback") if isinstance(body, dict) else None
     domains = playback.get("domains") if isinstance(playback, dict) else None
-    domains = [d for d in domains or [] if isinstance(d, str)]
+    domains = [d for d in arr(domains) if isinstance(d, str)]
     response, rows = _catalog_rows(client)
     hosts = {
         urlsplit(r["poster_signed_url"]).hostname or ""
@@ -150,7 +151,7 @@ def test_a_ready_clip_names_its_video(client: DeliveryClient, fixture_id: Any) -
     body = response.json_body()
     data = body.get("data") if isinstance(body, dict) else None
     clips = data.get("clips") if isinstance(data, dict) else None
-    clips = [c for c in clips or [] if isinstance(c, dict)]
+    clips = objs(clips)
     bad = [c.get("position") for c in clips if c.get("ready") is True and c.get("vid") is None]
     expect(
         "PLS-044",
@@ -174,26 +175,25 @@ def test_a_long_playlist_spreads_over_media_playlists_of_100(client: DeliveryCli
     response = client.get("playlists", role="videos", params={"limit": 100})
     expect_status("PLS-023", response, 200, expected="200 for GET /playlists")
     body = response.json_body()
-    data = body.get("data") if isinstance(body, dict) else None
-    items = [i for i in (data or {}).get("items") or [] if isinstance(i, dict)]
-    long = [i for i in items if i.get("granted") is True and (i.get("clip_count") or 0) > 100]
+    items = objs(at(body, "data.items"))
+    long = [i for i in items if i.get("granted") is True
+            and isinstance(i.get("clip_count"), int) and i["clip_count"] > 100]
     if not long:
         pytest.skip(NOT_EXERCISED_PREFIX + "no granted playlist of more than 100 clips listed")
     code = str(long[0].get("code"))
     detail = client.get(f"playlists/{code}", role="videos")
     expect_status("PLS-026", detail, 200, expected=f"200 for playlist {code}")
     found = detail.json_body()
-    playlist = found.get("data") if isinstance(found, dict) else None
-    playlist = playlist if isinstance(playlist, dict) else {}
-    clips = [c for c in playlist.get("clips") or [] if isinstance(c, dict)]
+    playlist = obj(at(found, "data"))
+    clips = objs(playlist.get("clips"))
     wrong = [
         (c.get("position"), c.get("playlist_name"))
         for c in clips
         if isinstance(c.get("position"), int)
         and c.get("playlist_name") != _media_name(code, c["position"])
     ]
-    media = playlist.get("media") if isinstance(playlist.get("media"), dict) else {}
-    names = [p.get("name") for p in media.get("playlists") or [] if isinstance(p, dict)]
+    media = obj(playlist.get("media"))
+    names = [p.get("name") for p in objs(media.get("playlists"))]
     due = [_media_name(code, p) for p in range(1, len(clips) + 1, 100)]
     expect(
         "PLS-008",

@@ -64,7 +64,10 @@ SUBTLE_PROOFS = {
 }
 REAL_SCALE_PROOFS = {"simulated_limit_285": "simulated"}
 # Limit faults no load campaign is meant for (single-request scenarios of the product suite).
-NOT_LOAD = {"reuse_counted", "production_honours_simulate"}
+NOT_LOAD = {"reuse_counted", "production_honours_simulate",
+            # single-answer rules (headers, units, envelope shape): the kill rate proves them
+            "config_playback_unit_requests", "ratelimit_envelope_on_envelope_paths",
+            "ratelimit_window_120", "retry_after_zero_on_429"}
 LIMIT_SIM = {"SIM-004", "SIM-005", "SIM-006"}
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from json_support import at, garbage_rule
+from json_support import at, garbage_rule, obj
 from listing_support import Code, error_shape_violations, expect_error, is_int
 
 from delivery_conformance.checks import ConformanceFailure, expect, expect_status
@@ -65,7 +65,8 @@ def test_redirect_0_answers_json_valid_15_minutes(client: DeliveryClient, fixtur
     except TargetGarbage as error:
         expect(garbage_rule("CRE-039", response), False, expected="a JSON envelope",
                actual=str(error), response=response)
-    data = body.get("data") if isinstance(body, dict) else None
+    body = obj(body)
+    data = body.get("data")
     expect(
         "CRE-039",
         response.status_code == 200

@@ -198,3 +198,30 @@ def test_the_readme_exit_code_table_is_the_verdict_table() -> None:
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert verdict.markdown_table() in readme
+
+
+def test_a_crashed_pytest_session_is_a_harness_error_even_with_findings() -> None:
+    """INTERNALERROR (pytest exit 3): the run is not whole, so its findings are no verdict."""
+    failed = ran("a", ("HDR-001",), Outcome.FAILED, violations=(broken("HDR-001"),))
+    assert run(failed, status=3).verdict() is Verdict.HARNESS
+
+
+def test_a_non_json_body_is_charged_to_gen_005_whichever_test_read_it() -> None:
+    import pytest as _pytest
+
+    from delivery_conformance.exceptions import TargetGarbage
+    from delivery_conformance.plugin import _classify
+
+    def garbage() -> None:
+        raise TargetGarbage("GET /x answered 200 with text/html, not JSON")
+
+    call = _pytest.CallInfo.from_call(garbage, when="call")
+    html = Exchange("GET", "http://t/api/delivery/v1/catalog", {}, status=200,
+                    response_body="<html>")  # fmt: skip
+    empty = Exchange("GET", "http://t/api/delivery/v1/catalog", {}, status=200)
+    outcome, _, found = _classify(call, ("CAT-001", "CAT-002"), [html])
+    assert outcome is Outcome.FAILED and [v.requirement_id for v in found] == ["GEN-005"]
+    _, _, found = _classify(call, ("CAT-001",), [empty])
+    assert [v.requirement_id for v in found] == ["CAT-001"]
+    _, _, found = _classify(call, ("CAT-001", "CAT-002"), [empty])
+    assert [v.requirement_id for v in found] == [""]

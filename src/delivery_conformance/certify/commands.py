@@ -32,7 +32,7 @@ from typing import Any
 
 from delivery_conformance.certify.certificate import write_certificate
 from delivery_conformance.certify.injections import Injector
-from delivery_conformance.certify.journal import Journal
+from delivery_conformance.certify.journal import Journal, SecretBook
 from delivery_conformance.certify.plan import load_plan
 from delivery_conformance.certify.proxy import RefereeProxy
 from delivery_conformance.certify.runner import (
@@ -134,19 +134,21 @@ def command_certify(args: argparse.Namespace) -> int:
     print(f"certify-client: {plan.name}: {len(scenarios)} scenarios; flow timeout "
           f"{plan.timeout:g} s", flush=True)  # fmt: skip
     signal.signal(signal.SIGTERM, _terminate)
+    secrets = SecretBook()
     if upstream_url:
         if not key_env or not os.environ.get(key_env):
             raise UsageError("--upstream needs --key-env naming a set environment variable")
         key = os.environ[key_env]
         check_upstream(upstream_url, key)
         upstream = Upstream(upstream_url, dict.fromkeys(FLOW_KEYS, key))
-        summary = certify(plan, scenarios, upstream, requirements, options, progress=_progress)
+        summary = certify(plan, scenarios, upstream, requirements, options, progress=_progress,
+                          secrets=secrets)  # fmt: skip
     else:
         with EmbeddedSandbox() as profile_path:
             upstream = embedded_upstream(load_profile(profile_path, environ={}))
             check_upstream(upstream.base_url, upstream.keys["catalog"])
             summary = certify(plan, scenarios, upstream, requirements, options,
-                              progress=_progress)  # fmt: skip
+                              progress=_progress, secrets=secrets)  # fmt: skip
     document = results_document(summary)
     html = write_document(document, run_dir)
     verdict = summary.verdict()
@@ -157,7 +159,7 @@ def command_certify(args: argparse.Namespace) -> int:
     elif verdict in (Verdict.CONFORMING, Verdict.WARNINGS):
         journals = sorted(options.journal_dir.glob("*.jsonl"))
         bundle = write_certificate(run_dir / "certificate", document, run_dir / "results.json",
-                                   plan.text, plan.name, journals, ())  # fmt: skip
+                                   plan.text, plan.name, journals, secrets.values)  # fmt: skip
         print((bundle / "SUMMARY.txt").read_text(encoding="utf-8").strip())
         print(f"certificate: {bundle}")
     else:

@@ -318,11 +318,13 @@ def certify(
     options: CertifyOptions,
     *,
     progress: Any = None,
+    secrets: SecretBook | None = None,
 ) -> RunSummary:
-    """Run every scenario and return the summary (client rules first, server findings apart)."""
+    """Run every scenario and return the summary (client rules first, server findings apart).
+    `secrets` collects every secret the proxies handed out (for the certificate's journals)."""
     started_wall, started = time.time(), time.monotonic()
     options.journal_dir.mkdir(parents=True, exist_ok=True)
-    secrets = SecretBook()
+    secrets = secrets if secrets is not None else SecretBook()
     events: list[Event] = [RunStarted(upstream.base_url, started_wall, None, False, RunPolicy())]
     for scenario in scenarios:
         tests = _ScenarioRun(scenario, plan, upstream, options, secrets).run()

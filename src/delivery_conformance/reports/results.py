@@ -212,13 +212,13 @@ class RunSummary:
         counts = self.requirement_counts()
         if self.stopped == "interrupted" or self.pytest_status == PYTEST_INTERRUPTED:
             return Verdict.INTERRUPTED
+        if self.pytest_status in PYTEST_BROKEN:  # pytest crashed: the run is not whole
+            return Verdict.HARNESS
         if counts["failed"] or self.stray_violations or self.unattributed:
             return Verdict.VIOLATIONS
         if counts["warning"] and self.policy.strict:
             return Verdict.VIOLATIONS
         if any(t.outcome is Outcome.ERROR for t in self.tests):
-            return Verdict.HARNESS
-        if self.pytest_status in PYTEST_BROKEN:
             return Verdict.HARNESS
         if self.stopped == "timed out":
             return Verdict.TIMED_OUT

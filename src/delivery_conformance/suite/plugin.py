@@ -64,6 +64,7 @@ __all__ = ["DEFAULT_MAX_DURATION", "NEEDS_KINDS", "known_requirement_ids"]
 
 DEFAULT_MAX_DURATION = 3600.0  # seconds: README > Exit codes (TIMED OUT)
 TIMED_OUT_REASON = "the run reached --max-duration before this test"
+NOT_JSON_RULE = "GEN-005"  # What the service does: every non-empty body is JSON
 LONG_TEST, LONG_TEST_AGAIN = 15.0, 30.0  # seconds before "still running" lines
 INTERRUPTED_REASON = "the run was interrupted (SIGINT or SIGTERM) before this test"
 STOP_REASONS = {"timed out": TIMED_OUT_REASON, "interrupted": INTERRUPTED_REASON}
@@ -507,8 +508,11 @@ def _classify(
             reason = INTERRUPTED_REASON if said.startswith("interrupted") else TIMED_OUT_REASON
             return Outcome.NOT_EXERCISED, reason, ()
         elif isinstance(leaf, TargetGarbage):
+            # A non-empty body that is not JSON breaks GEN-005 whichever scenario read it (one
+            # defect, one rule); an empty or unreadable answer is the reading test's own finding.
+            rule = NOT_JSON_RULE if last is not None and last.response_body else owner
             found.append(
-                Violation(owner, "response is not JSON", "a JSON body", _one_line(leaf), last)
+                Violation(rule, "response is not JSON", "a JSON body", _one_line(leaf), last)
             )
         elif isinstance(leaf, AssertionError | pytest.fail.Exception):
             title = "scenario assertion failed"

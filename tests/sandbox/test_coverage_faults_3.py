@@ -89,3 +89,18 @@ def test_a_seventh_block_fault_bends_its_header_or_body_only() -> None:
     assert mangle_headers_7(headers, 200, FaultSwitch()) == headers
     on = FaultSwitch(["deprecation_link_missing"])
     assert mangle_headers_7(headers, 200, on) == [(b"deprecation", b"@1790035200")]
+
+
+def test_an_eighth_block_fault_bends_only_its_error() -> None:
+    from delivery_sandbox.faults.coverage_faults_8 import COVERAGE_FAULT_ROWS_8, mangle_error_8
+    from delivery_sandbox.http.headers import Reply
+
+    assert {row[0] for row in COVERAGE_FAULT_ROWS_8} <= FAULTS.keys()
+    on = FaultSwitch(["catalog_429_code_wrong"])
+    body = orjson.dumps({"error": "slow down", "error_code": "rate_limited"})
+    config = Reply(429, body)
+    mangle_error_8(config, on, "/api/delivery/v1/config")
+    assert orjson.loads(config.body)["error_code"] == "rate_limited"
+    catalog = Reply(429, body)
+    mangle_error_8(catalog, on, "/api/delivery/v1/catalog")
+    assert orjson.loads(catalog.body)["error_code"] == "too_many_requests"

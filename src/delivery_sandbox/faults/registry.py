@@ -313,6 +313,11 @@ from delivery_sandbox.faults.coverage_faults_7 import COVERAGE_FAULT_ROWS_7  # n
 
 register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_7))
 
+# Eighth block: codes and headers of error answers (coverage_faults_8.py).
+from delivery_sandbox.faults.coverage_faults_8 import COVERAGE_FAULT_ROWS_8  # noqa: E402
+
+register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_8))
+
 # Collateral (kill rate, blame precision): requirements a fault legitimately breaks beside its
 # own, each with the reason. A failure of any other requirement under the fault is mis-blame.
 COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {
@@ -362,6 +367,16 @@ COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "ratelimit_envelope_on_envelope_paths": (
         ("ERR-001", "the envelope it sends has no `error` string, which the flat 429 due has"),
+    ),
+    "prefetch_shed_without_retry_after": (
+        ("HDR-024", "the 429 it strips is a 429, and HDR-024 wants Retry-After on every 429"),
+    ),
+    **{
+        name: (("ERR-006", "ERR-006 wants error_code rate_limited on every 429, this one too"),)
+        for name in ("catalog_429_code_wrong", "config_429_code_wrong", "videos_429_code_wrong")
+    },
+    "videos_400_with_error_code": (
+        ("VID-016", "a slug sent as the id is refused by the same 400, now with an error_code"),
     ),
     "not_granted_playlist_404": (
         ("PLS-026", "the not-granted playlist's content scenario reads its detail, due a 200"),

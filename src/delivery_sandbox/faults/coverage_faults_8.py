@@ -1,0 +1,152 @@
+"""Eighth block of coverage faults (issue 13; README: Requirement proofs): codes and headers of
+error answers, bent after the answer is built. A row that names several rules breaks one rule
+the spec states in several places (the error tables of each endpoint).
+
+Spec sections: Errors > Every path, Catalog, Config, Playback, Series and playlists, Creatives,
+Open videos; Limits (the 429s near the playback ceiling).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+if TYPE_CHECKING:
+    from delivery_sandbox.faults.registry import FaultSwitch
+    from delivery_sandbox.http.headers import Reply
+
+__all__ = ["COVERAGE_FAULT_ROWS_8", "mangle_error_8"]
+
+Body = dict[str, Any]
+When = Callable[[int, list[str], Body], bool]  # status, path parts, body
+
+
+def _endpoint(parts: list[str]) -> str:
+    """The endpoint family of a path: the segment after /v1/ (`catalog`, `series`...)."""
+    return parts[parts.index("v1") + 1] if "v1" in parts and parts[-1] != "v1" else ""
+
+
+def _flat(name: str, status: int, code: str | None = None) -> When:
+    return lambda s, p, b: (
+        s == status and _endpoint(p) == name and (code is None or b.get("error_code") == code)
+    )
+
+
+def _envelope(name: str, status: int, code: int, detail: bool | None = None) -> When:
+    def when(s: int, p: list[str], b: Body) -> bool:
+        if s != status or _endpoint(p) != name or b.get("code") != code:
+            return False
+        return detail is None or (p[-1] != name) == detail
+
+    return when
+
+
+def _set(**values: Any) -> Callable[[Body], None]:
+    return lambda body: body.update(values)
+
+
+def _drop(name: str) -> Callable[[Body], None]:
+    return lambda body: body.pop(name, None)
+
+
+def _items_429_without_retry(body: Body) -> None:
+    for item in body.get("items") or []:
+        if isinstance(item, dict) and item.get("status") == 429:
+            item.pop("retry_after", None)
+
+
+def _batch_with_429(s: int, p: list[str], b: Body) -> bool:
+    items = b.get("items")
+    return s == 200 and _endpoint(p) == "playback" and isinstance(items, list)
+
+
+def _unknown_path(s: int, p: list[str], b: Body) -> bool:
+    return s == 404 and b.get("error_code") == "not_found"
+
+
+def _playback_plain_400(s: int, p: list[str], b: Body) -> bool:
+    return s == 400 and _endpoint(p) == "playback" and "error_code" not in b
+
+
+# name -> (rules, summary, when, change to the body, header change or None)
+_ROWS: tuple[tuple[str, tuple[str, ...], str, When, Callable[[Body], None], bytes | None], ...] = (
+    ("batch_429_item_without_retry_after", ("PLAY-090", "LIM-040"),
+     "batch items refused 429 carry no retry_after", _batch_with_429, _items_429_without_retry,
+     None),
+    ("prefetch_shed_without_retry_after", ("LIM-038", "PLAY-075"),
+     "a whole-request 429 prefetch_shed has no Retry-After",
+     lambda s, p, b: s == 429 and b.get("reason") == "prefetch_shed", lambda b: None,
+     b"retry-after"),
+    ("catalog_429_code_wrong", ("CAT-074",), "GET /catalog's 429 has error_code "
+     "too_many_requests", _flat("catalog", 429), _set(error_code="too_many_requests"), None),
+    ("config_429_code_wrong", ("CFG-032",), "GET /config's 429 has error_code too_many_requests",
+     _flat("config", 429), _set(error_code="too_many_requests"), None),
+    ("videos_429_code_wrong", ("VID-028",), "the open videos' 429 has error_code "
+     "too_many_requests", _flat("videos", 429), _set(error_code="too_many_requests"), None),
+    ("unknown_path_code_wrong", ("ERR-012", "ERR-013", "ERR-014"), "an unknown path's 404 has "
+     "error_code no_such_path", _unknown_path, _set(error_code="no_such_path"), None),
+    ("playback_400_with_error_code", ("PLAY-009", "PLAY-010", "PLAY-068", "PLAY-069"),
+     "playback 400s without a code carry error_code invalid_request", _playback_plain_400,
+     _set(error_code="invalid_request"), None),
+    ("playback_404_not_found", ("PLAY-085", "PLAY-086", "PLAY-087"), "playback 404 not_ready "
+     "answered as not_found", _flat("playback", 404, "not_ready"), _set(error_code="not_found"),
+     None),
+    ("playback_500_with_error_code", ("PLAY-076",), "a playback 500 carries error_code "
+     "internal_error", _flat("playback", 500), _set(error_code="internal_error"), None),
+    ("videos_400_with_error_code", ("VID-018", "VID-020"), "the open videos' 400s carry "
+     "error_code invalid_request", lambda s, p, b: s == 400 and _endpoint(p) == "videos"
+     and "error_code" not in b and b.get("error") != "unsupported_version",
+     _set(error_code="invalid_request"), None),
+    ("creatives_cursor_4220", ("CRE-057",), "an invalid creatives cursor answers 4220, not "
+     "4222", _envelope("creatives", 422, 4222), _set(code=4220), None),
+    ("series_cursor_4222", ("SER-043",), "a foreign series cursor answers 4222, not 4220",
+     _envelope("series", 422, 4220), _set(code=4222), None),
+    ("creative_file_4030", ("CRE-049",), "a file refused for ended rights answers 4030, not "
+     "4032", _envelope("creatives", 403, 4032), _set(code=4030), None),
+    ("creative_file_404_4044", ("CRE-052",), "the file endpoint's 404 has code 4044",
+     lambda s, p, b: _envelope("creatives", 404, 4040, True)(s, p, b) and p[-1] == "file",
+     _set(code=4044), None),
+    ("playlist_detail_404_4044", ("PLS-027", "STATE-012"), "a playlist detail's 404 has code "
+     "4044", _envelope("playlists", 404, 4040, True), _set(code=4044), None),
+    ("series_detail_404_4044", ("SER-033",), "a series detail's 404 has code 4044",
+     _envelope("series", 404, 4040, True), _set(code=4044), None),
+    ("playlists_list_404_4044", ("STATE-017",), "GET /playlists' 404 (unknown category) has "
+     "code 4044", _envelope("playlists", 404, 4040, False), _set(code=4044), None),
+    ("catalog_limit_code_wrong", ("CAT-067",), "a bad catalog limit answers error_code "
+     "bad_limit", lambda s, p, b: _flat("catalog", 400, "invalid_request")(s, p, b),
+     _set(error_code="bad_limit"), None),
+    ("provider_timeout_retry_after_5", ("PLAY-094",), "a video provider timeout's 503 has "
+     "Retry-After: 5", _flat("playback", 503, "service_unavailable"), lambda b: None,
+     b"retry-after:5"),
+)  # fmt: skip
+COVERAGE_FAULT_ROWS_8: tuple[tuple[str, tuple[str, ...], str], ...] = tuple(
+    (name, rules, summary) for name, rules, summary, _, _, _ in _ROWS
+)
+_BY_NAME = {row[0]: row[3:] for row in _ROWS}
+
+
+def mangle_error_8(reply: Reply, faults: FaultSwitch, path: str) -> None:
+    """Apply this block's switched-on faults to the answer, in place."""
+    on = faults.on & _BY_NAME.keys()
+    if not on or not reply.body:
+        return
+    try:
+        body: Any = orjson.loads(reply.body)
+    except orjson.JSONDecodeError:
+        return
+    if not isinstance(body, dict):
+        return
+    parts = path.rstrip("/").split("/")
+    for name in sorted(on):
+        when, change, header = _BY_NAME[name]
+        if not when(reply.status, parts, body):
+            continue
+        change(body)
+        if header is not None:
+            key, _, value = header.partition(b":")
+            reply.headers = [(k, v) for k, v in reply.headers if k != key]
+            if value:
+                reply.headers.append((key, value))
+    reply.body = orjson.dumps(body)

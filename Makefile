@@ -29,7 +29,8 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests loadtests
+	$(BIN)/ruff format --check src tests loadtests benchmarks
+	$(BIN)/ruff check src tests loadtests benchmarks
 	$(BIN)/mypy
 
 # Debian's chromium for the report's browser self-test (tests/harness/test_report_browser.py);

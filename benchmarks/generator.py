@@ -55,8 +55,15 @@ def _profile(directory: Path, port: int) -> Path:
     url = f"http://127.0.0.1:{port}"
     text = [f'base_url = "{url}"', "test_organisation = true", "", "[keys]"]
     text += [f'{role} = "{key}"' for role, key in keys.items()]
-    text += ["", "[fixtures]", f'episode_encrypted = "{EPISODE}"', "", "[admin]",
-             f'url = "{url}/_sandbox"', 'token = "null-target"']
+    text += [
+        "",
+        "[fixtures]",
+        f'episode_encrypted = "{EPISODE}"',
+        "",
+        "[admin]",
+        f'url = "{url}/_sandbox"',
+        'token = "null-target"',
+    ]
     path = directory / "null.toml"
     path.write_text("\n".join(text) + "\n")
     path.chmod(0o600)
@@ -66,9 +73,20 @@ def _profile(directory: Path, port: int) -> Path:
 def _start_target(directory: Path, scale: float) -> tuple[subprocess.Popen[bytes], int]:
     port_file = directory / "port"
     process = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.null_target", "--scale", str(scale), "--port-file",
-         str(port_file)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        preexec_fn=lambda: _pin(SERVER_CORE))
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.null_target",
+            "--scale",
+            str(scale),
+            "--port-file",
+            str(port_file),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=lambda: _pin(SERVER_CORE),
+    )
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         if port_file.exists() and port_file.read_text():
@@ -80,11 +98,13 @@ def _start_target(directory: Path, scale: float) -> tuple[subprocess.Popen[bytes
     raise RuntimeError("the null target did not start")
 
 
-CATEGORIES = (("geventhttpclient", "geventhttpclient (HTTP request build and parse)"),
-              ("gevent/", "gevent (hub, sockets, timeouts)"),
-              ("locust/", "locust (FastHttpUser, statistics, events)"),
-              ("loadtests/", "ours (schedule, answer reading, records)"),
-              ("delivery_conformance/", "ours (schedule, answer reading, records)"))
+CATEGORIES = (
+    ("geventhttpclient", "geventhttpclient (HTTP request build and parse)"),
+    ("gevent/", "gevent (hub, sockets, timeouts)"),
+    ("locust/", "locust (FastHttpUser, statistics, events)"),
+    ("loadtests/", "ours (schedule, answer reading, records)"),
+    ("delivery_conformance/", "ours (schedule, answer reading, records)"),
+)
 
 
 def spy_summary(stacks: Path) -> list[tuple[float, str]]:
@@ -101,14 +121,31 @@ def spy_summary(stacks: Path) -> list[tuple[float, str]]:
 
 
 def _spy(pid: int, seconds: float, out: Path) -> None:
-    subprocess.run([PY_SPY or "py-spy", "record", "--pid", str(pid), "--duration",
-                    str(int(seconds)), "--rate", "200", "--format", "raw", "--output", str(out),
-                    "--nonblocking"],
-                   capture_output=True, check=False, timeout=seconds + 30)
+    subprocess.run(
+        [
+            PY_SPY or "py-spy",
+            "record",
+            "--pid",
+            str(pid),
+            "--duration",
+            str(int(seconds)),
+            "--rate",
+            "200",
+            "--format",
+            "raw",
+            "--output",
+            str(out),
+            "--nonblocking",
+        ],
+        capture_output=True,
+        check=False,
+        timeout=seconds + 30,
+    )
 
 
-def run_rate(rate: float, seconds: float, cprofile: Path | None = None,
-             spy: Path | None = None) -> dict[str, float]:
+def run_rate(
+    rate: float, seconds: float, cprofile: Path | None = None, spy: Path | None = None
+) -> dict[str, float]:
     """One soak run at `rate` requests/s against a fresh null target; its generator figures."""
     scale = rate / SOAK_PER_SCALE
     with tempfile.TemporaryDirectory(prefix="bench-gen-") as scratch:
@@ -120,15 +157,39 @@ def run_rate(rate: float, seconds: float, cprofile: Path | None = None,
             command = [sys.executable]
             if cprofile is not None:
                 command += ["-m", "cProfile", "-o", str(cprofile)]
-            command += ["-m", "locust", "-f", str(ROOT / "loadtests" / "soak.py"), "--headless",
-                        "-u", str(users), "-r", str(users), "--run-time", f"{int(seconds) + 30}s",
-                        "--only-summary", "--loglevel", "ERROR", "--target-profile",
-                        str(_profile(directory, port)), "--report-dir", str(report),
-                        "--declared-scale", str(scale), "--campaign-duration", str(seconds)]
+            command += [
+                "-m",
+                "locust",
+                "-f",
+                str(ROOT / "loadtests" / "soak.py"),
+                "--headless",
+                "-u",
+                str(users),
+                "-r",
+                str(users),
+                "--run-time",
+                f"{int(seconds) + 30}s",
+                "--only-summary",
+                "--loglevel",
+                "ERROR",
+                "--target-profile",
+                str(_profile(directory, port)),
+                "--report-dir",
+                str(report),
+                "--declared-scale",
+                str(scale),
+                "--campaign-duration",
+                str(seconds),
+            ]
             env = {**os.environ, "PYTHONPATH": str(ROOT)}
-            locust = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL,
-                                      preexec_fn=lambda: _pin(CLIENT_CORE))
+            locust = subprocess.Popen(
+                command,
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                preexec_fn=lambda: _pin(CLIENT_CORE),
+            )
             if spy is not None:
                 time.sleep(SPY_AFTER_S)  # imports and spawning done: the schedule is running
                 _spy(locust.pid, max(2.0, seconds - 2), spy)
@@ -140,9 +201,13 @@ def run_rate(rate: float, seconds: float, cprofile: Path | None = None,
             target.terminate()
             target.wait(10)
     gen = verdict["generator"]
-    return {"rate": rate, "requests": gen["requests"], "valid": gen["valid"],
-            "p99_lateness_ms": gen["p99_lateness_s"] * 1000,
-            "max_lateness_ms": gen["max_lateness_s"] * 1000}
+    return {
+        "rate": rate,
+        "requests": gen["requests"],
+        "valid": gen["valid"],
+        "p99_lateness_ms": gen["p99_lateness_s"] * 1000,
+        "max_lateness_ms": gen["max_lateness_s"] * 1000,
+    }
 
 
 def _print_profile(path: Path, top: int = 18) -> None:
@@ -155,8 +220,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rates", default="1000,2000,3000,4000,5000")
     parser.add_argument("--seconds", type=float, default=6.0)
     parser.add_argument("--profile", action="store_true", help="cProfile the fastest kept rate")
-    parser.add_argument("--spy", type=float, default=0.0, metavar="RATE",
-                        help="py-spy (if installed) the generator at RATE req/s: CPU per library")
+    parser.add_argument(
+        "--spy",
+        type=float,
+        default=0.0,
+        metavar="RATE",
+        help="py-spy (if installed) the generator at RATE req/s: CPU per library",
+    )
     args = parser.parse_args(argv)
     try:
         rates = [float(r) for r in args.rates.split(",")]
@@ -171,9 +241,12 @@ def main(argv: list[str] | None = None) -> int:
         for rate in rates:
             row = run_rate(rate, args.seconds)
             mark = "kept " if row["valid"] else "late "
-            print(f"{mark} {rate:>7,.0f} req/s offered: {row['requests']:>7,} requests, "
-                  f"lateness p99 {row['p99_lateness_ms']:7.1f} ms, max "
-                  f"{row['max_lateness_ms']:7.1f} ms", flush=True)
+            print(
+                f"{mark} {rate:>7,.0f} req/s offered: {row['requests']:>7,} requests, "
+                f"lateness p99 {row['p99_lateness_ms']:7.1f} ms, max "
+                f"{row['max_lateness_ms']:7.1f} ms",
+                flush=True,
+            )
             if row["valid"]:
                 kept = max(kept, rate)
         if args.profile:
@@ -187,8 +260,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.spy and PY_SPY:
         stacks = Path(tempfile.mkdtemp(prefix="bench-gen-spy-")) / "stacks.txt"
         row = run_rate(args.spy, args.seconds + 4, spy=stacks)
-        print(f"py-spy of the generator at {args.spy:,.0f} req/s (valid {row['valid']}): where "
-              "its CPU goes, by the running frame:")
+        print(
+            f"py-spy of the generator at {args.spy:,.0f} req/s (valid {row['valid']}): where "
+            "its CPU goes, by the running frame:"
+        )
         for share, name in spy_summary(stacks):
             print(f"  {share:5.1f} %  {name}")
     print(f"open-model generator, one core: keeps its schedule up to {kept:,.0f} req/s")
@@ -197,8 +272,10 @@ def main(argv: list[str] | None = None) -> int:
         for name, campaign in sorted(CAMPAIGNS.items()):
             peak = Plan(campaign.stages(exp)).peak_rate()
             need = 1 if campaign.single_worker else max(1, math.ceil(peak / (kept * HEADROOM)))
-            print(f"  {name:10} peak {peak:>6,.0f} req/s at full scale: --workers {need}"
-                  f"{' (one generator only)' if campaign.single_worker else ''}")
+            print(
+                f"  {name:10} peak {peak:>6,.0f} req/s at full scale: --workers {need}"
+                f"{' (one generator only)' if campaign.single_worker else ''}"
+            )
     return 0
 
 

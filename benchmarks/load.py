@@ -38,9 +38,23 @@ def _pin(core: int) -> None:
 def _start_sandbox(directory: Path) -> tuple[subprocess.Popen[bytes], Path]:
     profile = directory / "sandbox.toml"
     process = subprocess.Popen(
-        [sys.executable, "-m", "delivery_sandbox", "--host", "127.0.0.1", "--port", "0",
-         "--profile-out", str(profile), "--limits-scale", "100"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=lambda: _pin(SERVER_CORE))
+        [
+            sys.executable,
+            "-m",
+            "delivery_sandbox",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--profile-out",
+            str(profile),
+            "--limits-scale",
+            "100",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=lambda: _pin(SERVER_CORE),
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -57,8 +71,11 @@ def _aggregated(stats: Path) -> tuple[int, int, float]:
     with stats.open() as source:
         for row in csv.DictReader(source):
             if row["Name"] == "Aggregated":
-                return int(row["Request Count"]), int(row["Failure Count"]), \
-                    float(row["Requests/s"])
+                return (
+                    int(row["Request Count"]),
+                    int(row["Failure Count"]),
+                    float(row["Requests/s"]),
+                )
     raise RuntimeError("no aggregated row in Locust's stats")
 
 
@@ -67,15 +84,34 @@ def run(seconds: float, users: int) -> tuple[int, int, float]:
         directory = Path(scratch)
         sandbox, profile = _start_sandbox(directory)
         try:
-            env = {**os.environ, "LOAD_BENCH_PROFILE": str(profile),
-                   "PYTHONPATH": str(ROOT)}
+            env = {**os.environ, "LOAD_BENCH_PROFILE": str(profile), "PYTHONPATH": str(ROOT)}
             subprocess.run(
-                [sys.executable, "-m", "locust", "-f", str(ROOT / "loadtests" / "bench.py"),
-                 "--headless", "-u", str(users), "-r", str(users), "--run-time",
-                 f"{int(seconds)}s", "--only-summary", "--loglevel", "ERROR", "--csv",
-                 str(directory / "bench")],
-                cwd=ROOT, env=env, timeout=seconds + 60, check=False, capture_output=True,
-                preexec_fn=lambda: _pin(CLIENT_CORE))
+                [
+                    sys.executable,
+                    "-m",
+                    "locust",
+                    "-f",
+                    str(ROOT / "loadtests" / "bench.py"),
+                    "--headless",
+                    "-u",
+                    str(users),
+                    "-r",
+                    str(users),
+                    "--run-time",
+                    f"{int(seconds)}s",
+                    "--only-summary",
+                    "--loglevel",
+                    "ERROR",
+                    "--csv",
+                    str(directory / "bench"),
+                ],
+                cwd=ROOT,
+                env=env,
+                timeout=seconds + 60,
+                check=False,
+                capture_output=True,
+                preexec_fn=lambda: _pin(CLIENT_CORE),
+            )
             return _aggregated(directory / "bench_stats.csv")
         finally:
             sandbox.terminate()
@@ -96,11 +132,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"benchmarks.load: {exc}", file=sys.stderr)
         return 3
     verdict = "can drive" if rps >= BURST_PEAK_PER_S else "cannot alone drive (use --workers N)"
-    print(f"load generator (FastHttpUser, 1 core) {rps:>9,.0f} req/s  ({count} requests, "
-          f"{failures} failures, {args.users} users)")
-    print(f"  sandbox playback limit at scale 1: refill {PLAYBACK_REFILL_PER_S} tickets/s, "
-          f"10,800 from idle; burst campaign peak {BURST_PEAK_PER_S} batches/s: one core "
-          f"{verdict} it in a closed loop")
+    print(
+        f"load generator (FastHttpUser, 1 core) {rps:>9,.0f} req/s  ({count} requests, "
+        f"{failures} failures, {args.users} users)"
+    )
+    print(
+        f"  sandbox playback limit at scale 1: refill {PLAYBACK_REFILL_PER_S} tickets/s, "
+        f"10,800 from idle; burst campaign peak {BURST_PEAK_PER_S} batches/s: one core "
+        f"{verdict} it in a closed loop"
+    )
     return 0
 
 

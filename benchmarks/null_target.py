@@ -21,21 +21,28 @@ from typing import Any, ClassVar
 
 __all__ = ["main"]
 
-LIMITS = {"playback": 10_800, "catalog": 3_000, "creatives": 3_000, "videos": 3_000,
-          "config": 600}
+LIMITS = {"playback": 10_800, "catalog": 3_000, "creatives": 3_000, "videos": 3_000, "config": 600}
 
 
 def _response(body: bytes) -> bytes:
-    head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    head = (
+        f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
     return head + body
 
 
 def _answers(scale: float) -> dict[bytes, bytes]:
-    doors = {name: {"limit": round(limit * scale), "unit": "tickets" if name == "playback"
-                    else "requests"} for name, limit in LIMITS.items()}
-    config = {"key": {"test_organisation": True, "scopes": []},
-              "rate_limits": {"window_seconds": 60, "doors": doors}}
+    doors = {
+        name: {
+            "limit": round(limit * scale),
+            "unit": "tickets" if name == "playback" else "requests",
+        }
+        for name, limit in LIMITS.items()
+    }
+    config = {
+        "key": {"test_organisation": True, "scopes": []},
+        "rate_limits": {"window_seconds": 60, "doors": doors},
+    }
     return {
         b"/api/delivery/v1/config": _response(json.dumps(config).encode()),
         b"/api/delivery/v1/playback": _response(b'{"expires_at":"2030-01-01T00:00:00Z"}'),
@@ -70,15 +77,16 @@ class _Protocol(asyncio.Protocol):
                 out.append(_response(body))
             else:
                 out.append(self.answers.get(path, self.other))
-            self.buffer = self.buffer[end + 4 + length:]
+            self.buffer = self.buffer[end + 4 + length :]
         if out:
             self.transport.write(b"".join(out))
 
 
 async def _serve(port: int, scale: float, port_file: Path | None) -> None:
     _Protocol.answers = _answers(scale)
-    server = await asyncio.get_running_loop().create_server(_Protocol, "127.0.0.1", port,
-                                                            backlog=2048)
+    server = await asyncio.get_running_loop().create_server(
+        _Protocol, "127.0.0.1", port, backlog=2048
+    )
     bound = server.sockets[0].getsockname()[1]
     if port_file is not None:
         port_file.write_text(str(bound))

@@ -100,8 +100,22 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         profile_path = Path(tmp) / "profile.toml"
         server = subprocess.Popen(
-            ["taskset", "-c", "0", sys.executable, "-m", "delivery_sandbox", "--host", "127.0.0.1",
-             "--port", "0", "--profile-out", str(profile_path), "--limits-scale", "1000"],
+            [
+                "taskset",
+                "-c",
+                "0",
+                sys.executable,
+                "-m",
+                "delivery_sandbox",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--profile-out",
+                str(profile_path),
+                "--limits-scale",
+                "1000",
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -47,8 +47,12 @@ ENDPOINTS: dict[str, Endpoint] = {
     "creatives": Endpoint("GET", "/api/delivery/v1/creatives?limit=1", "limits", "creatives"),
     "videos": Endpoint("GET", "/api/delivery/v1/videos?limit=1", "limits_videos", "videos"),
     # Any UUID: a 404 still counts (only a valid key is needed to be counted).
-    "video": Endpoint("GET", "/api/delivery/v1/videos/00000000-0000-4000-8000-000000000000",
-                      "limits_videos", "video"),
+    "video": Endpoint(
+        "GET",
+        "/api/delivery/v1/videos/00000000-0000-4000-8000-000000000000",
+        "limits_videos",
+        "video",
+    ),
 }
 
 AdminStep = tuple[str, str, dict[str, Any]]  # (role, action, body)
@@ -76,8 +80,10 @@ class Campaign:
             return self.build(exp)
         length = self.default_duration if duration is None else duration
         if not 1.0 <= length <= self.max_duration:
-            raise ValueError(f"campaign {self.name}: duration must be 1 to "
-                             f"{self.max_duration:g} s, not {length:g}")
+            raise ValueError(
+                f"campaign {self.name}: duration must be 1 to "
+                f"{self.max_duration:g} s, not {length:g}"
+            )
         return _TIMED[self.name](exp, length)
 
 
@@ -98,8 +104,10 @@ def _refill(exp: Expectations) -> list[Stage]:
     needed = (2 + 2 * refill * exp.rtt) / (REFILL_RESOLUTION * max(refill, 1e-9))
     window = _rate(needed, *REFILL_WINDOW_S)
     offered = 2 * refill
-    return [*_burst_stages(exp, "drain"),
-            Stage("window", math.ceil(offered * window), offered, "playback", "play")]
+    return [
+        *_burst_stages(exp, "drain"),
+        Stage("window", math.ceil(offered * window), offered, "playback", "play"),
+    ]
 
 
 def _shedding(exp: Expectations) -> list[Stage]:
@@ -116,8 +124,9 @@ def _shedding(exp: Expectations) -> list[Stage]:
 def _admission(exp: Expectations) -> list[Stage]:
     stages: list[Stage] = []
     for left in (2, 1, 0):
-        stages.append(Stage(f"reset-{left}", 1, 0, "admin", None,
-                            extra=(("action", "reset-limits"),)))
+        stages.append(
+            Stage(f"reset-{left}", 1, 0, "admin", None, extra=(("action", "reset-limits"),))
+        )
         stages.append(Stage(f"consume-{left}", ADMISSION_LIMIT - left, 0, "playback", "play"))
         stages.append(Stage(f"batch-{left}", 1, 0, "playback", "prefetch", ADMISSION_BATCH))
     return stages
@@ -171,8 +180,14 @@ def _simulated(exp: Expectations) -> list[Stage]:
     limit = exp.spec_limit("simulated")
     count = math.ceil(limit * 1.2) + 5
     return [
-        Stage("simulated", count, _rate(count / 2.0, 10, 200), "playback", "play",
-              simulate="not_entitled:outside_window"),
+        Stage(
+            "simulated",
+            count,
+            _rate(count / 2.0, 10, 200),
+            "playback",
+            "play",
+            simulate="not_entitled:outside_window",
+        ),
         *_burst_stages(exp, "real"),
     ]
 
@@ -182,9 +197,14 @@ def _simulated_setup(exp: Expectations) -> list[AdminStep]:
 
 
 # Mixed and soak: (endpoint pattern, counter) for every counter (spec: Limits table).
-SUSTAINED = (("playback", "playback"), ("catalog|series", "catalog"),
-             ("creatives", "creatives"), ("videos", "videos"), ("video", "video"),
-             ("config", "config"))
+SUSTAINED = (
+    ("playback", "playback"),
+    ("catalog|series", "catalog"),
+    ("creatives", "creatives"),
+    ("videos", "videos"),
+    ("video", "video"),
+    ("config", "config"),
+)
 CONTINUOUS = ("playback", "catalog")
 MIXED_OVER = "config"  # pushed past its ceiling while the others run near theirs
 MIXED_NEAR = 0.9  # share of its allowance each other counter is offered during the run
@@ -205,8 +225,16 @@ def _mixed(exp: Expectations, duration: float) -> list[Stage]:
         else:
             count = MIXED_NEAR * limit
         n = max(2, math.floor(count))
-        stages.append(Stage("mixed", n, n / duration, pattern, "play" if counter == "playback"
-                            else None, together=k > 0))
+        stages.append(
+            Stage(
+                "mixed",
+                n,
+                n / duration,
+                pattern,
+                "play" if counter == "playback" else None,
+                together=k > 0,
+            )
+        )
     return stages
 
 
@@ -217,14 +245,21 @@ def _soak(exp: Expectations, duration: float) -> list[Stage]:
         limit = exp.limit(counter) if counter in exp.advertised else exp.spec_limit(counter)
         rate = SOAK_SHARE * limit / 60.0
         n = max(2, math.floor(rate * duration))
-        stages.append(Stage("soak", n, n / duration, pattern, "play" if counter == "playback"
-                            else None, together=k > 0))
+        stages.append(
+            Stage(
+                "soak",
+                n,
+                n / duration,
+                pattern,
+                "play" if counter == "playback" else None,
+                together=k > 0,
+            )
+        )
     return stages
 
 
 SOAK_SHARE = 0.8
-_TIMED: dict[str, Callable[[Expectations, float], list[Stage]]] = {
-    "mixed": _mixed, "soak": _soak}
+_TIMED: dict[str, Callable[[Expectations, float], list[Stage]]] = {"mixed": _mixed, "soak": _soak}
 
 
 def _reset(roles: tuple[str, ...]) -> Callable[[Expectations], list[AdminStep]]:
@@ -232,39 +267,94 @@ def _reset(roles: tuple[str, ...]) -> Callable[[Expectations], list[AdminStep]]:
 
 
 def _lower(limit: int) -> Callable[[Expectations], list[AdminStep]]:
-    return lambda exp: [("limits", "limits", {"counter": "playback", "limit": limit}),
-                        ("limits", "reset-limits", {})]
+    return lambda exp: [
+        ("limits", "limits", {"counter": "playback", "limit": limit}),
+        ("limits", "reset-limits", {}),
+    ]
 
 
 CAMPAIGNS: dict[str, Campaign] = {
     c.name: c
     for c in (
-        Campaign("burst", "from idle, the whole playback allowance and the first 429",
-                 ("playback",), _burst_stages, _reset(("limits",))),
-        Campaign("refill", "drain, then twice the refill rate: the slope is the refill",
-                 ("playback",), _refill, _reset(("limits",))),
-        Campaign("shedding", "prefetch until shed near 20 % left, then play until empty",
-                 ("playback",), _shedding, _reset(("limits",))),
-        Campaign("admission", "batches with 2, 1 and 0 tickets left: play first",
-                 ("playback",), _admission, _lower(ADMISSION_LIMIT), needs_admin=True,
-                 single_worker=True),
-        Campaign("hold", "plays on an empty bucket are held and issued",
-                 ("playback",), _hold, _lower(HOLD_LIMIT), needs_admin=True,
-                 single_worker=True),
-        Campaign("catalog", "catalog + series share one bucket: capacity and refill",
-                 ("catalog",), _catalog, _reset(("limits",))),
-        Campaign("minute", "clock-minute counters: count, Retry-After, reset at the minute",
-                 ("config", "creatives", "videos"), _minute,
-                 _reset(("limits", "limits_videos")), boundary_at=_after_fill),
-        Campaign("simulated", "300 simulated answers a minute, apart from real tickets",
-                 ("playback",), _simulated, _simulated_setup,
-                 boundary_at=lambda plan: -0.5),
-        Campaign("mixed", "every counter near its ceiling at once, config past it",
-                 ("playback", "catalog", "creatives", "videos", "config"), lambda exp: [],
-                 _reset(("limits", "limits_videos")), boundary_at=lambda plan: -0.5,
-                 default_duration=40.0, max_duration=50.0),
-        Campaign("soak", "every counter at 80 % of its limit for a long run",
-                 ("playback", "catalog", "creatives", "videos", "config"), lambda exp: [],
-                 _reset(("limits", "limits_videos")), default_duration=600.0),
+        Campaign(
+            "burst",
+            "from idle, the whole playback allowance and the first 429",
+            ("playback",),
+            _burst_stages,
+            _reset(("limits",)),
+        ),
+        Campaign(
+            "refill",
+            "drain, then twice the refill rate: the slope is the refill",
+            ("playback",),
+            _refill,
+            _reset(("limits",)),
+        ),
+        Campaign(
+            "shedding",
+            "prefetch until shed near 20 % left, then play until empty",
+            ("playback",),
+            _shedding,
+            _reset(("limits",)),
+        ),
+        Campaign(
+            "admission",
+            "batches with 2, 1 and 0 tickets left: play first",
+            ("playback",),
+            _admission,
+            _lower(ADMISSION_LIMIT),
+            needs_admin=True,
+            single_worker=True,
+        ),
+        Campaign(
+            "hold",
+            "plays on an empty bucket are held and issued",
+            ("playback",),
+            _hold,
+            _lower(HOLD_LIMIT),
+            needs_admin=True,
+            single_worker=True,
+        ),
+        Campaign(
+            "catalog",
+            "catalog + series share one bucket: capacity and refill",
+            ("catalog",),
+            _catalog,
+            _reset(("limits",)),
+        ),
+        Campaign(
+            "minute",
+            "clock-minute counters: count, Retry-After, reset at the minute",
+            ("config", "creatives", "videos"),
+            _minute,
+            _reset(("limits", "limits_videos")),
+            boundary_at=_after_fill,
+        ),
+        Campaign(
+            "simulated",
+            "300 simulated answers a minute, apart from real tickets",
+            ("playback",),
+            _simulated,
+            _simulated_setup,
+            boundary_at=lambda plan: -0.5,
+        ),
+        Campaign(
+            "mixed",
+            "every counter near its ceiling at once, config past it",
+            ("playback", "catalog", "creatives", "videos", "config"),
+            lambda exp: [],
+            _reset(("limits", "limits_videos")),
+            boundary_at=lambda plan: -0.5,
+            default_duration=40.0,
+            max_duration=50.0,
+        ),
+        Campaign(
+            "soak",
+            "every counter at 80 % of its limit for a long run",
+            ("playback", "catalog", "creatives", "videos", "config"),
+            lambda exp: [],
+            _reset(("limits", "limits_videos")),
+            default_duration=600.0,
+        ),
     )
 }

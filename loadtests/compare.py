@@ -47,10 +47,18 @@ def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m loadtests.compare", description=__doc__.split("\n")[0])
     p.add_argument("run_a", type=Path, help="reference run directory")
     p.add_argument("run_b", type=Path, help="candidate run directory")
-    p.add_argument("--threshold", type=float, default=0.10,
-                   help="relative change counted as a regression (0.10 = 10 %%)")
-    p.add_argument("--latency-floor-ms", type=float, default=2.0,
-                   help="latency rises smaller than this many ms are noise, not regressions")
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=0.10,
+        help="relative change counted as a regression (0.10 = 10 %%)",
+    )
+    p.add_argument(
+        "--latency-floor-ms",
+        type=float,
+        default=2.0,
+        help="latency rises smaller than this many ms are noise, not regressions",
+    )
     p.add_argument("--out", type=Path, default=None, help="where compare.json/html go")
     return p
 
@@ -68,8 +76,7 @@ def _load(directory: Path) -> tuple[dict[str, Any], list[Record]]:
         raise _BadRun(f"{directory}/verdict.json is not a campaign verdict")
     if verdict.get("outcome") == "invalid":
         reason = verdict.get("target_failure") or verdict.get("generator", {}).get("reason")
-        raise _BadRun(f"{directory}: invalid run, nothing to compare ({reason})",
-                      ExitCode.INVALID)
+        raise _BadRun(f"{directory}: invalid run, nothing to compare ({reason})", ExitCode.INVALID)
     return verdict, records
 
 
@@ -85,8 +92,9 @@ def text_table(result: Comparison) -> str:
         mark = "!!" if row.regression else "  "
         pct = "-" if row.delta_pct is None else f"{row.delta_pct:+.1f}"
         delta = "-" if row.delta is None else f"{row.delta:+.4g}"
-        lines.append(f"{mark}{row.name[:58]:58} {_fmt(row.a):>12} {_fmt(row.b):>12} "
-                     f"{delta:>10} {pct:>7}")
+        lines.append(
+            f"{mark}{row.name[:58]:58} {_fmt(row.a):>12} {_fmt(row.b):>12} {delta:>10} {pct:>7}"
+        )
     return "\n".join(lines)
 
 
@@ -97,12 +105,13 @@ def _img(path: Path) -> str:
 
 def write_html(path: Path, result: Comparison, a: Path, b: Path, images: list[Path]) -> None:
     rows = "".join(
-        f"<tr class=\"{'bad' if r.regression else ''}\"><td>{html.escape(r.kind)}</td>"
+        f'<tr class="{"bad" if r.regression else ""}"><td>{html.escape(r.kind)}</td>'
         f"<td>{html.escape(r.name)}</td><td>{_fmt(r.a, r.unit)}</td><td>{_fmt(r.b, r.unit)}</td>"
         f"<td>{'-' if r.delta is None else f'{r.delta:+.4g}'}</td>"
         f"<td>{'-' if r.delta_pct is None else f'{r.delta_pct:+.1f} %'}</td>"
         f"<td>{'REGRESSION' if r.regression else html.escape(r.note)}</td></tr>"
-        for r in result.rows)
+        for r in result.rows
+    )
     body = f"""<!doctype html><html><head><meta charset="utf-8"><title>load comparison</title>
 <style>body{{font-family:sans-serif;margin:2em}}
 td,th{{padding:2px 8px;border-bottom:1px solid #ddd}}
@@ -113,7 +122,7 @@ threshold {result.threshold:.0%}, latency floor {result.floor_ms:g} ms;
 <b>{len(result.regressions)} regression(s)</b></p>
 <table><tr><th>kind</th><th>name</th><th>A</th><th>B</th><th>delta</th><th>%</th><th></th></tr>
 {rows}</table>
-<h2>Both runs overlaid</h2>{''.join(_img(p) for p in images)}
+<h2>Both runs overlaid</h2>{"".join(_img(p) for p in images)}
 </body></html>
 """
     path.write_text(body, "utf-8")
@@ -127,13 +136,15 @@ def main(argv: list[str] | None = None) -> int:
         verdict_a, records_a = _load(args.run_a)
         verdict_b, records_b = _load(args.run_b)
         if verdict_a.get("profile") != verdict_b.get("profile"):
-            raise _BadRun(f"different campaigns: {verdict_a.get('profile')} and "
-                          f"{verdict_b.get('profile')}")
+            raise _BadRun(
+                f"different campaigns: {verdict_a.get('profile')} and {verdict_b.get('profile')}"
+            )
     except _BadRun as error:
         print(f"compare: {error}", file=sys.stderr)
         return error.exit_code
-    result = compare_runs(verdict_a, verdict_b, records_a, records_b, args.threshold,
-                          args.latency_floor_ms)
+    result = compare_runs(
+        verdict_a, verdict_b, records_a, records_b, args.threshold, args.latency_floor_ms
+    )
     out = args.out or args.run_b / "compare"
     out.mkdir(parents=True, exist_ok=True)
     images = write_overlays(out, {"A": records_a, "B": records_b})
@@ -141,15 +152,21 @@ def main(argv: list[str] | None = None) -> int:
     start_b = min((r.sent for r in records_b), default=0.0)
     span = max(max((r.sent for r in records_b), default=0.0) - start_b, 1.0)
     bucket = 60.0 if span >= 300 else max(0.5, span / 10)
-    images.append(write_latency_table(
-        out / "overlay_latency_by_endpoint.png", latency_table(records_b, start_b, bucket),
-        "latency per endpoint: B (bold) over A (pale)",
-        other=latency_table(records_a, start_a, bucket)))
+    images.append(
+        write_latency_table(
+            out / "overlay_latency_by_endpoint.png",
+            latency_table(records_b, start_b, bucket),
+            "latency per endpoint: B (bold) over A (pale)",
+            other=latency_table(records_a, start_a, bucket),
+        )
+    )
     (out / "compare.json").write_text(json.dumps(result.to_json(), indent=2) + "\n", "utf-8")
     write_html(out / "compare.html", result, args.run_a, args.run_b, images)
     print(text_table(result))
-    print(f"{len(result.regressions)} regression(s) beyond {args.threshold:.0%} "
-          f"(latency floor {args.latency_floor_ms:g} ms); report: {out / 'compare.html'}")
+    print(
+        f"{len(result.regressions)} regression(s) beyond {args.threshold:.0%} "
+        f"(latency floor {args.latency_floor_ms:g} ms); report: {out / 'compare.html'}"
+    )
     return ExitCode.DEVIATES if result.regressions else ExitCode.WITHIN_SPEC
 
 

@@ -66,21 +66,36 @@ def _items(body: Any, stage: Stage) -> tuple[tuple[ItemOutcome, ...], str | None
             return (), "batch item without an integer status"
         status = item["status"]
         retry = item.get("retry_after")
-        items.append(ItemOutcome(status=status, intent=intent,
-                                 error_code=item.get("error_code"), reason=item.get("reason"),
-                                 retry_after=float(retry) if isinstance(retry, int | float)
-                                 else None))
+        items.append(
+            ItemOutcome(
+                status=status,
+                intent=intent,
+                error_code=item.get("error_code"),
+                reason=item.get("reason"),
+                retry_after=float(retry) if isinstance(retry, int | float) else None,
+            )
+        )
         if status == 200 and "expires_at" not in item:
             problem = "issued batch item without expires_at"
-        if status == 429 and (item.get("error_code") != "rate_limited"
-                              or not isinstance(retry, int)):
+        if status == 429 and (
+            item.get("error_code") != "rate_limited" or not isinstance(retry, int)
+        ):
             problem = "refused batch item without rate_limited and an integer retry_after"
     return tuple(items), problem
 
 
 def read_answer(
-    *, seq: int, worker: str, stage: Stage, endpoint: str, due: float, sent: float,
-    answered: float, status: int, headers: Mapping[str, str], content: bytes | None,
+    *,
+    seq: int,
+    worker: str,
+    stage: Stage,
+    endpoint: str,
+    due: float,
+    sent: float,
+    answered: float,
+    status: int,
+    headers: Mapping[str, str],
+    content: bytes | None,
 ) -> Record:
     """Turn one answer into a record; a wrong body or header becomes `problem`."""
     try:
@@ -108,13 +123,23 @@ def read_answer(
     elif endpoint == "playback" and "expires_at" not in flat:
         problem = "ticket without expires_at"
     return Record(
-        seq=seq, phase=stage.name, endpoint=endpoint, due=due, sent=sent, answered=answered,
-        status=status, worker=worker, intent=stage.intent, tickets=stage.tickets,
-        batch=bool(stage.batch), items=items,
+        seq=seq,
+        phase=stage.name,
+        endpoint=endpoint,
+        due=due,
+        sent=sent,
+        answered=answered,
+        status=status,
+        worker=worker,
+        intent=stage.intent,
+        tickets=stage.tickets,
+        batch=bool(stage.batch),
+        items=items,
         error_code=flat.get("error_code") if isinstance(flat.get("error_code"), str) else None,
         reason=flat.get("reason") if isinstance(flat.get("reason"), str) else None,
         retry_after=_number(headers.get("Retry-After")),
         limit_header=_int(headers.get("X-RateLimit-Limit")),
         window_header=_int(headers.get("X-RateLimit-Window")),
-        simulated=simulated, problem=problem,
+        simulated=simulated,
+        problem=problem,
     )

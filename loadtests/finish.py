@@ -32,8 +32,11 @@ IDLE_S = 60.0  # without an admin API a bucket is full again after a minute idle
 def report_dir(environment: Environment, campaign: str) -> Path:
     options = environment.parsed_options
     given = getattr(options, "report_dir", "") if options else ""
-    path = Path(given) if given else (
-        Path("reports") / "load" / f"{campaign}-{time.strftime('%Y%m%dT%H%M%S')}")
+    path = (
+        Path(given)
+        if given
+        else (Path("reports") / "load" / f"{campaign}-{time.strftime('%Y%m%dT%H%M%S')}")
+    )
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -42,9 +45,14 @@ def _minute_after(moment: float) -> float:
     return math.ceil(moment / 60.0) * 60.0
 
 
-def prepare(campaign: Campaign, target: Target, start: float, declared_scale: float | None,
-            allow_production: bool, duration: float | None = None
-            ) -> tuple[Plan, float, dict[str, Any]]:
+def prepare(
+    campaign: Campaign,
+    target: Target,
+    start: float,
+    declared_scale: float | None,
+    allow_production: bool,
+    duration: float | None = None,
+) -> tuple[Plan, float, dict[str, Any]]:
     """Admin steps, /config and the start time; returns the plan, its start and the context."""
     rtt = target.round_trip()
     config = target.config("limits")
@@ -70,8 +78,7 @@ def prepare(campaign: Campaign, target: Target, start: float, declared_scale: fl
     elif steps:
         start += IDLE_S  # counters full again from idle
     # A lowered limit is what /config advertises now (LIM-009): the run is judged against it.
-    run_exp = Expectations.from_config(target.config("limits"), declared_scale) if lowered \
-        else exp
+    run_exp = Expectations.from_config(target.config("limits"), declared_scale) if lowered else exp
     if lowered:
         target.role_action("limits", "reset-limits")
     run_exp = dataclasses.replace(run_exp, rtt=rtt["max_s"])
@@ -79,9 +86,14 @@ def prepare(campaign: Campaign, target: Target, start: float, declared_scale: fl
         plan = Plan(campaign.stages(run_exp, duration))
     except ValueError as error:
         raise CampaignError(str(error), exit_code=2) from None
-    context: dict[str, Any] = {"episode": episode, "scale": exp.scale, "rtt": rtt,
-                               "advertised": dict(exp.advertised), "lowered": lowered,
-                               "run_advertised": dict(run_exp.advertised)}
+    context: dict[str, Any] = {
+        "episode": episode,
+        "scale": exp.scale,
+        "rtt": rtt,
+        "advertised": dict(exp.advertised),
+        "lowered": lowered,
+        "run_advertised": dict(run_exp.advertised),
+    }
     if campaign.default_duration is not None:
         # latency table buckets: a minute for long runs, a fifth of the run for short ones
         context["bucket_s"] = 60.0 if plan.duration >= 300 else max(1.0, plan.duration / 5)
@@ -97,8 +109,9 @@ def prepare(campaign: Campaign, target: Target, start: float, declared_scale: fl
                 target.role_action(role, action, body)
         else:
             # the requests of the campaign must not share a minute with the /config call
-            boundary = max(_minute_after(start + anchor), _minute_after(fetched) + 60.0 * (
-                anchor > 0))
+            boundary = max(
+                _minute_after(start + anchor), _minute_after(fetched) + 60.0 * (anchor > 0)
+            )
         context["boundary"] = boundary
         start = boundary - anchor
     context["start"] = start
@@ -121,8 +134,14 @@ def _target_failure(records: list[Record]) -> str | None:
     return None
 
 
-def finish(environment: Environment, campaign: Campaign, target: Target, records: list[Record],
-           context: dict[str, Any], stopped_early: bool) -> Verdict:
+def finish(
+    environment: Environment,
+    campaign: Campaign,
+    target: Target,
+    records: list[Record],
+    context: dict[str, Any],
+    stopped_early: bool,
+) -> Verdict:
     """Undo admin changes, judge the records, write the report; set the process exit code."""
     notes = []
     if context.get("lowered"):
@@ -153,13 +172,23 @@ def finish(environment: Environment, campaign: Campaign, target: Target, records
     figures += exp.config_figures(campaign.counters)
     planned = int(context.get("planned", 0))
     last = max((r.due for r in records), default=context.get("start", 0.0))
-    details = {**details, "requests": len(records), "notes": notes,
-               "progress": {"planned": planned, "answered": len(records),
-                            "share": round(len(records) / planned, 4) if planned else None,
-                            "last_due_s": round(last - float(context.get("start", last)), 3),
-                            "plan_s": context.get("plan_s")},
-               "expectations": {"scale": exp.scale, "advertised": dict(exp.advertised),
-                                "during_run": dict(run_exp.advertised)}}
+    details = {
+        **details,
+        "requests": len(records),
+        "notes": notes,
+        "progress": {
+            "planned": planned,
+            "answered": len(records),
+            "share": round(len(records) / planned, 4) if planned else None,
+            "last_due_s": round(last - float(context.get("start", last)), 3),
+            "plan_s": context.get("plan_s"),
+        },
+        "expectations": {
+            "scale": exp.scale,
+            "advertised": dict(exp.advertised),
+            "during_run": dict(run_exp.advertised),
+        },
+    }
     if "boundary" in context:
         details["minute_boundary_epoch"] = context["boundary"]
     if "rtt" in context:
@@ -171,21 +200,30 @@ def finish(environment: Environment, campaign: Campaign, target: Target, records
     capacity, rate = _plot_bounds(campaign, run_exp)
     write_plots(directory, records, capacity, rate)
     if "latency" in details:
-        write_latency_table(directory / "latency_by_endpoint.png", details["latency"],
-                            f"{campaign.name}: latency per endpoint over time")
+        write_latency_table(
+            directory / "latency_by_endpoint.png",
+            details["latency"],
+            f"{campaign.name}: latency per endpoint over time",
+        )
     print(verdict.summary(), flush=True)
     print(f"report: {directory}", flush=True)
     environment.process_exit_code = int(verdict.exit_code)
     return verdict
 
 
-def write_failure(environment: Environment, campaign: Campaign | None, message: str,
-                  exit_code: int) -> None:
+def write_failure(
+    environment: Environment, campaign: Campaign | None, message: str, exit_code: int
+) -> None:
     """The campaign could not run: a one-line reason, an invalid verdict, a distinct exit code."""
     name = campaign.name if campaign else "unknown"
     directory = report_dir(environment, name)
-    body = {"profile": name, "outcome": "invalid", "exit_code": exit_code,
-            "target_failure": message, "figures": []}
+    body = {
+        "profile": name,
+        "outcome": "invalid",
+        "exit_code": exit_code,
+        "target_failure": message,
+        "figures": [],
+    }
     (directory / "verdict.json").write_text(json.dumps(body, indent=2) + "\n", "utf-8")
     print(f"load {name}: {message}", flush=True)
     environment.process_exit_code = exit_code

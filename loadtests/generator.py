@@ -84,8 +84,10 @@ def _stages_to_json(stages: tuple[Stage, ...]) -> list[dict[str, Any]]:
 
 
 def _stages_from_json(data: list[dict[str, Any]]) -> list[Stage]:
-    return [Stage(**{**d, "batch": tuple(d["batch"]), "extra": tuple(map(tuple, d["extra"]))})
-            for d in data]
+    return [
+        Stage(**{**d, "batch": tuple(d["batch"]), "extra": tuple(map(tuple, d["extra"]))})
+        for d in data
+    ]
 
 
 def _accept_plan(message: dict[str, Any], environment: Environment) -> None:
@@ -106,12 +108,24 @@ def _accept_plan(message: dict[str, Any], environment: Environment) -> None:
 def _arguments(parser: Any) -> None:
     parser.add_argument("--target-profile", default="", help="target profile TOML (required)")
     parser.add_argument("--report-dir", default="", help="where verdict.json and records go")
-    parser.add_argument("--declared-scale", type=float, default=0.0,
-                        help="the target's declared limits scale (sandbox --limits-scale)")
-    parser.add_argument("--campaign-duration", type=float, default=0.0,
-                        help="length in seconds of a timed campaign (mixed, soak)")
-    parser.add_argument("--allow-production", action="store_true", default=False,
-                        help="allow a target whose /config says it is not a test organisation")
+    parser.add_argument(
+        "--declared-scale",
+        type=float,
+        default=0.0,
+        help="the target's declared limits scale (sandbox --limits-scale)",
+    )
+    parser.add_argument(
+        "--campaign-duration",
+        type=float,
+        default=0.0,
+        help="length in seconds of a timed campaign (mixed, soak)",
+    )
+    parser.add_argument(
+        "--allow-production",
+        action="store_true",
+        default=False,
+        help="allow a target whose /config says it is not a test organisation",
+    )
 
 
 @events.init.add_listener
@@ -130,8 +144,12 @@ def _init(environment: Environment, **_: Any) -> None:
         runner.register_message("load_plan", lambda msg, **kw: _accept_plan(msg.data, environment))
         runner.register_message("load_stop", lambda msg, **kw: _stop_worker(environment))
     elif isinstance(runner, MasterRunner):
-        runner.register_message("load_records", lambda msg, **kw: STATE.received.extend(
-            Record.from_json(r) for r in msg.data["records"]))
+        runner.register_message(
+            "load_records",
+            lambda msg, **kw: STATE.received.extend(
+                Record.from_json(r) for r in msg.data["records"]
+            ),
+        )
         runner.register_message("load_done", lambda msg, **kw: _worker_done(msg.data, environment))
 
 
@@ -160,23 +178,31 @@ def _test_start(environment: Environment, **_: Any) -> None:
         if STATE.target is None:
             raise CampaignError("no usable --target-profile was given", exit_code=2)
         if STATE.campaign.single_worker and workers > 1:
-            raise CampaignError(f"campaign {STATE.campaign.name} runs on one worker only",
-                                exit_code=2)
+            raise CampaignError(
+                f"campaign {STATE.campaign.name} runs on one worker only", exit_code=2
+            )
         # time to spawn every user before the first request is due
         lead = LEAD_S + getattr(runner, "target_user_count", 0) / 400
         plan, start, context = prepare(
-            STATE.campaign, STATE.target, time.time() + lead,
+            STATE.campaign,
+            STATE.target,
+            time.time() + lead,
             declared_scale=getattr(options, "declared_scale", 0.0) or None,
             allow_production=bool(getattr(options, "allow_production", False)),
-            duration=getattr(options, "campaign_duration", 0.0) or None)
+            duration=getattr(options, "campaign_duration", 0.0) or None,
+        )
     except CampaignError as error:
         write_failure(environment, STATE.campaign, str(error), error.exit_code)
         if runner is not None:
             gevent.spawn_later(0.1, runner.quit)
         return
     STATE.context = context
-    message = {"stages": _stages_to_json(plan.stages), "start": start, "workers": workers,
-               "episode": context["episode"]}
+    message = {
+        "stages": _stages_to_json(plan.stages),
+        "start": start,
+        "workers": workers,
+        "episode": context["episode"],
+    }
     if isinstance(runner, MasterRunner):
         runner.send_message("load_plan", message)
     else:
@@ -218,8 +244,9 @@ def _test_stop(environment: Environment, **_: Any) -> None:
     if isinstance(environment.runner, WorkerRunner):
         _flush(environment)
     elif not STATE.finished and STATE.campaign is not None and STATE.ready.is_set():
-        records = STATE.records if not isinstance(environment.runner, MasterRunner) \
-            else STATE.received
+        records = (
+            STATE.records if not isinstance(environment.runner, MasterRunner) else STATE.received
+        )
         _conclude(environment, records, stopped_early=True)
 
 
@@ -236,15 +263,14 @@ def _flush(environment: Environment) -> None:
             write_records(part, list(STATE.records))
             part.rename(directory / f"records-{STATE.worker}.jsonl")
         for i in range(0, len(STATE.records), CHUNK):
-            chunk = [r.to_json() for r in STATE.records[i:i + CHUNK]]
+            chunk = [r.to_json() for r in STATE.records[i : i + CHUNK]]
             runner.send_message("load_records", {"records": chunk})
         runner.send_message("load_done", {"worker": STATE.worker, "count": len(STATE.records)})
     else:
         _conclude(environment, STATE.records)
 
 
-def _conclude(environment: Environment, records: list[Record], stopped_early: bool = False
-              ) -> None:
+def _conclude(environment: Environment, records: list[Record], stopped_early: bool = False) -> None:
     if STATE.finished or STATE.campaign is None or STATE.target is None:
         return
     STATE.finished = True
@@ -299,10 +325,15 @@ class CampaignUser(FastHttpUser):
         STATE.records.append(record)
         if record.status == 0 or record.status >= 500:
             STATE.failures += 1
-            if STATE.failures >= ABORT_FAILURES and STATE.failures > ABORT_SHARE * len(
-                    STATE.records) and STATE.aborted is None:
-                STATE.aborted = (f"target failing: {STATE.failures} of {len(STATE.records)} "
-                                 "answers were 5xx or no answer; campaign stopped early")
+            if (
+                STATE.failures >= ABORT_FAILURES
+                and STATE.failures > ABORT_SHARE * len(STATE.records)
+                and STATE.aborted is None
+            ):
+                STATE.aborted = (
+                    f"target failing: {STATE.failures} of {len(STATE.records)} "
+                    "answers were 5xx or no answer; campaign stopped early"
+                )
                 STATE.queue.clear()
 
     def _admin(self, stage: Stage) -> None:
@@ -320,14 +351,27 @@ class CampaignUser(FastHttpUser):
         if stage.simulate:
             headers["Service-Simulate"] = stage.simulate
         sent = time.time()
-        with self.client.request(endpoint.method, endpoint.path, headers=headers,
-                                 catch_response=True, name=f"{stage.name} {name}",
-                                 **kwargs) as answer:
+        with self.client.request(
+            endpoint.method,
+            endpoint.path,
+            headers=headers,
+            catch_response=True,
+            name=f"{stage.name} {name}",
+            **kwargs,
+        ) as answer:
             answered = time.time()
             record = read_answer(
-                seq=index, worker=STATE.worker, stage=stage, endpoint=name, due=due, sent=sent,
-                answered=answered, status=answer.status_code or 0,
-                headers=answer.headers or {}, content=answer.content)
+                seq=index,
+                worker=STATE.worker,
+                stage=stage,
+                endpoint=name,
+                due=due,
+                sent=sent,
+                answered=answered,
+                status=answer.status_code or 0,
+                headers=answer.headers or {},
+                content=answer.content,
+            )
             if record.problem:
                 answer.failure(record.problem)
             else:

@@ -53,25 +53,49 @@ class _Parser(argparse.ArgumentParser):
 
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m loadtests.run", description=__doc__.split("\n")[0])
-    p.add_argument("profile", choices=sorted(CAMPAIGNS), metavar="PROFILE",
-                   help=", ".join(sorted(CAMPAIGNS)))
+    p.add_argument(
+        "profile", choices=sorted(CAMPAIGNS), metavar="PROFILE", help=", ".join(sorted(CAMPAIGNS))
+    )
     p.add_argument("--target", type=Path, default=None, help="target profile TOML")
     p.add_argument("--workers", type=int, default=0, help="Locust worker processes (0: one)")
     p.add_argument("--report-dir", type=Path, default=Path("reports"))
     p.add_argument("--allow-production", action="store_true")
-    p.add_argument("--scale-check", action="store_true",
-                   help="only check /config against the spec's numbers and print the plan")
-    p.add_argument("--limits-scale", type=float, default=1.0,
-                   help="embedded sandbox: scale of every limit")
-    p.add_argument("--scale", type=float, default=None,
-                   help="declared scale of the target's limits (1; embedded: --limits-scale)")
+    p.add_argument(
+        "--scale-check",
+        action="store_true",
+        help="only check /config against the spec's numbers and print the plan",
+    )
+    p.add_argument(
+        "--limits-scale", type=float, default=1.0, help="embedded sandbox: scale of every limit"
+    )
+    p.add_argument(
+        "--scale",
+        type=float,
+        default=None,
+        help="declared scale of the target's limits (1; embedded: --limits-scale)",
+    )
     p.add_argument("--fault", action="append", default=[], help="embedded sandbox fault")
-    p.add_argument("--duration", type=_duration, default=None, metavar="DURATION",
-                   help="length of a timed campaign (mixed: 40s, soak: 10 minutes = 600s)")
-    p.add_argument("--latency", type=_duration, default=None, metavar="DURATION",
-                   help="reach the target through the latency proxy (e.g. 40ms round trip)")
-    p.add_argument("--jitter", type=_duration, default=0.0, metavar="DURATION",
-                   help="latency proxy jitter (e.g. 15ms)")
+    p.add_argument(
+        "--duration",
+        type=_duration,
+        default=None,
+        metavar="DURATION",
+        help="length of a timed campaign (mixed: 40s, soak: 10 minutes = 600s)",
+    )
+    p.add_argument(
+        "--latency",
+        type=_duration,
+        default=None,
+        metavar="DURATION",
+        help="reach the target through the latency proxy (e.g. 40ms round trip)",
+    )
+    p.add_argument(
+        "--jitter",
+        type=_duration,
+        default=0.0,
+        metavar="DURATION",
+        help="latency proxy jitter (e.g. 15ms)",
+    )
     return p
 
 
@@ -92,8 +116,14 @@ def _distant(args: argparse.Namespace, profile: Path) -> Iterator[Path]:
     upstream = base.base_url
     base.close()
     try:
-        proxy = LatencyProxy(upstream=upstream, latency=args.latency, jitter=args.jitter, seed=1,
-                             max_connections=MAX_USERS * 2 + 64, max_chunks=256)
+        proxy = LatencyProxy(
+            upstream=upstream,
+            latency=args.latency,
+            jitter=args.jitter,
+            seed=1,
+            max_connections=MAX_USERS * 2 + 64,
+            max_chunks=256,
+        )
     except ValueError as error:
         raise CampaignError(f"latency proxy: {error}", exit_code=2) from None
     with proxy as url:
@@ -106,8 +136,19 @@ class Sandbox:
 
     def __init__(self, scale: float, faults: list[str], directory: Path) -> None:
         self.profile = directory / "sandbox.toml"
-        command = [sys.executable, "-m", "delivery_sandbox", "--host", "127.0.0.1", "--port",
-                   "0", "--profile-out", str(self.profile), "--limits-scale", str(scale)]
+        command = [
+            sys.executable,
+            "-m",
+            "delivery_sandbox",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--profile-out",
+            str(self.profile),
+            "--limits-scale",
+            str(scale),
+        ]
         for fault in faults:
             command += ["--fault", fault]
         self.log = (directory / "sandbox.log").open("w")
@@ -149,15 +190,45 @@ def run_time(campaign: Campaign, plan: Plan, has_admin: bool) -> int:
     return math.ceil(bound)
 
 
-def _locust(args: argparse.Namespace, campaign: Campaign, profile: Path, scale: float,
-            directory: Path, users: int, seconds: int) -> int:
+def _locust(
+    args: argparse.Namespace,
+    campaign: Campaign,
+    profile: Path,
+    scale: float,
+    directory: Path,
+    users: int,
+    seconds: int,
+) -> int:
     locustfile = ROOT / "loadtests" / f"{campaign.name}.py"
-    command = [sys.executable, "-m", "locust", "-f", str(locustfile),
-               "--headless", "-u", str(users), "-r", str(users), "--run-time", f"{seconds}s",
-               "--stop-timeout", "5", "--loglevel", LOCUST_LOGLEVEL, "--only-summary",
-               "--target-profile", str(profile), "--report-dir", str(directory),
-               "--declared-scale", str(scale), "--html", str(directory / "locust.html"),
-               "--csv", str(directory / "locust")]
+    command = [
+        sys.executable,
+        "-m",
+        "locust",
+        "-f",
+        str(locustfile),
+        "--headless",
+        "-u",
+        str(users),
+        "-r",
+        str(users),
+        "--run-time",
+        f"{seconds}s",
+        "--stop-timeout",
+        "5",
+        "--loglevel",
+        LOCUST_LOGLEVEL,
+        "--only-summary",
+        "--target-profile",
+        str(profile),
+        "--report-dir",
+        str(directory),
+        "--declared-scale",
+        str(scale),
+        "--html",
+        str(directory / "locust.html"),
+        "--csv",
+        str(directory / "locust"),
+    ]
     if args.allow_production:
         command.append("--allow-production")
     if args.duration is not None:
@@ -169,8 +240,7 @@ def _locust(args: argparse.Namespace, campaign: Campaign, profile: Path, scale: 
     # its own session: an interrupt reaches Locust and every worker process it forked
     # Locust's own warnings and interrupt noise go to a log beside the report
     with (directory / "locust.log").open("w") as log:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True,
-                                   stderr=log)
+        process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True, stderr=log)
         try:
             return process.wait(timeout=seconds + 60)
         except subprocess.TimeoutExpired:
@@ -202,10 +272,18 @@ def _stop_group(process: subprocess.Popen[bytes]) -> None:
 def _verdict_code(directory: Path, locust_code: int, interrupted: bool = False) -> int:
     path = directory / "verdict.json"
     if not path.exists():
-        what = "interrupted before the generator wrote its report" if interrupted else \
-            f"the generator wrote no verdict (locust exit {locust_code})"
-        body = {"profile": directory.name.split("-")[0], "outcome": "invalid",
-                "exit_code": int(ExitCode.INVALID), "target_failure": what, "figures": []}
+        what = (
+            "interrupted before the generator wrote its report"
+            if interrupted
+            else f"the generator wrote no verdict (locust exit {locust_code})"
+        )
+        body = {
+            "profile": directory.name.split("-")[0],
+            "outcome": "invalid",
+            "exit_code": int(ExitCode.INVALID),
+            "target_failure": what,
+            "figures": [],
+        }
         path.write_text(json.dumps(body, indent=2) + "\n", "utf-8")
         print(f"load: {what}; report: {directory}", file=sys.stderr)
         return ExitCode.INVALID
@@ -230,8 +308,9 @@ def execute(args: argparse.Namespace, profile: Path, scale: float) -> int:
         raise CampaignError(str(error)) from None
     exp = dataclasses.replace(exp, rtt=target.round_trip()["max_s"])
     if args.duration is not None and campaign.default_duration is None:
-        raise CampaignError(f"campaign {campaign.name} has a fixed length (no --duration)",
-                            ExitCode.USAGE)
+        raise CampaignError(
+            f"campaign {campaign.name} has a fixed length (no --duration)", ExitCode.USAGE
+        )
     try:
         plan = Plan(campaign.stages(exp, args.duration))
     except ValueError as error:
@@ -241,8 +320,10 @@ def execute(args: argparse.Namespace, profile: Path, scale: float) -> int:
         for f in figures:
             mark = "ok  " if f.passed else "FAIL"
             print(f"{mark} {f.name}: {f.measured:g} (expected {f.expected:g})")
-        print(f"plan: {plan.total} requests over {plan.duration:.1f} s, "
-              f"peak {plan.peak_rate():.0f}/s, {users_for(campaign, plan)} users")
+        print(
+            f"plan: {plan.total} requests over {plan.duration:.1f} s, "
+            f"peak {plan.peak_rate():.0f}/s, {users_for(campaign, plan)} users"
+        )
         return ExitCode.WITHIN_SPEC if all(f.passed for f in figures) else ExitCode.DEVIATES
     if args.workers > 1 and campaign.single_worker:
         raise CampaignError(f"campaign {campaign.name} runs on one worker only", ExitCode.USAGE)
@@ -250,8 +331,15 @@ def execute(args: argparse.Namespace, profile: Path, scale: float) -> int:
     directory = args.report_dir / "load" / f"{campaign.name}-{run_id}"
     directory.mkdir(parents=True, exist_ok=True)
     try:
-        code = _locust(args, campaign, profile, scale, directory, users_for(campaign, plan),
-                       run_time(campaign, plan, target.has_admin))
+        code = _locust(
+            args,
+            campaign,
+            profile,
+            scale,
+            directory,
+            users_for(campaign, plan),
+            run_time(campaign, plan, target.has_admin),
+        )
     except KeyboardInterrupt:
         return _verdict_code(directory, -1, interrupted=True)
     finally:

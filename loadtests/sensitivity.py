@@ -42,14 +42,23 @@ SUBTLE: dict[str, tuple[str, tuple[str, ...]]] = {
     "shed_at_15pc": ("shedding", ("LIM-035",)),
     "shed_at_25pc": ("shedding", ("LIM-035",)),
     "play_hold_1s": ("hold", ("LIM-043",)),
-    "minute_counter_5pc_low": ("minute", ("LIM-022", "LIM-025", "LIM-026", "LIM-028",
-                                          "LIM-007")),
+    "minute_counter_5pc_low": ("minute", ("LIM-022", "LIM-025", "LIM-026", "LIM-028", "LIM-007")),
     "simulated_limit_285": ("simulated", ("SIM-005",)),
     "config_spends_catalog": ("mixed", ("LIM-021",)),
 }
 REAL_SCALE = ("simulated_limit_285",)
-CLEAN = ("burst", "refill", "shedding", "admission", "hold", "catalog", "minute", "simulated",
-         "mixed", "soak")
+CLEAN = (
+    "burst",
+    "refill",
+    "shedding",
+    "admission",
+    "hold",
+    "catalog",
+    "minute",
+    "simulated",
+    "mixed",
+    "soak",
+)
 SINGLE = ("admission", "hold")
 RUN_BOUND_S = 900.0  # one generator process only
 TIMED = {"mixed": "20s", "soak": "30s"}  # lengths used here (make load runs the defaults)
@@ -74,8 +83,16 @@ class Run:
 
 
 def run_one(args: argparse.Namespace, campaign: str, fault: str | None, directory: Path) -> Run:
-    command = [sys.executable, "-m", "loadtests.run", campaign, "--limits-scale",
-               str(args.limits_scale), "--report-dir", str(directory)]
+    command = [
+        sys.executable,
+        "-m",
+        "loadtests.run",
+        campaign,
+        "--limits-scale",
+        str(args.limits_scale),
+        "--report-dir",
+        str(directory),
+    ]
     if fault:
         command += ["--fault", fault]
         if fault in REAL_SCALE:  # 285 of 300 is inside one unit of rounding at small scales
@@ -88,8 +105,9 @@ def run_one(args: argparse.Namespace, campaign: str, fault: str | None, director
         command += ["--latency", args.latency, "--jitter", args.jitter]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     started = time.monotonic()
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     try:
         _, err = process.communicate(timeout=RUN_BOUND_S)
     except (KeyboardInterrupt, subprocess.TimeoutExpired):
@@ -97,16 +115,23 @@ def run_one(args: argparse.Namespace, campaign: str, fault: str | None, director
         process.send_signal(signal.SIGTERM)
         process.communicate(timeout=60)
         raise
-    verdicts = sorted(directory.glob(f"load/{campaign}-*/verdict.json"),
-                      key=lambda p: p.stat().st_mtime)
-    verdict = json.loads(verdicts[-1].read_text()) if verdicts else {
-        "outcome": "invalid", "target_failure": err.strip()[-300:], "figures": []}
+    verdicts = sorted(
+        directory.glob(f"load/{campaign}-*/verdict.json"), key=lambda p: p.stat().st_mtime
+    )
+    verdict = (
+        json.loads(verdicts[-1].read_text())
+        if verdicts
+        else {"outcome": "invalid", "target_failure": err.strip()[-300:], "figures": []}
+    )
     return Run(campaign, fault, process.returncode, verdict, time.monotonic() - started)
 
 
 def _caught(run: Run, ids: tuple[str, ...]) -> bool:
-    return run.code == ExitCode.DEVIATES and bool(run.failed) and all(
-        set(ids) & set(f.get("requirements", [])) for f in run.failed)
+    return (
+        run.code == ExitCode.DEVIATES
+        and bool(run.failed)
+        and all(set(ids) & set(f.get("requirements", [])) for f in run.failed)
+    )
 
 
 def _figure_text(run: Run) -> tuple[str, str, str]:
@@ -117,23 +142,36 @@ def _figure_text(run: Run) -> tuple[str, str, str]:
     return figure["name"], f"{figure['measured']:g} {figure['unit']}", f"{low:g}..{high:g}"
 
 
-def markdown(faults: list[tuple[Run, bool]], clean: dict[str, list[Run]],
-             args: argparse.Namespace) -> str:
+def markdown(
+    faults: list[tuple[Run, bool]], clean: dict[str, list[Run]], args: argparse.Namespace
+) -> str:
     where = f"scale {args.limits_scale:g}" + (
-        f", behind the latency proxy ({args.latency} ± {args.jitter})" if args.latency else "")
-    lines = [f"Sensitivity ({where}):", "",
-             "| Fault | Campaign | Failed figure | Measured | Accepted | Caught |",
-             "|---|---|---|---|---|---|"]
+        f", behind the latency proxy ({args.latency} ± {args.jitter})" if args.latency else ""
+    )
+    lines = [
+        f"Sensitivity ({where}):",
+        "",
+        "| Fault | Campaign | Failed figure | Measured | Accepted | Caught |",
+        "|---|---|---|---|---|---|",
+    ]
     for run, caught in faults:
         name, measured, accepted = _figure_text(run)
-        lines.append(f"| `{run.fault}` | {run.campaign} | {name} | {measured} | {accepted} | "
-                     f"{'yes' if caught else 'NO (exit ' + str(run.code) + ')'} |")
-    lines += ["", f"Clean sandbox, {args.clean_runs} runs in a row:", "",
-              "| Campaign | Passed | Exit codes |", "|---|---|---|"]
+        lines.append(
+            f"| `{run.fault}` | {run.campaign} | {name} | {measured} | {accepted} | "
+            f"{'yes' if caught else 'NO (exit ' + str(run.code) + ')'} |"
+        )
+    lines += [
+        "",
+        f"Clean sandbox, {args.clean_runs} runs in a row:",
+        "",
+        "| Campaign | Passed | Exit codes |",
+        "|---|---|---|",
+    ]
     for campaign, runs in clean.items():
         passed = sum(1 for r in runs if r.code == 0)
-        lines.append(f"| {campaign} | {passed}/{len(runs)} | "
-                     f"{', '.join(str(r.code) for r in runs)} |")
+        lines.append(
+            f"| {campaign} | {passed}/{len(runs)} | {', '.join(str(r.code) for r in runs)} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -145,8 +183,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
     except KeyboardInterrupt:
-        print("sensitivity: interrupted (each campaign stopped after its partial report)",
-              file=sys.stderr)
+        print(
+            "sensitivity: interrupted (each campaign stopped after its partial report)",
+            file=sys.stderr,
+        )
         return ExitCode.INVALID
 
 
@@ -175,8 +215,11 @@ def _main(argv: list[str] | None) -> int:
         run = run_one(args, campaign, fault, directory)
         caught = _caught(run, ids)
         faults.append((run, caught))
-        print(f"{'caught ' if caught else 'MISSED '} {fault:26} by {campaign:9} "
-              f"(exit {run.code}, {run.seconds:.0f} s)", flush=True)
+        print(
+            f"{'caught ' if caught else 'MISSED '} {fault:26} by {campaign:9} "
+            f"(exit {run.code}, {run.seconds:.0f} s)",
+            flush=True,
+        )
     clean: dict[str, list[Run]] = {}
     for campaign in CLEAN:
         if args.only and campaign not in args.only:
@@ -184,12 +227,27 @@ def _main(argv: list[str] | None) -> int:
         for _ in range(args.clean_runs):
             run = run_one(args, campaign, None, directory)
             clean.setdefault(campaign, []).append(run)
-            print(f"{'pass   ' if run.code == 0 else 'FAIL   '} {campaign:9} clean "
-                  f"(exit {run.code}, {run.seconds:.0f} s)", flush=True)
-    body = {"limits_scale": args.limits_scale, "latency": args.latency, "jitter": args.jitter,
-            "faults": [{"fault": r.fault, "campaign": r.campaign, "exit": r.code,
-                        "caught": c, "failed": r.failed} for r, c in faults],
-            "clean": {k: [r.code for r in v] for k, v in clean.items()}}
+            print(
+                f"{'pass   ' if run.code == 0 else 'FAIL   '} {campaign:9} clean "
+                f"(exit {run.code}, {run.seconds:.0f} s)",
+                flush=True,
+            )
+    body = {
+        "limits_scale": args.limits_scale,
+        "latency": args.latency,
+        "jitter": args.jitter,
+        "faults": [
+            {
+                "fault": r.fault,
+                "campaign": r.campaign,
+                "exit": r.code,
+                "caught": c,
+                "failed": r.failed,
+            }
+            for r, c in faults
+        ],
+        "clean": {k: [r.code for r in v] for k, v in clean.items()},
+    }
     (directory / "sensitivity.json").write_text(json.dumps(body, indent=2) + "\n", "utf-8")
     text = markdown(faults, clean, args)
     (directory / "sensitivity.md").write_text(text, "utf-8")

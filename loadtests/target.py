@@ -96,8 +96,12 @@ class Target:
                 raise CampaignError(f"round-trip probe failed: {type(error).__name__}") from None
             times.append(time.perf_counter() - before)
         times.sort()
-        return {"median_s": round(times[len(times) // 2], 6), "max_s": round(times[-1], 6),
-                "min_s": round(times[0], 6), "samples": samples}
+        return {
+            "median_s": round(times[len(times) // 2], 6),
+            "max_s": round(times[-1], 6),
+            "min_s": round(times[0], 6),
+            "samples": samples,
+        }
 
     def check_test_organisation(self, config: dict[str, Any], allow_production: bool) -> None:
         """spec: GET /config key.test_organisation. Production needs an explicit opt-in."""
@@ -106,7 +110,9 @@ class Target:
         if not is_test and not allow_production:
             raise CampaignError(
                 "refused: /config says this key is not a test organisation "
-                "(pass --allow-production to load a production organisation)", exit_code=2)
+                "(pass --allow-production to load a production organisation)",
+                exit_code=2,
+            )
 
     @property
     def has_admin(self) -> bool:
@@ -118,8 +124,12 @@ class Target:
             raise CampaignError("this campaign needs the admin API ([admin] in the profile)")
         headers = {"Authorization": f"Bearer {admin.token}"}
         try:
-            answer = self._http.request(method, f"{admin.url}/{path}", headers=headers,
-                                        json=body if method == "POST" else None)
+            answer = self._http.request(
+                method,
+                f"{admin.url}/{path}",
+                headers=headers,
+                json=body if method == "POST" else None,
+            )
         except httpx.HTTPError as error:
             raise CampaignError(f"admin {path} failed: {type(error).__name__}") from None
         if answer.status_code != 200:
@@ -147,4 +157,3 @@ class Target:
 
     def close(self) -> None:
         self._http.close()
-

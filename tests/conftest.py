@@ -32,5 +32,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 def pytest_report_header(config: pytest.Config) -> str | None:
     if _plugin_loaded(config):
         return None
-    return ("product suites left out (tests/conformance, tests/properties): they run through "
-            "`delivery-conformance run` or `pytest tests/conformance`")
+    return (
+        "product suites left out (tests/conformance, tests/properties): they run through "
+        "`delivery-conformance run` or `pytest tests/conformance`"
+    )

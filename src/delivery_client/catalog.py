@@ -49,7 +49,8 @@ class FilmRecord:
 def _film_id(film: Any) -> str:
     if not isinstance(film, dict) or not isinstance(film.get("id"), str):
         raise BadResponse("a catalog film has no string `id`")
-    return film["id"]
+    film_id: str = film["id"]
+    return film_id
 
 
 def merge_pages(pages: Iterable[Mapping[str, Any]], policy: Policy = DEFAULT_POLICY) -> Walk:

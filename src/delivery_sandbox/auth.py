@@ -26,7 +26,6 @@ from delivery_sandbox.state.context import Sandbox
 __all__ = ["Endpoint", "authenticate", "bearer_key"]
 
 
-
 @dataclass(frozen=True)
 class Endpoint:
     """One row of the endpoints table (spec: Endpoints; Authentication, scopes).

@@ -51,8 +51,13 @@ def json_for(requirement_id: str, response: Any) -> Any:
     try:
         return response.json_body()
     except TargetGarbage as error:
-        expect(garbage_rule(requirement_id, response), False, expected="a JSON body",
-               actual=str(error), response=response)
+        expect(
+            garbage_rule(requirement_id, response),
+            False,
+            expected="a JSON body",
+            actual=str(error),
+            response=response,
+        )
         raise  # not reached: expect raised
 
 

@@ -41,11 +41,21 @@ def _send(client, endpoint, **kwargs):
 
 def _expect_status(rid: str, response, status: int, envelope: int | None = None) -> None:
     data = _body(response)
-    expect(rid, response.status_code == status, expected=status, actual=response.status_code,
-           response=response)
+    expect(
+        rid,
+        response.status_code == status,
+        expected=status,
+        actual=response.status_code,
+        response=response,
+    )
     if envelope is not None:
-        expect(rid, data.get("code") == envelope, expected=f"envelope code {envelope}",
-               actual=data.get("code"), response=response)
+        expect(
+            rid,
+            data.get("code") == envelope,
+            expected=f"envelope code {envelope}",
+            actual=data.get("code"),
+            response=response,
+        )
 
 
 def _envelope(endpoint, code: int) -> int | None:
@@ -54,9 +64,13 @@ def _envelope(endpoint, code: int) -> int | None:
 
 def _expect_version_refusal(rid: str, response) -> None:
     code = _body(response).get("error_code")
-    expect(rid, response.status_code == 400 and code == "unsupported_version",
-           expected="400 unsupported_version", actual=f"{response.status_code} {code!r}",
-           response=response)
+    expect(
+        rid,
+        response.status_code == 400 and code == "unsupported_version",
+        expected="400 unsupported_version",
+        actual=f"{response.status_code} {code!r}",
+        response=response,
+    )
 
 
 @pytest.mark.requirement("AUTH-001")
@@ -90,16 +104,18 @@ def test_key_in_a_cookie_is_refused(client, key):
 @pytest.mark.requirement("AUTH-006")
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=[e.operation for e in ENDPOINTS])
 def test_unknown_well_formed_key_is_401(client, endpoint):
-    _expect_status("AUTH-006", _send(client, endpoint, key=UNKNOWN_KEY), 401,
-                   _envelope(endpoint, 4011))
+    _expect_status(
+        "AUTH-006", _send(client, endpoint, key=UNKNOWN_KEY), 401, _envelope(endpoint, 4011)
+    )
 
 
 @pytest.mark.requirement("AUTH-007")
 @pytest.mark.needs("role:revoked")
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=[e.operation for e in ENDPOINTS])
 def test_revoked_key_is_401(client, endpoint):
-    _expect_status("AUTH-007", _send(client, endpoint, role="revoked"), 401,
-                   _envelope(endpoint, 4011))
+    _expect_status(
+        "AUTH-007", _send(client, endpoint, role="revoked"), 401, _envelope(endpoint, 4011)
+    )
 
 
 @pytest.mark.requirement("AUTH-010")
@@ -144,14 +160,23 @@ def test_scope_is_judged_before_the_organisation(client, admin):
     admin.suspend("webhooks")
     response = client.get("catalog", role="webhooks")
     _expect_status("AUTH-015", response, 403)
-    expect("AUTH-015", _body(response).get("error") != "org_suspended",
-           expected="the plain scope 403", actual=_body(response).get("error"), response=response)
+    expect(
+        "AUTH-015",
+        _body(response).get("error") != "org_suspended",
+        expected="the plain scope 403",
+        actual=_body(response).get("error"),
+        response=response,
+    )
     series = client.get("series", role="webhooks")
     _expect_status("AUTH-015", series, 403, 4030)
     config = client.get("config", role="webhooks")
-    expect("AUTH-015", config.status_code == 403 and _body(config).get("error") ==
-           "org_suspended", expected="403 org_suspended once the scope passes",
-           actual=f"{config.status_code} {_body(config).get('error')!r}", response=config)
+    expect(
+        "AUTH-015",
+        config.status_code == 403 and _body(config).get("error") == "org_suspended",
+        expected="403 org_suspended once the scope passes",
+        actual=f"{config.status_code} {_body(config).get('error')!r}",
+        response=config,
+    )
 
 
 @pytest.mark.requirement("AUTH-016")
@@ -159,13 +184,22 @@ def test_scope_is_judged_before_the_organisation(client, admin):
 def test_organisation_is_judged_before_the_rate_limit(client, admin):
     admin.set_limit("limits", "catalog", 1)
     answers = [client.get("catalog", role="limits", params={"limit": 1}) for _ in range(3)]
-    expect("AUTH-016", answers[-1].status_code == 429, expected="counter exhausted (429)",
-           actual=[r.status_code for r in answers], response=answers[-1])
+    expect(
+        "AUTH-016",
+        answers[-1].status_code == 429,
+        expected="counter exhausted (429)",
+        actual=[r.status_code for r in answers],
+        response=answers[-1],
+    )
     admin.suspend("limits")
     response = client.get("catalog", role="limits", params={"limit": 1})
-    expect("AUTH-016", response.status_code == 403 and _body(response).get("error") ==
-           "org_suspended", expected="403 org_suspended, not 429",
-           actual=f"{response.status_code} {_body(response).get('error')!r}", response=response)
+    expect(
+        "AUTH-016",
+        response.status_code == 403 and _body(response).get("error") == "org_suspended",
+        expected="403 org_suspended, not 429",
+        actual=f"{response.status_code} {_body(response).get('error')!r}",
+        response=response,
+    )
 
 
 @pytest.mark.requirement("AUTH-017")
@@ -175,8 +209,13 @@ def test_rate_limit_is_judged_before_the_body(client, admin):
     first = client.post("playback", role="limits", content="not json")
     _expect_status("AUTH-017", first, 400)
     second = client.post("playback", role="limits", content="not json")
-    expect("AUTH-017", second.status_code == 429, expected="429 before the body is read",
-           actual=second.status_code, response=second)
+    expect(
+        "AUTH-017",
+        second.status_code == 429,
+        expected="429 before the body is read",
+        actual=second.status_code,
+        response=second,
+    )
 
 
 @pytest.mark.requirement("AUTH-018")
@@ -195,9 +234,13 @@ def test_scope_is_judged_before_the_body(client, key, role):
     key(role)
     response = client.post("playback", role=role, content="not json")
     _expect_status("AUTH-019", response, 403)
-    expect("AUTH-019", _body(response).get("error_code") is None,
-           expected="the plain scope 403 (no error_code)",
-           actual=_body(response).get("error_code"), response=response)
+    expect(
+        "AUTH-019",
+        _body(response).get("error_code") is None,
+        expected="the plain scope 403 (no error_code)",
+        actual=_body(response).get("error_code"),
+        response=response,
+    )
 
 
 @pytest.mark.requirement("AUTH-020")
@@ -206,15 +249,25 @@ def test_scope_is_judged_before_the_body(client, key, role):
 def test_organisation_is_judged_before_the_body(client, payload):
     response = client.post("playback", role="suspended", content=payload)
     data = _body(response)
-    expect("AUTH-020", response.status_code == 403 and data.get("error_code") == "not_entitled"
-           and data.get("reason") == "org_suspended" and data.get("error") == "org_suspended",
-           expected="403 not_entitled, reason and error org_suspended",
-           actual=f"{response.status_code} {data}", response=response)
+    expect(
+        "AUTH-020",
+        response.status_code == 403
+        and data.get("error_code") == "not_entitled"
+        and data.get("reason") == "org_suspended"
+        and data.get("error") == "org_suspended",
+        expected="403 not_entitled, reason and error org_suspended",
+        actual=f"{response.status_code} {data}",
+        response=response,
+    )
 
 
 @pytest.mark.requirement("AUTH-005")
 @pytest.mark.needs("role:films_metadata", "admin")
 def test_rotated_key_has_the_documented_form(admin):
     new_key = admin.rotate("films_metadata")
-    expect("AUTH-005", re.fullmatch(r"svc_live_[!-~]{32}", new_key) is not None,
-           expected="svc_live_ + 32 characters", actual=f"{len(new_key)} characters")
+    expect(
+        "AUTH-005",
+        re.fullmatch(r"svc_live_[!-~]{32}", new_key) is not None,
+        expected="svc_live_ + 32 characters",
+        actual=f"{len(new_key)} characters",
+    )

@@ -114,7 +114,10 @@ def fail(requirement_id: str, title: str, bad: list[str], response: Response) ->
 )
 def test_film_fields_follow_the_film_table(catalog: Catalog, requirement_id: str) -> None:
     expect(
-        "CAT-055", bool(catalog.all_films), expected="films", actual="none",
+        "CAT-055",
+        bool(catalog.all_films),
+        expected="films",
+        actual="none",
         response=catalog.response,
     )
     for index, film in enumerate(catalog.all_films):
@@ -238,9 +241,7 @@ def test_leads_come_before_support(catalog: Catalog) -> None:
 def test_one_image_per_kind_and_language(catalog: Catalog) -> None:
     bad = []
     for film in catalog.films:
-        pairs = Counter(
-            (key(i.get("kind")), key(i.get("lang"))) for i in objs(film.get("images"))
-        )
+        pairs = Counter((key(i.get("kind")), key(i.get("lang"))) for i in objs(film.get("images")))
         bad += [f"{film.get('slug')}: {pair}" for pair, n in pairs.items() if n > 1]
     fail("CAT-031", "two images of one kind and language", bad, catalog.response)
 

@@ -22,8 +22,17 @@ DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 UNKNOWN_KEY = "svc_live_" + "Cf8" * 10 + "x9"
 DEVICE = {"union_info": "conformance-union-01", "drm_kek": "conformance-kek-0001"}
 DOORS = ("catalog", "playback", "creatives", "videos", "config")
-LINKS = ("self", "catalog", "playback", "creatives", "videos", "config", "docs", "evolution",
-         "changes")
+LINKS = (
+    "self",
+    "catalog",
+    "playback",
+    "creatives",
+    "videos",
+    "config",
+    "docs",
+    "evolution",
+    "changes",
+)
 
 
 def _body(response) -> dict:
@@ -38,8 +47,13 @@ def _body(response) -> dict:
 def config(client, key):
     key("films")
     response = client.get("config", role="films")
-    expect("CFG-001", response.status_code == 200, expected=200, actual=response.status_code,
-           response=response)
+    expect(
+        "CFG-001",
+        response.status_code == 200,
+        expected=200,
+        actual=response.status_code,
+        response=response,
+    )
     return response
 
 
@@ -52,41 +66,66 @@ def _field(config, dotted: str):
 
 @pytest.mark.requirement("CFG-001")
 def test_config_holds_every_section(config):
-    missing = [name for name in ("api", "key", "rate_limits", "playback", "subtitles",
-                                 "deprecations", "links") if name not in _body(config)]
-    expect("CFG-001", not missing, expected="api, key, rate_limits, playback, subtitles, "
-           "deprecations, links", actual=f"missing {missing}", response=config)
+    missing = [
+        name
+        for name in ("api", "key", "rate_limits", "playback", "subtitles", "deprecations", "links")
+        if name not in _body(config)
+    ]
+    expect(
+        "CFG-001",
+        not missing,
+        expected="api, key, rate_limits, playback, subtitles, deprecations, links",
+        actual=f"missing {missing}",
+        response=config,
+    )
 
 
 # (requirement, dotted field, predicate, what is due)
 FIELD_RULES = [
     ("CFG-002", "api.status", lambda v: v == "beta", "beta"),
     ("CFG-003", "api.path_version", lambda v: v == "v1", "v1"),
-    ("CFG-006", "api.latest_version", lambda v: isinstance(v, str) and DATE.fullmatch(v),
-     "a YYYY-MM-DD string"),
+    (
+        "CFG-006",
+        "api.latest_version",
+        lambda v: isinstance(v, str) and DATE.fullmatch(v),
+        "a YYYY-MM-DD string",
+    ),
     ("CFG-007", "api.version_header", lambda v: v == "Service-Version", "Service-Version"),
     ("CFG-012", "key.test_organisation", lambda v: v is True, "true"),
     ("CFG-014", "rate_limits.window_seconds", lambda v: v == 60 and type(v) is int, "60"),
-    ("CFG-018", "playback.domains", lambda v: isinstance(v, list)
-     and all(isinstance(x, str) for x in v), "an array of strings"),
-    ("CFG-018", "playback.protection", lambda v: isinstance(v, list)
-     and all(isinstance(x, str) for x in v), "an array of strings"),
+    (
+        "CFG-018",
+        "playback.domains",
+        lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+        "an array of strings",
+    ),
+    (
+        "CFG-018",
+        "playback.protection",
+        lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+        "an array of strings",
+    ),
     ("CFG-019", "playback.grant_ttl_seconds", lambda v: v == 1800 and type(v) is int, "1800"),
-    ("CFG-020", "playback.manifest_url_ttl_seconds", lambda v: v == 900 and type(v) is int,
-     "900"),
+    ("CFG-020", "playback.manifest_url_ttl_seconds", lambda v: v == 900 and type(v) is int, "900"),
     ("CFG-021", "playback.batch.max_episodes", lambda v: v == 3 and type(v) is int, "3"),
     ("CFG-021", "playback.batch.max_next", lambda v: v == 2 and type(v) is int, "2"),
     ("CFG-022", "subtitles.format", lambda v: v == "webvtt", "webvtt"),
-    ("CFG-023", "subtitles.languages", lambda v: isinstance(v, list)
-     and all(isinstance(x, str) for x in v), "an array of strings"),
+    (
+        "CFG-023",
+        "subtitles.languages",
+        lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+        "an array of strings",
+    ),
     ("CFG-024", "deprecations", lambda v: isinstance(v, list), "an array"),
 ]
 
 
 @pytest.mark.parametrize(
     ("rid", "dotted", "rule", "due"),
-    [pytest.param(*r, id=f"{r[0]}-{r[1]}", marks=pytest.mark.requirement(r[0]))
-     for r in FIELD_RULES],
+    [
+        pytest.param(*r, id=f"{r[0]}-{r[1]}", marks=pytest.mark.requirement(r[0]))
+        for r in FIELD_RULES
+    ],
 )
 def test_config_field_has_the_documented_value(config, profile, rid, dotted, rule, due):
     if rid == "CFG-012" and not profile.test_organisation:
@@ -103,42 +142,79 @@ def test_config_versions_agree_with_the_headers(client, key, role):
     api = _field(plain, "api")
     api = api if isinstance(api, dict) else {}
     listed = listed_versions(api)
-    expect("CFG-004", api.get("version") == plain.headers.get("service-version"),
-           expected=plain.headers.get("service-version"), actual=api.get("version"),
-           response=plain)
-    expect("CFG-009", api.get("pinned_version") in listed and api.get("version") in listed,
-           expected=f"pin and version among {listed}",
-           actual=f"{api.get('pinned_version')}, {api.get('version')}", response=plain)
+    expect(
+        "CFG-004",
+        api.get("version") == plain.headers.get("service-version"),
+        expected=plain.headers.get("service-version"),
+        actual=api.get("version"),
+        response=plain,
+    )
+    expect(
+        "CFG-009",
+        api.get("pinned_version") in listed and api.get("version") in listed,
+        expected=f"pin and version among {listed}",
+        actual=f"{api.get('pinned_version')}, {api.get('version')}",
+        response=plain,
+    )
     for other in listed:
         response = client.get("config", role=role, version=other)
         inner = _field(response, "api")
         inner = inner if isinstance(inner, dict) else {}
-        expect("CFG-004", inner.get("version") == response.headers.get("service-version")
-               == other, expected=f"api.version {other}", actual=inner.get("version"),
-               response=response)
-        expect("CFG-005", inner.get("pinned_version") == api.get("pinned_version"),
-               expected=f"pinned_version {api.get('pinned_version')}",
-               actual=inner.get("pinned_version"), response=response)
+        expect(
+            "CFG-004",
+            inner.get("version") == response.headers.get("service-version") == other,
+            expected=f"api.version {other}",
+            actual=inner.get("version"),
+            response=response,
+        )
+        expect(
+            "CFG-005",
+            inner.get("pinned_version") == api.get("pinned_version"),
+            expected=f"pinned_version {api.get('pinned_version')}",
+            actual=inner.get("pinned_version"),
+            response=response,
+        )
 
 
 @pytest.mark.requirement("CFG-008", "CFG-006")
 def test_supported_versions_have_the_documented_items(config):
     versions = _field(config, "api.supported_versions")
-    expect("CFG-008", isinstance(versions, list) and bool(versions),
-           expected="a non-empty array", actual=versions, response=config)
+    expect(
+        "CFG-008",
+        isinstance(versions, list) and bool(versions),
+        expected="a non-empty array",
+        actual=versions,
+        response=config,
+    )
     for entry in versions:
-        ok = (isinstance(entry, dict) and isinstance(entry.get("version"), str)
-              and isinstance(entry.get("summary"), str)
-              and isinstance(entry.get("released_at"), str) and DATE.fullmatch(entry["released_at"])
-              and all(entry.get(k) is None or (isinstance(entry.get(k), str)
-                                               and DATE.fullmatch(entry[k]))
-                      for k in ("deprecated_at", "sunset_at"))
-              and {"deprecated_at", "sunset_at"} <= set(entry))
-        expect("CFG-008", bool(ok), expected="version, released_at, deprecated_at, sunset_at, "
-               "summary with YYYY-MM-DD dates", actual=entry, response=config)
+        ok = (
+            isinstance(entry, dict)
+            and isinstance(entry.get("version"), str)
+            and isinstance(entry.get("summary"), str)
+            and isinstance(entry.get("released_at"), str)
+            and DATE.fullmatch(entry["released_at"])
+            and all(
+                entry.get(k) is None or (isinstance(entry.get(k), str) and DATE.fullmatch(entry[k]))
+                for k in ("deprecated_at", "sunset_at")
+            )
+            and {"deprecated_at", "sunset_at"} <= set(entry)
+        )
+        expect(
+            "CFG-008",
+            bool(ok),
+            expected="version, released_at, deprecated_at, sunset_at, "
+            "summary with YYYY-MM-DD dates",
+            actual=entry,
+            response=config,
+        )
     latest = _field(config, "api.latest_version")
-    expect("CFG-006", latest in [e.get("version") for e in versions],
-           expected="latest_version listed", actual=latest, response=config)
+    expect(
+        "CFG-006",
+        latest in [e.get("version") for e in versions],
+        expected="latest_version listed",
+        actual=latest,
+        response=config,
+    )
 
 
 @pytest.mark.requirement("CFG-010")
@@ -147,15 +223,26 @@ def test_deprecated_at_marks_the_deprecated_version_only(client, config, profile
     latest = _field(config, "api.latest_version")
     if not isinstance(latest, str) or latest not in entries:
         # Not listed at all is CFG-006's finding; nothing here to read deprecated_at from.
-        pytest.skip(f"not exercised: api.latest_version {latest!r} has no entry in "
-                    "api.supported_versions (CFG-006)")
-    expect("CFG-010", entries[latest].get("deprecated_at") is None,
-           expected=f"{latest} deprecated_at null", actual=entries[latest], response=config)
+        pytest.skip(
+            f"not exercised: api.latest_version {latest!r} has no entry in "
+            "api.supported_versions (CFG-006)"
+        )
+    expect(
+        "CFG-010",
+        entries[latest].get("deprecated_at") is None,
+        expected=f"{latest} deprecated_at null",
+        actual=entries[latest],
+        response=config,
+    )
     deprecated = profile.fixtures.get("deprecated_version")
     if deprecated is not None:
-        expect("CFG-010", entries.get(deprecated, {}).get("deprecated_at") is not None,
-               expected=f"{deprecated} deprecated_at set", actual=entries.get(deprecated),
-               response=config)
+        expect(
+            "CFG-010",
+            entries.get(deprecated, {}).get("deprecated_at") is not None,
+            expected=f"{deprecated} deprecated_at set",
+            actual=entries.get(deprecated),
+            response=config,
+        )
 
 
 @pytest.mark.requirement("CFG-013")
@@ -172,13 +259,26 @@ def test_rate_limit_doors_list_the_five_counters(client, key, role):
     key(role)
     response = client.get("config", role=role)
     doors = _field(response, "rate_limits.doors")
-    expect("CFG-015", isinstance(doors, dict) and all(
-        isinstance(doors.get(n), dict) and type(doors[n].get("limit")) is int
-        and isinstance(doors[n].get("unit"), str) for n in DOORS),
+    expect(
+        "CFG-015",
+        isinstance(doors, dict)
+        and all(
+            isinstance(doors.get(n), dict)
+            and type(doors[n].get("limit")) is int
+            and isinstance(doors[n].get("unit"), str)
+            for n in DOORS
+        ),
         expected="doors catalog, playback, creatives, videos, config as {limit, unit}",
-        actual=doors, response=response)
-    expect("CFG-016", "video" not in doors, expected="no single-video door",
-           actual=sorted(doors), response=response)
+        actual=doors,
+        response=response,
+    )
+    expect(
+        "CFG-016",
+        "video" not in doors,
+        expected="no single-video door",
+        actual=sorted(doors),
+        response=response,
+    )
 
 
 @pytest.mark.requirement("LIM-008", "LIM-010")
@@ -189,8 +289,13 @@ def test_doors_name_every_counter_but_single_video_with_its_unit(client, key, ro
     response = client.get("config", role=role)
     doors = _field(response, "rate_limits.doors")
     names = sorted(doors) if isinstance(doors, dict) else doors
-    expect("LIM-008", isinstance(doors, dict) and set(DOORS) <= set(doors) and "video" not in doors,
-           expected=f"doors {sorted(DOORS)} and no 'video'", actual=names, response=response)
+    expect(
+        "LIM-008",
+        isinstance(doors, dict) and set(DOORS) <= set(doors) and "video" not in doors,
+        expected=f"doors {sorted(DOORS)} and no 'video'",
+        actual=names,
+        response=response,
+    )
     units = {name: obj(doors.get(name)).get("unit") for name in DOORS}
     wanted = {name: "tickets" if name == "playback" else "requests" for name in DOORS}
     expect("LIM-010", units == wanted, expected=wanted, actual=units, response=response)
@@ -205,10 +310,13 @@ def test_config_door_follows_the_limit_and_refuses_past_it(client, admin):
     expect("CFG-017", limit == 3, expected="doors.config.limit 3", actual=limit, response=first)
     answers = [client.get("config", role="limits") for _ in range(3)]
     last = answers[-1]
-    expect("CFG-032", last.status_code == 429
-           and _body(last).get("error_code") == "rate_limited",
-           expected="429 rate_limited on the fourth call",
-           actual=[r.status_code for r in answers], response=last)
+    expect(
+        "CFG-032",
+        last.status_code == 429 and _body(last).get("error_code") == "rate_limited",
+        expected="429 rate_limited on the fourth call",
+        actual=[r.status_code for r in answers],
+        response=last,
+    )
     assert_conforms(last, CHECKS["flat_error"], CHECKS["rate_limit_headers"])
 
 
@@ -217,10 +325,18 @@ def test_config_door_follows_the_limit_and_refuses_past_it(client, admin):
 def test_subtitle_languages_cover_the_catalog(client, config):
     languages = {v for v in arr(_field(config, "subtitles.languages")) if isinstance(v, str)}
     catalog = _body(client.get("catalog", role="films"))
-    used = {s.get("lang") for e in objs(catalog.get("episodes"))
-            for s in objs(e.get("subtitles")) if isinstance(s.get("lang"), str)}
-    expect("CFG-023", used <= languages, expected=f"every catalog language in {sorted(languages)}",
-           actual=sorted(used - languages))
+    used = {
+        s.get("lang")
+        for e in objs(catalog.get("episodes"))
+        for s in objs(e.get("subtitles"))
+        if isinstance(s.get("lang"), str)
+    }
+    expect(
+        "CFG-023",
+        used <= languages,
+        expected=f"every catalog language in {sorted(languages)}",
+        actual=sorted(used - languages),
+    )
 
 
 @pytest.mark.requirement("CFG-025", "CFG-026")
@@ -228,15 +344,28 @@ def test_links_are_absolute_and_name_their_endpoints(config):
     links = obj(_field(config, "links"))
     for name in LINKS:
         parts = urlsplit(str(links.get(name) or ""))
-        expect("CFG-025", parts.scheme in ("http", "https") and bool(parts.netloc),
-               expected=f"links.{name} an absolute URL", actual=links.get(name), response=config)
+        expect(
+            "CFG-025",
+            parts.scheme in ("http", "https") and bool(parts.netloc),
+            expected=f"links.{name} an absolute URL",
+            actual=links.get(name),
+            response=config,
+        )
     for name in ("catalog", "playback", "creatives", "videos", "config"):
-        expect("CFG-026", urlsplit(links[name]).path.endswith(f"/api/delivery/v1/{name}"),
-               expected=f"links.{name} ending /api/delivery/v1/{name}", actual=links[name],
-               response=config)
-    expect("CFG-026", urlsplit(links["self"]).path.endswith("/api/delivery/v1/config"),
-           expected="links.self ending /api/delivery/v1/config", actual=links["self"],
-           response=config)
+        expect(
+            "CFG-026",
+            urlsplit(links[name]).path.endswith(f"/api/delivery/v1/{name}"),
+            expected=f"links.{name} ending /api/delivery/v1/{name}",
+            actual=links[name],
+            response=config,
+        )
+    expect(
+        "CFG-026",
+        urlsplit(links["self"]).path.endswith("/api/delivery/v1/config"),
+        expected="links.self ending /api/delivery/v1/config",
+        actual=links["self"],
+        response=config,
+    )
 
 
 @pytest.mark.requirement("CFG-028")
@@ -250,9 +379,13 @@ def test_config_refuses_unknown_and_retired_versions(client, key, fixture_id, ca
         key("films")
         response = client.get("config", role="films", version=version)
     code = _body(response).get("error_code")
-    expect("CFG-028", response.status_code == 400 and code == "unsupported_version",
-           expected="400 unsupported_version", actual=f"{response.status_code} {code!r}",
-           response=response)
+    expect(
+        "CFG-028",
+        response.status_code == 400 and code == "unsupported_version",
+        expected="400 unsupported_version",
+        actual=f"{response.status_code} {code!r}",
+        response=response,
+    )
 
 
 @pytest.mark.requirement("CFG-029", "CFG-030")
@@ -263,10 +396,13 @@ def test_config_refuses_a_missing_or_bad_key(client, key, credential):
         secret = key("revoked")
     response = client.get("config", key=secret)
     rid = "CFG-029" if credential == "none" else "CFG-030"
-    expect(rid, response.status_code == 401 and "error_code" not in _body(response),
-           expected="401 without error_code",
-           actual=f"{response.status_code} {_body(response).get('error_code')!r}",
-           response=response)
+    expect(
+        rid,
+        response.status_code == 401 and "error_code" not in _body(response),
+        expected="401 without error_code",
+        actual=f"{response.status_code} {_body(response).get('error_code')!r}",
+        response=response,
+    )
 
 
 @pytest.mark.requirement("CFG-031")
@@ -274,9 +410,15 @@ def test_config_refuses_a_missing_or_bad_key(client, key, credential):
 def test_config_refuses_a_suspended_organisation(client):
     response = client.get("config", role="suspended")
     data = _body(response)
-    expect("CFG-031", response.status_code == 403 and data.get("error") == "org_suspended"
-           and "error_code" not in data, expected="403 error org_suspended, no error_code",
-           actual=f"{response.status_code} {data}", response=response)
+    expect(
+        "CFG-031",
+        response.status_code == 403
+        and data.get("error") == "org_suspended"
+        and "error_code" not in data,
+        expected="403 error org_suspended, no error_code",
+        actual=f"{response.status_code} {data}",
+        response=response,
+    )
 
 
 @pytest.mark.requirement("CFG-033")
@@ -284,9 +426,13 @@ def test_config_refuses_a_suspended_organisation(client):
 def test_config_unverifiable_key_is_503(client):
     response = client.get("config", role="unverifiable")
     code = _body(response).get("error_code")
-    expect("CFG-033", response.status_code == 503 and code == "service_unavailable",
-           expected="503 service_unavailable", actual=f"{response.status_code} {code!r}",
-           response=response)
+    expect(
+        "CFG-033",
+        response.status_code == 503 and code == "service_unavailable",
+        expected="503 service_unavailable",
+        actual=f"{response.status_code} {code!r}",
+        response=response,
+    )
 
 
 @pytest.mark.requirement("CFG-035", "CFG-036")
@@ -294,16 +440,26 @@ def test_config_unverifiable_key_is_503(client):
 def test_tickets_agree_with_playback_domains_and_protection(client, config, fixture_id):
     domains = [d.lower() for d in arr(_field(config, "playback.domains")) if isinstance(d, str)]
     levels = arr(_field(config, "playback.protection"))
-    signed = client.post("playback", role="films",
-                         json={"episode_id": fixture_id("episode_signed")})
+    signed = client.post(
+        "playback", role="films", json={"episode_id": fixture_id("episode_signed")}
+    )
     host = (urlsplit(str(_body(signed).get("manifest_url") or "")).hostname or "").lower()
-    expect("CFG-035", signed.status_code == 200 and any(
-        host == d or host.endswith("." + d) for d in domains),
-        expected=f"manifest host within {domains}", actual=host or signed.status_code,
-        response=signed)
-    encrypted = client.post("playback", role="films",
-                            json={"episode_id": fixture_id("episode_encrypted"), **DEVICE})
+    expect(
+        "CFG-035",
+        signed.status_code == 200 and any(host == d or host.endswith("." + d) for d in domains),
+        expected=f"manifest host within {domains}",
+        actual=host or signed.status_code,
+        response=signed,
+    )
+    encrypted = client.post(
+        "playback", role="films", json={"episode_id": fixture_id("episode_encrypted"), **DEVICE}
+    )
     for ticket in (signed, encrypted):
         protection = _body(ticket).get("protection")
-        expect("CFG-036", ticket.status_code == 200 and protection in levels,
-               expected=f"protection among {levels}", actual=protection, response=ticket)
+        expect(
+            "CFG-036",
+            ticket.status_code == 200 and protection in levels,
+            expected=f"protection among {levels}",
+            actual=protection,
+            response=ticket,
+        )

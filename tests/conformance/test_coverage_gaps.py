@@ -32,6 +32,8 @@ ENVELOPE_LISTS = (
     ("creatives", "films", "CRE-032"),
 )
 ENVELOPE_RULES = ("PAGE-005", "PAGE-006", "PAGE-007", "PAGE-009")
+
+
 @pytest.mark.needs("role:films", "role:films_metadata", "role:videos")
 @pytest.mark.needs("fixture:series_code", "fixture:playlist_code", "fixture:creative_id")
 @pytest.mark.requirement("PAGE-005", "PAGE-006", "PAGE-007", "PAGE-009")
@@ -176,8 +178,13 @@ def test_a_long_playlist_spreads_over_media_playlists_of_100(client: DeliveryCli
     expect_status("PLS-023", response, 200, expected="200 for GET /playlists")
     body = response.json_body()
     items = objs(at(body, "data.items"))
-    long = [i for i in items if i.get("granted") is True
-            and isinstance(i.get("clip_count"), int) and i["clip_count"] > 100]
+    long = [
+        i
+        for i in items
+        if i.get("granted") is True
+        and isinstance(i.get("clip_count"), int)
+        and i["clip_count"] > 100
+    ]
     if not long:
         pytest.skip(NOT_EXERCISED_PREFIX + "no granted playlist of more than 100 clips listed")
     code = str(long[0].get("code"))

@@ -63,8 +63,13 @@ def test_redirect_0_answers_json_valid_15_minutes(client: DeliveryClient, fixtur
     try:
         body = response.json_body()
     except TargetGarbage as error:
-        expect(garbage_rule("CRE-039", response), False, expected="a JSON envelope",
-               actual=str(error), response=response)
+        expect(
+            garbage_rule("CRE-039", response),
+            False,
+            expected="a JSON envelope",
+            actual=str(error),
+            response=response,
+        )
     body = obj(body)
     data = body.get("data")
     expect(

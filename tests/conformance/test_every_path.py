@@ -65,11 +65,21 @@ def test_wrong_method_answers_405_empty_with_allow(client, endpoint, method):
 def test_wrong_method_is_judged_before_the_key(client, method, path, allowed, credential):
     key = UNKNOWN_KEY if credential == "unknown key" else None
     response = client.request(method, path, key=key)
-    expect("ERR-017", response.status_code == 405, expected="405 before any key check",
-           actual=response.status_code, response=response)
+    expect(
+        "ERR-017",
+        response.status_code == 405,
+        expected="405 before any key check",
+        actual=response.status_code,
+        response=response,
+    )
     allow = {m.strip().upper() for m in response.headers.get("allow", "").split(",")}
-    expect("ERR-017", allowed in allow, expected=f"Allow naming {allowed}",
-           actual=response.headers.get("allow"), response=response)
+    expect(
+        "ERR-017",
+        allowed in allow,
+        expected=f"Allow naming {allowed}",
+        actual=response.headers.get("allow"),
+        response=response,
+    )
 
 
 @pytest.mark.requirement("ERR-012")
@@ -78,9 +88,13 @@ def test_wrong_method_is_judged_before_the_key(client, method, path, allowed, cr
 def test_unknown_path_answers_404_not_found(client, path):
     response = client.get(path, role="films")
     assert_conforms(response, CHECKS["unknown_path"])
-    expect("ERR-012", response.headers.get("content-type", "").startswith("application/json"),
-           expected="a flat JSON body", actual=response.headers.get("content-type"),
-           response=response)
+    expect(
+        "ERR-012",
+        response.headers.get("content-type", "").startswith("application/json"),
+        expected="a flat JSON body",
+        actual=response.headers.get("content-type"),
+        response=response,
+    )
 
 
 @pytest.mark.requirement("ERR-013")
@@ -98,10 +112,13 @@ def test_unknown_path_answers_404_whatever_the_key(client, credential):
     headers = {"Authorization": "Token nothing"} if credential == "malformed header" else None
     key = UNKNOWN_KEY if credential == "unknown key" else None
     response = client.get("nope", key=key, headers=headers)
-    expect("ERR-014", response.status_code == 404 and _body(response).get("error_code") ==
-           "not_found", expected="404 not_found before any key check",
-           actual=f"{response.status_code} {_body(response).get('error_code')!r}",
-           response=response)
+    expect(
+        "ERR-014",
+        response.status_code == 404 and _body(response).get("error_code") == "not_found",
+        expected="404 not_found before any key check",
+        actual=f"{response.status_code} {_body(response).get('error_code')!r}",
+        response=response,
+    )
 
 
 @pytest.mark.requirement("AUTH-035")
@@ -109,8 +126,13 @@ def test_unknown_path_answers_404_whatever_the_key(client, credential):
 @pytest.mark.parametrize("method", ["GET", "POST"])
 def test_no_key_management_path_exists(client, method):
     response = client.request(method, "keys", role="films", json={} if method == "POST" else None)
-    expect("AUTH-035", response.status_code == 404, expected="404 not_found on /keys",
-           actual=response.status_code, response=response)
+    expect(
+        "AUTH-035",
+        response.status_code == 404,
+        expected="404 not_found on /keys",
+        actual=response.status_code,
+        response=response,
+    )
 
 
 # Each endpoint with a key holding its scope and the fixture its path needs.
@@ -131,8 +153,9 @@ OPEN_CALLS = [
 
 
 @pytest.mark.requirement("GEN-001")
-@pytest.mark.parametrize(("operation", "role", "template", "fixture"), OPEN_CALLS,
-                         ids=[c[0] for c in OPEN_CALLS])
+@pytest.mark.parametrize(
+    ("operation", "role", "template", "fixture"), OPEN_CALLS, ids=[c[0] for c in OPEN_CALLS]
+)
 def test_every_endpoint_answers_under_the_v1_prefix(
     client, key, fixture_id, operation, role, template, fixture
 ):
@@ -143,26 +166,49 @@ def test_every_endpoint_answers_under_the_v1_prefix(
     else:
         response = client.get(template.format(value), role=role)
     code = _body(response).get("error_code")
-    expect("GEN-001", response.status_code not in (404, 405) or code not in ("not_found", None),
-           expected="the endpoint exists (no 404 not_found, no 405)",
-           actual=f"{response.status_code} {code!r}", response=response)
-    expect("GEN-001", response.status_code in (200, 302), expected="200 (302 for the file)",
-           actual=response.status_code, response=response)
+    expect(
+        "GEN-001",
+        response.status_code not in (404, 405) or code not in ("not_found", None),
+        expected="the endpoint exists (no 404 not_found, no 405)",
+        actual=f"{response.status_code} {code!r}",
+        response=response,
+    )
+    expect(
+        "GEN-001",
+        response.status_code in (200, 302),
+        expected="200 (302 for the file)",
+        actual=response.status_code,
+        response=response,
+    )
 
 
 def _expect_www_redirect(requirement: str, response, client, profile, path_and_query: str) -> None:
     require_host_passed_through(client, profile, response)
     bare_host = profile.bare_host
-    expect(requirement, response.status_code == 308, expected="308 from the bare host",
-           actual=response.status_code, response=response)
+    expect(
+        requirement,
+        response.status_code == 308,
+        expected="308 from the bare host",
+        actual=response.status_code,
+        response=response,
+    )
     location = urlsplit(response.headers.get("location", ""))
     bare = bare_host.split(":")[0].lower()
-    expect(requirement, (location.hostname or "").lower() == f"www.{bare}",
-           expected=f"Location on www.{bare}", actual=response.headers.get("location"),
-           response=response)
+    expect(
+        requirement,
+        (location.hostname or "").lower() == f"www.{bare}",
+        expected=f"Location on www.{bare}",
+        actual=response.headers.get("location"),
+        response=response,
+    )
     kept = location.path + (f"?{location.query}" if location.query else "")
-    expect(requirement, kept == path_and_query, expected=f"same path and query {path_and_query}",
-           actual=kept, response=response)
+    expect(
+        requirement,
+        kept == path_and_query,
+        expected=f"same path and query {path_and_query}",
+        actual=kept,
+        response=response,
+    )
 
 
 @pytest.mark.requirement("GEN-006")
@@ -173,8 +219,9 @@ def _expect_www_redirect(requirement: str, response, client, profile, path_and_q
 )
 def test_bare_host_redirects_to_www_with_path_and_query(client, profile, method, path, params):
     body = {"episode_id": DUMMY_ID} if method == "POST" else None
-    response = client.request(method, path, role="films", host=profile.bare_host,
-                              params=params, json=body)
+    response = client.request(
+        method, path, role="films", host=profile.bare_host, params=params, json=body
+    )
     query = "?limit=2" if params else ""
     _expect_www_redirect("GEN-006", response, client, profile, f"/api/delivery/v1/{path}{query}")
 
@@ -183,33 +230,53 @@ def test_bare_host_redirects_to_www_with_path_and_query(client, profile, method,
 @pytest.mark.needs("bare_host", "role:films", "fixture:episode_signed")
 @pytest.mark.parametrize(
     ("method", "path", "role"),
-    [("POST", "playback", "films"), ("GET", "nope", "films"), ("DELETE", "catalog", None),
-     ("GET", "catalog", None)],
+    [
+        ("POST", "playback", "films"),
+        ("GET", "nope", "films"),
+        ("DELETE", "catalog", None),
+        ("GET", "catalog", None),
+    ],
 )
 def test_bare_host_never_serves_the_request(client, profile, fixture_id, method, path, role):
     body = {"episode_id": fixture_id("episode_signed")} if method == "POST" else None
     response = client.request(method, path, role=role, host=profile.bare_host, json=body)
     _expect_www_redirect("GEN-007", response, client, profile, f"/api/delivery/v1/{path}")
     served = {"manifest_url", "play_auth_token", "vid", "films"} & set(_body(response))
-    expect("GEN-007", not served, expected="no ticket or data from the bare host",
-           actual=sorted(served), response=response)
+    expect(
+        "GEN-007",
+        not served,
+        expected="no ticket or data from the bare host",
+        actual=sorted(served),
+        response=response,
+    )
 
 
 # --- Error formats (spec: Errors > Formats) ---------------------------------------------------
+
 
 @pytest.mark.requirement("ERR-007", "ERR-001", "ERR-002", "ERR-005", "HDR-013")
 @pytest.mark.needs("role:films")
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=[e.operation for e in ENDPOINTS])
 def test_unsupported_version_is_flat_on_every_endpoint(client, endpoint):
     body = {"episode_id": DUMMY_ID} if endpoint.method == "POST" else None
-    response = client.request(endpoint.method, _path(endpoint), role="films",
-                              version="1999-01-01", json=body)
+    response = client.request(
+        endpoint.method, _path(endpoint), role="films", version="1999-01-01", json=body
+    )
     data = _body(response)
-    expect("ERR-007", response.status_code == 400 and data.get("error_code") ==
-           "unsupported_version", expected="400 flat error_code unsupported_version",
-           actual=f"{response.status_code} {data.get('error_code')!r}", response=response)
-    expect("ERR-007", "code" not in data and "message" not in data,
-           expected="no envelope members", actual=sorted(data), response=response)
+    expect(
+        "ERR-007",
+        response.status_code == 400 and data.get("error_code") == "unsupported_version",
+        expected="400 flat error_code unsupported_version",
+        actual=f"{response.status_code} {data.get('error_code')!r}",
+        response=response,
+    )
+    expect(
+        "ERR-007",
+        "code" not in data and "message" not in data,
+        expected="no envelope members",
+        actual=sorted(data),
+        response=response,
+    )
     assert_conforms(response, CHECKS["flat_error"], CHECKS["error_request_id"])
 
 
@@ -223,8 +290,11 @@ ENVELOPE_ERRORS = [
 
 
 @pytest.mark.requirement("ERR-008", "ERR-009", "HDR-013")
-@pytest.mark.parametrize(("method", "template", "role", "fixture", "code"), ENVELOPE_ERRORS,
-                         ids=[f"{e[1]}-{e[4]}" for e in ENVELOPE_ERRORS])
+@pytest.mark.parametrize(
+    ("method", "template", "role", "fixture", "code"),
+    ENVELOPE_ERRORS,
+    ids=[f"{e[1]}-{e[4]}" for e in ENVELOPE_ERRORS],
+)
 def test_envelope_errors_have_code_message_time_and_request_id(
     client, key, fixture_id, method, template, role, fixture, code
 ):
@@ -235,13 +305,21 @@ def test_envelope_errors_have_code_message_time_and_request_id(
     data = _body(response)
     # A code whose first digits are not the (right) status is ERR-009's finding.
     prefix = response.status_code == code // 10 and str(data.get("code"))[:3] != str(code // 10)
-    expect("ERR-009" if prefix else "ERR-008", data.get("code") == code,
-           expected=f"envelope code {code}",
-           actual=f"{response.status_code} {data.get('code')!r}", response=response)
+    expect(
+        "ERR-009" if prefix else "ERR-008",
+        data.get("code") == code,
+        expected=f"envelope code {code}",
+        actual=f"{response.status_code} {data.get('code')!r}",
+        response=response,
+    )
     assert_conforms(response, *ERROR_CHECKS)
-    expect("ERR-008", isinstance(data.get("message"), str) and isinstance(
-        data.get("server_time"), int), expected="message string and server_time integer",
-        actual={k: data.get(k) for k in ("message", "server_time")}, response=response)
+    expect(
+        "ERR-008",
+        isinstance(data.get("message"), str) and isinstance(data.get("server_time"), int),
+        expected="message string and server_time integer",
+        actual={k: data.get(k) for k in ("message", "server_time")},
+        response=response,
+    )
 
 
 @pytest.mark.requirement("ERR-003")
@@ -264,21 +342,35 @@ def test_errors_listed_without_code_carry_no_error_code(
     if role:
         key(role)
     response = client.request(method, path, role=role, content=payload)
-    expect("ERR-003", response.status_code == status, expected=status,
-           actual=response.status_code, response=response)
-    expect("ERR-003", "error_code" not in _body(response), expected="no error_code member",
-           actual=_body(response).get("error_code"), response=response)
+    expect(
+        "ERR-003",
+        response.status_code == status,
+        expected=status,
+        actual=response.status_code,
+        response=response,
+    )
+    expect(
+        "ERR-003",
+        "error_code" not in _body(response),
+        expected="no error_code member",
+        actual=_body(response).get("error_code"),
+        response=response,
+    )
 
 
 @pytest.mark.requirement("ERR-003")
 @pytest.mark.needs("role:films", "fixture:episode_stream_error")
 def test_playback_502_carries_no_error_code(client, fixture_id):
-    response = client.post("playback", role="films",
-                           json={"episode_id": fixture_id("episode_stream_error"), **DEVICE})
-    expect("ERR-003", response.status_code == 502 and "error_code" not in _body(response),
-           expected="502 without error_code",
-           actual=f"{response.status_code} {_body(response).get('error_code')!r}",
-           response=response)
+    response = client.post(
+        "playback", role="films", json={"episode_id": fixture_id("episode_stream_error"), **DEVICE}
+    )
+    expect(
+        "ERR-003",
+        response.status_code == 502 and "error_code" not in _body(response),
+        expected="502 without error_code",
+        actual=f"{response.status_code} {_body(response).get('error_code')!r}",
+        response=response,
+    )
 
 
 @pytest.mark.requirement("ERR-004", "ERR-001", "ERR-005")
@@ -293,15 +385,20 @@ def test_playback_502_carries_no_error_code(client, fixture_id):
     ],
     ids=["catalog-suspended", "config-suspended", "unbound", "collection", "video"],
 )
-def test_codes_carried_in_error_are_the_whole_string(client, key, fixture_id, path, role,
-                                                     fixture, error):
+def test_codes_carried_in_error_are_the_whole_string(
+    client, key, fixture_id, path, role, fixture, error
+):
     key(role)
     target = path.format(fixture_id(fixture)) if fixture else path
     where, _, query = target.partition("?")
     params = dict([query.split("=", 1)]) if query else None
     response = client.get(where, role=role, params=params)
     data = _body(response)
-    expect("ERR-004", data.get("error") == error and "error_code" not in data,
-           expected=f"error {error!r}, no error_code",
-           actual={k: data.get(k) for k in ("error", "error_code")}, response=response)
+    expect(
+        "ERR-004",
+        data.get("error") == error and "error_code" not in data,
+        expected=f"error {error!r}, no error_code",
+        actual={k: data.get(k) for k in ("error", "error_code")},
+        response=response,
+    )
     assert_conforms(response, CHECKS["flat_error"])

@@ -58,15 +58,29 @@ def poll(send: Callable[[], object], done: Callable[[object], bool], bound: floa
 
 
 def _must(rid: str, seen: bool, elapsed: float, bound: float, what: str, response) -> None:
-    expect(rid, seen, expected=f"{what} within {bound:g} s",
-           actual=f"not seen after {elapsed:.1f} s ({response.status_code})", response=response)
+    expect(
+        rid,
+        seen,
+        expected=f"{what} within {bound:g} s",
+        actual=f"not seen after {elapsed:.1f} s ({response.status_code})",
+        response=response,
+    )
 
 
 def _should(rid: str, elapsed: float, what: str, response, rt: RoundTrip) -> None:
     if elapsed > USUAL + rt.worst:
-        raise ConformanceFailure([violation(
-            rid, "slower than usual", expected=f"{what} within about 1 s",
-            actual=f"{elapsed:.1f} s", response=response, severity=Severity.WARNING)])
+        raise ConformanceFailure(
+            [
+                violation(
+                    rid,
+                    "slower than usual",
+                    expected=f"{what} within about 1 s",
+                    actual=f"{elapsed:.1f} s",
+                    response=response,
+                    severity=Severity.WARNING,
+                )
+            ]
+        )
 
 
 def _catalog(client, **kwargs):
@@ -84,12 +98,20 @@ def test_suspension_is_seen_in_catalog_and_tickets(client, admin, fixture_id, un
     rt = round_trip(client, "films")
     bound = SUSPENSION_BOUND + rt.worst
     admin.suspend("films")
-    catalog, took, seen = poll(_catalog(client, role="films"),
-                               lambda r: r.status_code == 403, bound)
-    _must("FRESH-005", seen and _body(catalog).get("error") == "org_suspended", took,
-          bound, "403 org_suspended on the catalog", catalog)
-    ticket, took_ticket, seen = poll(_ticket(client, fixture_id, role="films"),
-                                     lambda r: r.status_code == 403, bound)
+    catalog, took, seen = poll(
+        _catalog(client, role="films"), lambda r: r.status_code == 403, bound
+    )
+    _must(
+        "FRESH-005",
+        seen and _body(catalog).get("error") == "org_suspended",
+        took,
+        bound,
+        "403 org_suspended on the catalog",
+        catalog,
+    )
+    ticket, took_ticket, seen = poll(
+        _ticket(client, fixture_id, role="films"), lambda r: r.status_code == 403, bound
+    )
     _must("FRESH-006", seen, took_ticket, bound, "403 on ticket requests", ticket)
     _should("FRESH-007", took, "the catalog refusal", catalog, rt)
     _should("FRESH-007", took_ticket, "the ticket refusal", ticket, rt)
@@ -101,8 +123,9 @@ def test_revoked_key_is_refused_on_the_catalog(client, admin, unpaused):
     rt = round_trip(client, "films_metadata")
     bound = REVOCATION_BOUND + rt.worst
     admin.revoke("films_metadata")
-    response, took, seen = poll(_catalog(client, role="films_metadata"),
-                                lambda r: r.status_code == 401, bound)
+    response, took, seen = poll(
+        _catalog(client, role="films_metadata"), lambda r: r.status_code == 401, bound
+    )
     _must("FRESH-008", seen, took, bound, "401 for the revoked key", response)
     _should("FRESH-011", took, "the revocation", response, rt)
 
@@ -113,8 +136,9 @@ def test_revoked_key_is_refused_on_tickets(client, admin, fixture_id, unpaused):
     rt = round_trip(client, "films_playback")
     bound = REVOCATION_BOUND + rt.worst
     admin.revoke("films_playback")
-    response, took, seen = poll(_ticket(client, fixture_id, role="films_playback"),
-                                lambda r: r.status_code == 401, bound)
+    response, took, seen = poll(
+        _ticket(client, fixture_id, role="films_playback"), lambda r: r.status_code == 401, bound
+    )
     _must("FRESH-009", seen, took, bound, "401 for the revoked key", response)
     _should("FRESH-011", took, "the revocation", response, rt)
 
@@ -148,12 +172,18 @@ def test_rotation_refuses_the_old_secret_and_accepts_the_new(client, admin, key,
     old = key("limits")
     bound = REVOCATION_BOUND + round_trip(client, "limits").worst
     new = admin.rotate("limits")
-    refused, took, seen = poll(lambda: client.get("config", key=old),
-                               lambda r: r.status_code == 401, bound)
+    refused, took, seen = poll(
+        lambda: client.get("config", key=old), lambda r: r.status_code == 401, bound
+    )
     _must("AUTH-033", seen, took, bound, "401 for the old secret", refused)
     accepted = client.get("config", key=new)
-    expect("AUTH-033", accepted.status_code == 200, expected="200 for the new key",
-           actual=accepted.status_code, response=accepted)
+    expect(
+        "AUTH-033",
+        accepted.status_code == 200,
+        expected="200 for the new key",
+        actual=accepted.status_code,
+        response=accepted,
+    )
 
 
 @pytest.mark.requirement("AUTH-034")
@@ -162,28 +192,46 @@ def test_rotation_keeps_the_scopes(client, admin, unpaused):
     before = at(_body(client.get("config", role="films_metadata")), "key.scopes")
     bound = CREATED_BOUND + round_trip(client, "films_metadata").worst
     new = admin.rotate("films_metadata")
-    config, _, _ = poll(lambda: client.get("config", key=new),
-                        lambda r: r.status_code == 200, bound)
+    config, _, _ = poll(
+        lambda: client.get("config", key=new), lambda r: r.status_code == 200, bound
+    )
     after = at(_body(config), "key.scopes")
-    expect("AUTH-034", isinstance(before, list)
-           and sorted(map(str, arr(after))) == sorted(map(str, before)),
-           expected=before, actual=after, response=config)
+    expect(
+        "AUTH-034",
+        isinstance(before, list) and sorted(map(str, arr(after))) == sorted(map(str, before)),
+        expected=before,
+        actual=after,
+        response=config,
+    )
     refused = client.post("playback", key=new, json={"episode_id": "x"})
-    expect("AUTH-034", refused.status_code == 403, expected="403: still no playback scope",
-           actual=refused.status_code, response=refused)
+    expect(
+        "AUTH-034",
+        refused.status_code == 403,
+        expected="403: still no playback scope",
+        actual=refused.status_code,
+        response=refused,
+    )
 
 
 @pytest.mark.requirement("FRESH-014")
 @pytest.mark.needs("role:limits", "fixture:episode_signed", "admin")
 @pytest.mark.parametrize("counter", ["catalog", "playback"])
 def test_raised_limit_applies_within_a_minute(client, admin, fixture_id, counter, unpaused):
-    send = (_catalog(client, role="limits") if counter == "catalog"
-            else _ticket(client, fixture_id, role="limits"))
+    send = (
+        _catalog(client, role="limits")
+        if counter == "catalog"
+        else _ticket(client, fixture_id, role="limits")
+    )
     bound = LIMIT_BOUND + round_trip(client, "limits").worst
     admin.set_limit("limits", counter, 1)
     answers = [send() for _ in range(3)]
-    expect("FRESH-014", answers[-1].status_code == 429, expected="429 at a limit of 1",
-           actual=[r.status_code for r in answers], response=answers[-1])
+    expect(
+        "FRESH-014",
+        answers[-1].status_code == 429,
+        expected="429 at a limit of 1",
+        actual=[r.status_code for r in answers],
+        response=answers[-1],
+    )
     admin.set_limit("limits", counter, 600)
     response, took, seen = poll(send, lambda r: r.status_code == 200, bound)
     _must("FRESH-014", seen, took, bound, "200 after the raise", response)
@@ -195,11 +243,21 @@ def test_unpaged_catalog_is_one_consistent_snapshot(client):
     response = client.get("catalog", role="films")
     data = _body(response)
     ids = [str(film.get("id")) for film in objs(data.get("films"))]
-    expect("FRESH-019", len(ids) == len(set(ids)), expected="each film once",
-           actual=f"{len(ids) - len(set(ids))} repeated", response=response)
+    expect(
+        "FRESH-019",
+        len(ids) == len(set(ids)),
+        expected="each film once",
+        actual=f"{len(ids) - len(set(ids))} repeated",
+        response=response,
+    )
     orphans = {str(e.get("film_id")) for e in objs(data.get("episodes"))} - set(ids)
-    expect("FRESH-019", not orphans, expected="every episode's film in the response",
-           actual=sorted(orphans)[:5], response=response)
+    expect(
+        "FRESH-019",
+        not orphans,
+        expected="every episode's film in the response",
+        actual=sorted(orphans)[:5],
+        response=response,
+    )
 
 
 def _walk_creatives(client, limit: int) -> list[str]:
@@ -210,8 +268,13 @@ def _walk_creatives(client, limit: int) -> list[str]:
         if cursor:
             params["cursor"] = str(cursor)
         response = client.get("creatives", role="films_creatives", params=params)
-        expect("FRESH-021", response.status_code == 200, expected=200,
-               actual=response.status_code, response=response)
+        expect(
+            "FRESH-021",
+            response.status_code == 200,
+            expected=200,
+            actual=response.status_code,
+            response=response,
+        )
         data = obj(_body(response).get("data"))
         ids += [str(item.get("creative_id")) for item in objs(data.get("items"))]
         cursor = data.get("next_cursor")
@@ -224,8 +287,15 @@ def _walk_creatives(client, limit: int) -> list[str]:
 @pytest.mark.needs("role:films_creatives")
 def test_creatives_walk_returns_every_record_once(client):
     small, large = _walk_creatives(client, 1), _walk_creatives(client, 100)
-    expect("FRESH-021", len(small) == len(set(small)), expected="no duplicates",
-           actual=f"{len(small) - len(set(small))} repeated")
-    expect("FRESH-021", sorted(small) == sorted(large) and bool(large),
-           expected=f"the same {len(large)} records whatever the page size",
-           actual=f"{len(small)} records with limit=1")
+    expect(
+        "FRESH-021",
+        len(small) == len(set(small)),
+        expected="no duplicates",
+        actual=f"{len(small) - len(set(small))} repeated",
+    )
+    expect(
+        "FRESH-021",
+        sorted(small) == sorted(large) and bool(large),
+        expected=f"the same {len(large)} records whatever the page size",
+        actual=f"{len(small)} records with limit=1",
+    )

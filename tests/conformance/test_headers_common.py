@@ -20,8 +20,15 @@ DEVICE = {"union_info": "conformance-union-01", "drm_kek": "conformance-kek-0001
 HEADER_CHECKS = tuple(
     CHECKS[name]
     for name in (
-        "api_status", "service_version", "request_id", "cache_control", "no_cors", "no_cookies",
-        "json_content", "rate_limit_headers", "retry_after",
+        "api_status",
+        "service_version",
+        "request_id",
+        "cache_control",
+        "no_cors",
+        "no_cookies",
+        "json_content",
+        "rate_limit_headers",
+        "retry_after",
     )
 )
 
@@ -64,8 +71,7 @@ def _send(client, key, fixture_id, method, path, role, fixture, body):
     if body == "ticket":
         return client.post(path, role=role, json={"episode_id": value, **DEVICE})
     content = body if body == "not json" else None
-    return client.request(method, path.format(value), role=role, content=content,
-                          version=version)
+    return client.request(method, path.format(value), role=role, content=content, version=version)
 
 
 def _body(response) -> dict:
@@ -77,11 +83,23 @@ def _body(response) -> dict:
 
 
 @pytest.mark.requirement(
-    "HDR-001", "HDR-002", "HDR-003", "HDR-006", "HDR-011", "HDR-012", "HDR-014", "HDR-015",
-    "HDR-028", "HDR-030", "GEN-002", "GEN-003", "GEN-005",
+    "HDR-001",
+    "HDR-002",
+    "HDR-003",
+    "HDR-006",
+    "HDR-011",
+    "HDR-012",
+    "HDR-014",
+    "HDR-015",
+    "HDR-028",
+    "HDR-030",
+    "GEN-002",
+    "GEN-003",
+    "GEN-005",
 )
-@pytest.mark.parametrize(("case", "method", "path", "role", "fixture", "body"), EXCHANGES,
-                         ids=[e[0] for e in EXCHANGES])
+@pytest.mark.parametrize(
+    ("case", "method", "path", "role", "fixture", "body"), EXCHANGES, ids=[e[0] for e in EXCHANGES]
+)
 def test_every_kind_of_answer_carries_the_common_headers(
     client, key, fixture_id, case, method, path, role, fixture, body
 ):
@@ -96,8 +114,9 @@ def test_bare_host_redirect_carries_the_common_headers(client, profile):
     if response.status_code != 308:
         # Whether the bare host redirects is GEN-006's finding (test_every_path); here only
         # the headers of a 308 are judged.
-        pytest.skip(f"not exercised: the bare host answered {response.status_code}, not 308 "
-                    "(GEN-006)")
+        pytest.skip(
+            f"not exercised: the bare host answered {response.status_code}, not 308 (GEN-006)"
+        )
     assert_conforms(response, *HEADER_CHECKS)
 
 
@@ -105,8 +124,13 @@ def test_bare_host_redirect_carries_the_common_headers(client, profile):
 @pytest.mark.needs("role:videos")
 def test_single_video_200_has_no_service_version(client, fixture_id):
     response = client.get(f"videos/{fixture_id('video_id')}", role="videos")
-    expect("HDR-004", response.status_code == 200, expected=200, actual=response.status_code,
-           response=response)
+    expect(
+        "HDR-004",
+        response.status_code == 200,
+        expected=200,
+        actual=response.status_code,
+        response=response,
+    )
     assert_conforms(response, CHECKS["service_version"])
 
 
@@ -122,16 +146,27 @@ def test_single_video_200_has_no_service_version(client, fixture_id):
         ("unverifiable", "unverifiable", "video_id", 503),
     ],
 )
-def test_single_video_errors_carry_service_version(client, key, fixture_id, case, role, fixture,
-                                                   status):
+def test_single_video_errors_carry_service_version(
+    client, key, fixture_id, case, role, fixture, status
+):
     if role:
         key(role)
     target = fixture_id(fixture) if fixture else "not-a-uuid"
     response = client.get(f"videos/{target}", role=role)
-    expect("HDR-005", response.status_code == status, expected=status,
-           actual=response.status_code, response=response)
-    expect("HDR-005", "service-version" in response.headers, expected="Service-Version present",
-           actual="absent", response=response)
+    expect(
+        "HDR-005",
+        response.status_code == status,
+        expected=status,
+        actual=response.status_code,
+        response=response,
+    )
+    expect(
+        "HDR-005",
+        "service-version" in response.headers,
+        expected="Service-Version present",
+        actual="absent",
+        response=response,
+    )
 
 
 @pytest.mark.requirement("HDR-007")
@@ -141,9 +176,13 @@ def test_service_version_names_the_key_pin(client, key, role):
     api, config = config_api(client, role)
     pinned = reference(api, "pinned_version")
     for response in (config, client.get("catalog", role=role, params={"limit": 1})):
-        expect("HDR-007", response.headers.get("service-version") == pinned,
-               expected=f"Service-Version {pinned}",
-               actual=response.headers.get("service-version"), response=response)
+        expect(
+            "HDR-007",
+            response.headers.get("service-version") == pinned,
+            expected=f"Service-Version {pinned}",
+            actual=response.headers.get("service-version"),
+            response=response,
+        )
 
 
 @pytest.mark.requirement("HDR-008")
@@ -152,11 +191,13 @@ def test_service_version_names_the_requested_version(client):
     api, _ = config_api(client, "films")
     for version in listed_versions(api):
         response = client.get("catalog", role="films", version=version, params={"limit": 1})
-        expect("HDR-008", response.status_code == 200
-               and response.headers.get("service-version") == version,
-               expected=f"200 with Service-Version {version}",
-               actual=f"{response.status_code} {response.headers.get('service-version')}",
-               response=response)
+        expect(
+            "HDR-008",
+            response.status_code == 200 and response.headers.get("service-version") == version,
+            expected=f"200 with Service-Version {version}",
+            actual=f"{response.status_code} {response.headers.get('service-version')}",
+            response=response,
+        )
 
 
 @pytest.mark.requirement("HDR-010")
@@ -172,93 +213,161 @@ def test_service_version_falls_back_to_latest(client, case):
         response = client.get("catalog", role="films", version="1999-01-01")
     else:
         response = client.get("nope")
-    expect("HDR-010", response.headers.get("service-version") == latest,
-           expected=f"Service-Version {latest}", actual=response.headers.get("service-version"),
-           response=response)
+    expect(
+        "HDR-010",
+        response.headers.get("service-version") == latest,
+        expected=f"Service-Version {latest}",
+        actual=response.headers.get("service-version"),
+        response=response,
+    )
 
 
 @pytest.mark.requirement("HDR-013")
 @pytest.mark.parametrize(
     ("case", "path", "role", "version"),
-    [("401", "catalog", None, None), ("404", "nope", None, None),
-     ("400 version", "config", None, "1999-01-01"), ("envelope 4010", "series", None, None),
-     ("envelope 4030", "creatives", "films_metadata", None)],
+    [
+        ("401", "catalog", None, None),
+        ("404", "nope", None, None),
+        ("400 version", "config", None, "1999-01-01"),
+        ("envelope 4010", "series", None, None),
+        ("envelope 4030", "creatives", "films_metadata", None),
+    ],
 )
 def test_error_bodies_repeat_the_request_id(client, key, case, path, role, version):
     if role:
         key(role)
     response = client.get(path, role=role, version=version)
     header = response.headers.get("service-request-id")
-    expect("HDR-013", header is not None and _body(response).get("request_id") == header,
-           expected=f"request_id {header}", actual=_body(response).get("request_id"),
-           response=response)
+    expect(
+        "HDR-013",
+        header is not None and _body(response).get("request_id") == header,
+        expected=f"request_id {header}",
+        actual=_body(response).get("request_id"),
+        response=response,
+    )
 
 
 @pytest.mark.requirement("HDR-025", "HDR-026", "AUTH-021")
 @pytest.mark.needs("role:unverifiable")
 @pytest.mark.parametrize(
     ("method", "path", "code"),
-    [("GET", "catalog", "service_unavailable"), ("GET", "config", "service_unavailable"),
-     ("POST", "playback", "service_unavailable"), ("GET", "series", 5031),
-     ("GET", "creatives", 5031)],
+    [
+        ("GET", "catalog", "service_unavailable"),
+        ("GET", "config", "service_unavailable"),
+        ("POST", "playback", "service_unavailable"),
+        ("GET", "series", 5031),
+        ("GET", "creatives", 5031),
+    ],
 )
 def test_unverifiable_key_answers_retryable_503(client, method, path, code):
     body = {"episode_id": "00000000-0000-4000-8000-000000000000"} if method == "POST" else None
     response = client.request(method, path, role="unverifiable", json=body)
     data = _body(response)
     got = data.get("code") if isinstance(code, int) else data.get("error_code")
-    expect("AUTH-021", response.status_code == 503 and got == code, expected=f"503 {code}",
-           actual=f"{response.status_code} {got!r}", response=response)
+    expect(
+        "AUTH-021",
+        response.status_code == 503 and got == code,
+        expected=f"503 {code}",
+        actual=f"{response.status_code} {got!r}",
+        response=response,
+    )
     assert_conforms(response, CHECKS["retry_after"])
-    expect("HDR-025", "retry-after" in response.headers, expected="Retry-After",
-           actual="absent", response=response)
+    expect(
+        "HDR-025",
+        "retry-after" in response.headers,
+        expected="Retry-After",
+        actual="absent",
+        response=response,
+    )
 
 
 @pytest.mark.requirement("HDR-025", "HDR-026")
 @pytest.mark.needs("role:films", "fixture:episode_provider_timeout")
 def test_provider_timeout_503_carries_retry_after(client, fixture_id):
-    response = client.post("playback", role="films",
-                           json={"episode_id": fixture_id("episode_provider_timeout"), **DEVICE})
-    expect("HDR-025", response.status_code == 503, expected=503, actual=response.status_code,
-           response=response)
-    expect("HDR-025", response.headers.get("retry-after") is not None,
-           expected="Retry-After", actual="absent", response=response)
+    response = client.post(
+        "playback",
+        role="films",
+        json={"episode_id": fixture_id("episode_provider_timeout"), **DEVICE},
+    )
+    expect(
+        "HDR-025",
+        response.status_code == 503,
+        expected=503,
+        actual=response.status_code,
+        response=response,
+    )
+    expect(
+        "HDR-025",
+        response.headers.get("retry-after") is not None,
+        expected="Retry-After",
+        actual="absent",
+        response=response,
+    )
     assert_conforms(response, CHECKS["retry_after"])
 
 
 @pytest.mark.requirement("HDR-024", "HDR-026", "HDR-027", "HDR-029", "ERR-006")
 @pytest.mark.needs("role:limits", "admin")
-@pytest.mark.parametrize(("counter", "path"), [("config", "config"), ("catalog", "catalog"),
-                                               ("catalog", "series")])
+@pytest.mark.parametrize(
+    ("counter", "path"), [("config", "config"), ("catalog", "catalog"), ("catalog", "series")]
+)
 def test_429_carries_retry_after_and_rate_limit_headers(client, admin, counter, path):
     admin.set_limit("limits", counter, 2)
     answers = [client.get(path, role="limits", params={"limit": 1}) for _ in range(4)]
     refused = [r for r in answers if r.status_code == 429]
-    expect("HDR-024", bool(refused), expected="a 429 past a limit of 2",
-           actual=[r.status_code for r in answers], response=answers[-1])
+    expect(
+        "HDR-024",
+        bool(refused),
+        expected="a 429 past a limit of 2",
+        actual=[r.status_code for r in answers],
+        response=answers[-1],
+    )
     response = refused[0]
-    assert_conforms(response, CHECKS["retry_after"], CHECKS["rate_limit_headers"],
-                    CHECKS["flat_error"])
-    expect("HDR-024", "retry-after" in response.headers, expected="Retry-After",
-           actual="absent", response=response)
-    expect("HDR-027", response.headers.get("x-ratelimit-limit") == "2",
-           expected="X-RateLimit-Limit: 2", actual=response.headers.get("x-ratelimit-limit"),
-           response=response)
-    expect("ERR-006", "code" not in _body(response), expected="flat body, no envelope code",
-           actual=_body(response).get("code"), response=response)
+    assert_conforms(
+        response, CHECKS["retry_after"], CHECKS["rate_limit_headers"], CHECKS["flat_error"]
+    )
+    expect(
+        "HDR-024",
+        "retry-after" in response.headers,
+        expected="Retry-After",
+        actual="absent",
+        response=response,
+    )
+    expect(
+        "HDR-027",
+        response.headers.get("x-ratelimit-limit") == "2",
+        expected="X-RateLimit-Limit: 2",
+        actual=response.headers.get("x-ratelimit-limit"),
+        response=response,
+    )
+    expect(
+        "ERR-006",
+        "code" not in _body(response),
+        expected="flat body, no envelope code",
+        actual=_body(response).get("code"),
+        response=response,
+    )
 
 
 @pytest.mark.requirement("GEN-002")
 @pytest.mark.needs("role:films")
 @pytest.mark.parametrize("method", ["GET", "OPTIONS"])
 def test_no_cors_headers_even_for_a_browser_origin(client, method):
-    headers = {"Origin": "https://example.test", "Access-Control-Request-Method": "GET",
-               "Access-Control-Request-Headers": "authorization"}
+    headers = {
+        "Origin": "https://example.test",
+        "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "authorization",
+    }
     response = client.request(method, "config", role="films", headers=headers)
     assert_conforms(response, CHECKS["no_cors"])
     if method == "OPTIONS":
-        expect("GEN-002", response.status_code == 405, expected="405 (OPTIONS is a wrong method)",
-               actual=response.status_code, response=response)
+        expect(
+            "GEN-002",
+            response.status_code == 405,
+            expected="405 (OPTIONS is a wrong method)",
+            actual=response.status_code,
+            response=response,
+        )
 
 
 @pytest.mark.requirement("GEN-004")
@@ -267,8 +376,17 @@ def test_two_keys_of_one_organisation_see_the_same_catalog(client):
     seen = []
     for role in ("films", "films_metadata"):
         response = client.get("catalog", role=role)
-        expect("GEN-004", response.status_code == 200, expected=200,
-               actual=response.status_code, response=response)
+        expect(
+            "GEN-004",
+            response.status_code == 200,
+            expected=200,
+            actual=response.status_code,
+            response=response,
+        )
         seen.append([film.get("id") for film in objs(_body(response).get("films"))])
-    expect("GEN-004", seen[0] == seen[1] and bool(seen[0]),
-           expected="the same non-empty film ids", actual=f"{len(seen[0])} vs {len(seen[1])}")
+    expect(
+        "GEN-004",
+        seen[0] == seen[1] and bool(seen[0]),
+        expected="the same non-empty film ids",
+        actual=f"{len(seen[0])} vs {len(seen[1])}",
+    )

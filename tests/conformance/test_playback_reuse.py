@@ -124,11 +124,7 @@ def test_the_same_episode_named_another_way_gets_a_new_ticket(client, fixture_id
     )
     catalog = client.get("catalog", role="films").json_body()
     film = next(
-        (
-            e.get("film_id")
-            for e in objs(at(catalog, "episodes"))
-            if e.get("id") == episode
-        ),
+        (e.get("film_id") for e in objs(at(catalog, "episodes")) if e.get("id") == episode),
         None,
     )
     body = {

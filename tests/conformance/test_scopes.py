@@ -36,8 +36,9 @@ ROLES = (
     Role("films_creatives", frozenset({"creatives:export"})),
     Role("webhooks", frozenset({"webhooks:manage"})),
     Role("videos", frozenset({"metadata:read", "videos:read"}), video_org=True),
-    Role("videos_unbound", frozenset({"metadata:read", "videos:read"}), video_org=True,
-         bound=False),
+    Role(
+        "videos_unbound", frozenset({"metadata:read", "videos:read"}), video_org=True, bound=False
+    ),
 )
 
 # operation -> (path template, fixture in the path, scope, status when open)
@@ -55,8 +56,15 @@ CALLS = {
     "listVideos": ("videos", None, "videos:read", 200),
     "getVideo": ("videos/{}", "video_id", "videos:read", 200),
 }
-ENVELOPE = {"listCreatives", "getCreative", "getCreativeFile", "listPlaylists", "getPlaylist",
-            "listSeries", "getSeries"}
+ENVELOPE = {
+    "listCreatives",
+    "getCreative",
+    "getCreativeFile",
+    "listPlaylists",
+    "getPlaylist",
+    "listSeries",
+    "getSeries",
+}
 PLAYLISTS = {"listPlaylists", "getPlaylist"}
 SERIES = {"listSeries", "getSeries"}
 VIDEOS = {"listVideos", "getVideo"}
@@ -85,8 +93,11 @@ def expected(role: Role, operation: str) -> Cell | None:
         code = 4030 if operation in ENVELOPE else None
         if operation in VIDEOS:
             return Cell(frozenset({403}), None, ("AUTH-030",))
-        owner = {"films_metadata": "AUTH-024", "films_playback": "AUTH-026",
-                 "films_creatives": "AUTH-028"}.get(role.name)
+        owner = {
+            "films_metadata": "AUTH-024",
+            "films_playback": "AUTH-026",
+            "films_creatives": "AUTH-028",
+        }.get(role.name)
         return Cell(frozenset({403}), code, (owner,)) if owner else None
     if operation in PLAYLISTS:
         if not role.video_org:
@@ -114,11 +125,18 @@ def _matrix() -> list:
             cell = expected(role, operation)
             if cell is None:
                 continue
-            params.append(pytest.param(
-                role, operation, cell, id=f"{role.name}-{operation}",
-                marks=[pytest.mark.requirement(*cell.requirements),
-                       pytest.mark.needs(f"role:{role.name}")],
-            ))
+            params.append(
+                pytest.param(
+                    role,
+                    operation,
+                    cell,
+                    id=f"{role.name}-{operation}",
+                    marks=[
+                        pytest.mark.requirement(*cell.requirements),
+                        pytest.mark.needs(f"role:{role.name}"),
+                    ],
+                )
+            )
     return params
 
 
@@ -139,24 +157,44 @@ def test_scope_matrix(client, fixture_id, role, operation, cell):
     else:
         response = client.get(template.format(value), role=role.name)
     rid = cell.requirements[0]
-    expect(rid, response.status_code in cell.statuses,
-           expected=" or ".join(str(s) for s in sorted(cell.statuses)),
-           actual=response.status_code, response=response,
-           title=f"{role.name} on {operation}")
+    expect(
+        rid,
+        response.status_code in cell.statuses,
+        expected=" or ".join(str(s) for s in sorted(cell.statuses)),
+        actual=response.status_code,
+        response=response,
+        title=f"{role.name} on {operation}",
+    )
     data = _body(response)
     if response.status_code == 403:
         if cell.code is None:
             plain = "error_code" not in data and data.get("error") not in SPECIAL_403
-            expect(rid, plain, expected="the plain scope 403 (no error_code)",
-                   actual={k: data.get(k) for k in ("error", "error_code")}, response=response,
-                   title=f"{role.name} on {operation}")
+            expect(
+                rid,
+                plain,
+                expected="the plain scope 403 (no error_code)",
+                actual={k: data.get(k) for k in ("error", "error_code")},
+                response=response,
+                title=f"{role.name} on {operation}",
+            )
         else:
             got = data.get("code") if isinstance(cell.code, int) else data.get("error")
-            expect(rid, got == cell.code, expected=f"403 {cell.code}", actual=got,
-                   response=response, title=f"{role.name} on {operation}")
+            expect(
+                rid,
+                got == cell.code,
+                expected=f"403 {cell.code}",
+                actual=got,
+                response=response,
+                title=f"{role.name} on {operation}",
+            )
     if operation == "postPlayback" and response.status_code == 200:
-        expect(rid, "manifest_url" in data or "play_auth_token" in data,
-               expected="a ticket", actual=sorted(data), response=response)
+        expect(
+            rid,
+            "manifest_url" in data or "play_auth_token" in data,
+            expected="a ticket",
+            actual=sorted(data),
+            response=response,
+        )
 
 
 @pytest.mark.requirement("CFG-011")
@@ -165,7 +203,13 @@ def test_config_names_the_scopes_of_the_key(client, key, role):
     key(role.name)
     response = client.get("config", role=role.name)
     scopes = at(_body(response), "key.scopes")
-    expect("CFG-011", isinstance(scopes, list) and all(isinstance(s, str) for s in scopes)
-           and set(scopes) == role.scopes
-           and len(scopes) == len(role.scopes), expected=sorted(role.scopes), actual=scopes,
-           response=response)
+    expect(
+        "CFG-011",
+        isinstance(scopes, list)
+        and all(isinstance(s, str) for s in scopes)
+        and set(scopes) == role.scopes
+        and len(scopes) == len(role.scopes),
+        expected=sorted(role.scopes),
+        actual=scopes,
+        response=response,
+    )

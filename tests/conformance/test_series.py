@@ -174,11 +174,7 @@ def test_at_most_one_main_tag(client: DeliveryClient, fixture_id: Any) -> None:
 def test_cover_image_is_the_poster(client: DeliveryClient, fixture_id: Any) -> None:
     response, data = detail(client, fixture_id("series_code"))
     poster = data.get("poster")
-    covers = [
-        i.get("url")
-        for i in objs(data.get("images"))
-        if i.get("kind") == "cover_9_16"
-    ]
+    covers = [i.get("url") for i in objs(data.get("images")) if i.get("kind") == "cover_9_16"]
     if not isinstance(poster, dict) or not covers:
         pytest.skip("not exercised: the series has no poster or no cover_9_16 image")
     expect(

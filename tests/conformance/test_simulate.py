@@ -49,16 +49,23 @@ def _call(client, fixture_id, path, role, simulate=None, **extra):
 
 
 def _expect_simulated(rid: str, response, scenario: str) -> None:
-    expect(rid, response.headers.get("service-simulated") == scenario,
-           expected=f"Service-Simulated: {scenario}",
-           actual=response.headers.get("service-simulated") or "absent", response=response)
+    expect(
+        rid,
+        response.headers.get("service-simulated") == scenario,
+        expected=f"Service-Simulated: {scenario}",
+        actual=response.headers.get("service-simulated") or "absent",
+        response=response,
+    )
 
 
 def _expect_normal(rid: str, response) -> None:
-    expect(rid, "service-simulated" not in response.headers and response.status_code in (200, 302),
-           expected="the normal answer, no Service-Simulated",
-           actual=f"{response.status_code} {response.headers.get('service-simulated')}",
-           response=response)
+    expect(
+        rid,
+        "service-simulated" not in response.headers and response.status_code in (200, 302),
+        expected="the normal answer, no Service-Simulated",
+        actual=f"{response.status_code} {response.headers.get('service-simulated')}",
+        response=response,
+    )
 
 
 @pytest.fixture
@@ -75,17 +82,31 @@ def test_simulated_rate_limited_is_a_full_429(client, fixture_id, films, path):
     doors = obj(at(_body(client.get("config", role=films)), "rate_limits.doors"))
     response = _call(client, fixture_id, path, films, simulate="rate_limited")
     _expect_simulated("SIM-002", response, "rate_limited")
-    expect("SIM-010", response.status_code == 429
-           and _body(response).get("error_code") == "rate_limited",
-           expected="429 rate_limited", actual=response.status_code, response=response)
-    assert_conforms(response, CHECKS["rate_limit_headers"], CHECKS["retry_after"],
-                    CHECKS["flat_error"])
+    expect(
+        "SIM-010",
+        response.status_code == 429 and _body(response).get("error_code") == "rate_limited",
+        expected="429 rate_limited",
+        actual=response.status_code,
+        response=response,
+    )
+    assert_conforms(
+        response, CHECKS["rate_limit_headers"], CHECKS["retry_after"], CHECKS["flat_error"]
+    )
     real = str(obj(doors.get(DOOR[path])).get("limit"))
-    expect("SIM-010", response.headers.get("x-ratelimit-limit") == real,
-           expected=f"X-RateLimit-Limit {real} (the real limit)",
-           actual=response.headers.get("x-ratelimit-limit"), response=response)
-    expect("SIM-003", not TICKET_FIELDS & set(_body(response)), expected="no ticket",
-           actual=sorted(TICKET_FIELDS & set(_body(response))), response=response)
+    expect(
+        "SIM-010",
+        response.headers.get("x-ratelimit-limit") == real,
+        expected=f"X-RateLimit-Limit {real} (the real limit)",
+        actual=response.headers.get("x-ratelimit-limit"),
+        response=response,
+    )
+    expect(
+        "SIM-003",
+        not TICKET_FIELDS & set(_body(response)),
+        expected="no ticket",
+        actual=sorted(TICKET_FIELDS & set(_body(response))),
+        response=response,
+    )
 
 
 @pytest.mark.requirement("SIM-011", "SIM-002", "SIM-003")
@@ -93,30 +114,53 @@ def test_simulated_rate_limited_is_a_full_429(client, fixture_id, films, path):
 def test_simulated_service_unavailable_is_a_full_503(client, fixture_id, films, path):
     response = _call(client, fixture_id, path, films, simulate="service_unavailable")
     _expect_simulated("SIM-002", response, "service_unavailable")
-    expect("SIM-011", response.status_code == 503
-           and _body(response).get("error_code") == "service_unavailable"
-           and response.headers.get("retry-after", "").isdigit(),
-           expected="503 service_unavailable with Retry-After",
-           actual=f"{response.status_code} {response.headers.get('retry-after')}",
-           response=response)
-    expect("SIM-003", not TICKET_FIELDS & set(_body(response)), expected="no ticket",
-           actual="ticket fields present", response=response)
+    expect(
+        "SIM-011",
+        response.status_code == 503
+        and _body(response).get("error_code") == "service_unavailable"
+        and response.headers.get("retry-after", "").isdigit(),
+        expected="503 service_unavailable with Retry-After",
+        actual=f"{response.status_code} {response.headers.get('retry-after')}",
+        response=response,
+    )
+    expect(
+        "SIM-003",
+        not TICKET_FIELDS & set(_body(response)),
+        expected="no ticket",
+        actual="ticket fields present",
+        response=response,
+    )
 
 
 @pytest.mark.requirement("SIM-012", "SIM-002", "SIM-003")
 @pytest.mark.needs("fixture:episode_encrypted")
 def test_simulated_not_entitled_outside_window(client, fixture_id, films):
     scenario = "not_entitled:outside_window"
-    response = client.post("playback", role=films, simulate=scenario,
-                           json={"episode_id": fixture_id("episode_encrypted"), **DEVICE})
+    response = client.post(
+        "playback",
+        role=films,
+        simulate=scenario,
+        json={"episode_id": fixture_id("episode_encrypted"), **DEVICE},
+    )
     data = _body(response)
     _expect_simulated("SIM-002", response, scenario)
-    expect("SIM-012", response.status_code == 403 and data.get("error_code") == "not_entitled"
-           and data.get("reason") == "outside_window" and data.get("error") == "outside_window",
-           expected="403 not_entitled, reason and error outside_window",
-           actual=f"{response.status_code} {data}", response=response)
-    expect("SIM-003", not TICKET_FIELDS & set(data), expected="no ticket",
-           actual="ticket fields present", response=response)
+    expect(
+        "SIM-012",
+        response.status_code == 403
+        and data.get("error_code") == "not_entitled"
+        and data.get("reason") == "outside_window"
+        and data.get("error") == "outside_window",
+        expected="403 not_entitled, reason and error outside_window",
+        actual=f"{response.status_code} {data}",
+        response=response,
+    )
+    expect(
+        "SIM-003",
+        not TICKET_FIELDS & set(data),
+        expected="no ticket",
+        actual="ticket fields present",
+        response=response,
+    )
 
 
 @pytest.mark.requirement("SIM-013", "SIM-002")
@@ -126,15 +170,29 @@ def test_simulated_partial_batch_issues_only_the_first_item(client, fixture_id, 
     response = client.post("playback", role=films, simulate="partial_batch", json=body)
     _expect_simulated("SIM-002", response, "partial_batch")
     items = _body(response).get("items")
-    expect("SIM-013", response.status_code == 200 and isinstance(items, list)
-           and len(items) == 3, expected="200 with three items",
-           actual=f"{response.status_code} {type(items).__name__}", response=response)
+    expect(
+        "SIM-013",
+        response.status_code == 200 and isinstance(items, list) and len(items) == 3,
+        expected="200 with three items",
+        actual=f"{response.status_code} {type(items).__name__}",
+        response=response,
+    )
     first, rest = items[0], items[1:]
-    expect("SIM-013", first.get("status") == 200 and "play_auth_token" in first,
-           expected="first item a real ticket", actual=first.get("status"), response=response)
+    expect(
+        "SIM-013",
+        first.get("status") == 200 and "play_auth_token" in first,
+        expected="first item a real ticket",
+        actual=first.get("status"),
+        response=response,
+    )
     statuses = [(i.get("status"), i.get("error_code")) for i in rest]
-    expect("SIM-013", all(s != 200 and isinstance(c, str) for s, c in statuses),
-           expected="other items errors with error_code", actual=statuses, response=response)
+    expect(
+        "SIM-013",
+        all(s != 200 and isinstance(c, str) for s, c in statuses),
+        expected="other items errors with error_code",
+        actual=statuses,
+        response=response,
+    )
 
 
 @pytest.mark.requirement("SIM-001")
@@ -144,17 +202,36 @@ def test_simulated_429_matches_a_real_429(client, admin, fixture_id):
     admin.set_limit("limits", "playback", 1)
     answers = [_call(client, fixture_id, "playback", "limits") for _ in range(2)]
     real = answers[-1]
-    expect("SIM-001", real.status_code == 429, expected="a real 429 to compare with",
-           actual=[r.status_code for r in answers], response=real)
-    expect("SIM-001", simulated.status_code == real.status_code, expected=real.status_code,
-           actual=simulated.status_code, response=simulated)
+    expect(
+        "SIM-001",
+        real.status_code == 429,
+        expected="a real 429 to compare with",
+        actual=[r.status_code for r in answers],
+        response=real,
+    )
+    expect(
+        "SIM-001",
+        simulated.status_code == real.status_code,
+        expected=real.status_code,
+        actual=simulated.status_code,
+        response=simulated,
+    )
     for name in ("retry-after", "x-ratelimit-limit", "x-ratelimit-window", "content-type"):
-        expect("SIM-001", (name in simulated.headers) == (name in real.headers),
-               expected=f"{name} as on the real 429", actual=simulated.headers.get(name),
-               response=simulated)
+        expect(
+            "SIM-001",
+            (name in simulated.headers) == (name in real.headers),
+            expected=f"{name} as on the real 429",
+            actual=simulated.headers.get(name),
+            response=simulated,
+        )
     same = set(_body(simulated)) == set(_body(real))
-    expect("SIM-001", same, expected=sorted(_body(real)), actual=sorted(_body(simulated)),
-           response=simulated)
+    expect(
+        "SIM-001",
+        same,
+        expected=sorted(_body(real)),
+        actual=sorted(_body(simulated)),
+        response=simulated,
+    )
 
 
 @pytest.mark.requirement("SIM-004")
@@ -163,12 +240,19 @@ def test_simulated_429_matches_a_real_429(client, admin, fixture_id):
 def test_simulated_answers_spend_no_endpoint_limit(client, admin, fixture_id, path):
     admin.set_limit("limits", DOOR[path], 3)
     for _ in range(5):
-        _expect_simulated("SIM-004", _call(client, fixture_id, path, "limits",
-                                           simulate="rate_limited"), "rate_limited")
+        _expect_simulated(
+            "SIM-004",
+            _call(client, fixture_id, path, "limits", simulate="rate_limited"),
+            "rate_limited",
+        )
     real = [_call(client, fixture_id, path, "limits") for _ in range(3)]
-    expect("SIM-004", all(r.status_code == 200 for r in real),
-           expected="3 real answers within a limit of 3 after 5 simulations",
-           actual=[r.status_code for r in real], response=real[-1])
+    expect(
+        "SIM-004",
+        all(r.status_code == 200 for r in real),
+        expected="3 real answers within a limit of 3 after 5 simulations",
+        actual=[r.status_code for r in real],
+        response=real[-1],
+    )
 
 
 @pytest.mark.requirement("SIM-014")
@@ -181,9 +265,13 @@ def test_partial_batch_spends_exactly_one_ticket(client, admin, fixture_id):
     single = {"episode_id": fixture_id("episode_encrypted"), **DEVICE}
     answers = [client.post("playback", role="limits", json=single) for _ in range(3)]
     statuses = [r.status_code for r in answers]
-    expect("SIM-014", statuses[:2] == [200, 200] and statuses[2] == 429,
-           expected="two tickets left after partial_batch, then 429", actual=statuses,
-           response=answers[-1])
+    expect(
+        "SIM-014",
+        statuses[:2] == [200, 200] and statuses[2] == 429,
+        expected="two tickets left after partial_batch, then 429",
+        actual=statuses,
+        response=answers[-1],
+    )
 
 
 SIMULATED_LIMIT = 300  # spec: Limits > Behaviour at the ceiling item 4
@@ -225,17 +313,25 @@ def test_simulated_answers_have_their_own_limit_of_300(client, admin, fixture_id
         pytest.skip(f"not exercised: 301 answers took {took:.0f} s, longer than the minute")
     simulated = [r for r in answers if r.headers.get("service-simulated")]
     refused = [r for r in answers if not r.headers.get("service-simulated")]
-    expect("SIM-005", len(simulated) == SIMULATED_LIMIT,
-           expected="300 simulated answers in one minute", actual=len(simulated),
-           response=simulated[-1] if simulated else answers[-1])
+    expect(
+        "SIM-005",
+        len(simulated) == SIMULATED_LIMIT,
+        expected="300 simulated answers in one minute",
+        actual=len(simulated),
+        response=simulated[-1] if simulated else answers[-1],
+    )
     last = refused[0] if refused else answers[-1]
-    expect("SIM-006", len(refused) == 1 and last.status_code == 429
-           and last.headers.get("x-ratelimit-limit") == "300"
-           and _body(last).get("error_code") == "rate_limited",
-           expected="one real 429 rate_limited, X-RateLimit-Limit 300, no Service-Simulated",
-           actual=f"{len(refused)} unsimulated; {last.status_code} "
-           f"{last.headers.get('x-ratelimit-limit')} {last.headers.get('service-simulated')}",
-           response=last)
+    expect(
+        "SIM-006",
+        len(refused) == 1
+        and last.status_code == 429
+        and last.headers.get("x-ratelimit-limit") == "300"
+        and _body(last).get("error_code") == "rate_limited",
+        expected="one real 429 rate_limited, X-RateLimit-Limit 300, no Service-Simulated",
+        actual=f"{len(refused)} unsimulated; {last.status_code} "
+        f"{last.headers.get('x-ratelimit-limit')} {last.headers.get('service-simulated')}",
+        response=last,
+    )
 
 
 @pytest.mark.requirement("SIM-007")
@@ -243,31 +339,47 @@ def test_simulated_answers_have_their_own_limit_of_300(client, admin, fixture_id
 @pytest.mark.parametrize("path", ["config", "catalog", "playback"])
 def test_production_organisation_ignores_simulation(client, fixture_id, path):
     response = _call(client, fixture_id, path, "production", simulate="rate_limited")
-    expect("SIM-007", "service-simulated" not in response.headers
-           and response.status_code != 429, expected="the normal answer, no Service-Simulated",
-           actual=f"{response.status_code} {response.headers.get('service-simulated')}",
-           response=response)
+    expect(
+        "SIM-007",
+        "service-simulated" not in response.headers and response.status_code != 429,
+        expected="the normal answer, no Service-Simulated",
+        actual=f"{response.status_code} {response.headers.get('service-simulated')}",
+        response=response,
+    )
 
 
 @pytest.mark.requirement("SIM-008")
-@pytest.mark.parametrize(("path", "scenario"), [
-    ("playback", "no_such_scenario"), ("config", "no_such_scenario"),
-    ("catalog", "partial_batch"), ("config", "not_entitled:outside_window"),
-    ("playback", "partial_batch"), ("catalog", ""),
-    # 500 is in the playback error table only (spec: Errors): elsewhere it is not a scenario.
-    ("catalog", "internal_error"), ("config", "internal_error"),
-])
+@pytest.mark.parametrize(
+    ("path", "scenario"),
+    [
+        ("playback", "no_such_scenario"),
+        ("config", "no_such_scenario"),
+        ("catalog", "partial_batch"),
+        ("config", "not_entitled:outside_window"),
+        ("playback", "partial_batch"),
+        ("catalog", ""),
+        # 500 is in the playback error table only (spec: Errors): elsewhere it is not a scenario.
+        ("catalog", "internal_error"),
+        ("config", "internal_error"),
+    ],
+)
 def test_unknown_or_unsupported_scenario_is_ignored(client, fixture_id, films, path, scenario):
     _expect_normal("SIM-008", _call(client, fixture_id, path, films, simulate=scenario))
 
 
 @pytest.mark.requirement("SIM-009")
-@pytest.mark.parametrize(("path", "fixture"), [
-    ("series", None), ("series/{}", "series_code"), ("creatives", None),
-    ("creatives/{}", "creative_id"),
-])
-def test_simulation_is_ignored_outside_the_three_endpoints(client, fixture_id, films, path,
-                                                         fixture):
+@pytest.mark.parametrize(
+    ("path", "fixture"),
+    [
+        ("series", None),
+        ("series/{}", "series_code"),
+        ("creatives", None),
+        ("creatives/{}", "creative_id"),
+    ],
+)
+def test_simulation_is_ignored_outside_the_three_endpoints(
+    client, fixture_id, films, path, fixture
+):
     target = path.format(fixture_id(fixture)) if fixture else path
     _expect_normal("SIM-009", client.get(target, role=films, simulate="rate_limited"))
 
@@ -289,9 +401,13 @@ def test_simulation_never_bypasses_authentication(client, key, fixture_id, crede
     if credential == "revoked":
         secret = key("revoked")
     body = {"episode_id": fixture_id("episode_signed")} if path == "playback" else None
-    response = client.request("POST" if body else "GET", path, key=secret, json=body,
-                              simulate="rate_limited")
-    expect("SIM-015", response.status_code == 401 and "service-simulated" not in response.headers,
-           expected="the real 401 without Service-Simulated",
-           actual=f"{response.status_code} {response.headers.get('service-simulated')}",
-           response=response)
+    response = client.request(
+        "POST" if body else "GET", path, key=secret, json=body, simulate="rate_limited"
+    )
+    expect(
+        "SIM-015",
+        response.status_code == 401 and "service-simulated" not in response.headers,
+        expected="the real 401 without Service-Simulated",
+        actual=f"{response.status_code} {response.headers.get('service-simulated')}",
+        response=response,
+    )

@@ -39,8 +39,12 @@ def _api(client, role: str, **kwargs) -> dict:
 
 def _version_entry(client, version: str) -> dict:
     entries = version_entries(_api(client, "films"))
-    expect("CFG-009", version in entries, expected=f"{version} listed in api.supported_versions",
-           actual=sorted(entries))
+    expect(
+        "CFG-009",
+        version in entries,
+        expected=f"{version} listed in api.supported_versions",
+        actual=sorted(entries),
+    )
     return entries[version]
 
 
@@ -51,9 +55,13 @@ def _rels(response) -> set[str]:
 
 def _expect_unsupported(rid: str, response) -> dict:
     data = _body(response)
-    expect(rid, response.status_code == 400 and data.get("error_code") == "unsupported_version",
-           expected="400 unsupported_version",
-           actual=f"{response.status_code} {data.get('error_code')!r}", response=response)
+    expect(
+        rid,
+        response.status_code == 400 and data.get("error_code") == "unsupported_version",
+        expected="400 unsupported_version",
+        actual=f"{response.status_code} {data.get('error_code')!r}",
+        response=response,
+    )
     return data
 
 
@@ -70,9 +78,13 @@ def test_responses_name_the_pinned_version(client, key, role):
     key(role)
     pinned = reference(_api(client, role), "pinned_version")
     response = client.get("catalog", role=role, params={"limit": 1})
-    expect("VER-002", response.headers.get("service-version") == pinned,
-           expected=f"Service-Version {pinned}", actual=response.headers.get("service-version"),
-           response=response)
+    expect(
+        "VER-002",
+        response.headers.get("service-version") == pinned,
+        expected=f"Service-Version {pinned}",
+        actual=response.headers.get("service-version"),
+        response=response,
+    )
 
 
 @pytest.mark.requirement("VER-003")
@@ -84,14 +96,20 @@ def test_version_header_serves_one_request_without_moving_the_pin(client):
     if not others:
         pytest.skip("not exercised: the target lists no second supported version")
     during = _api(client, "films", version=others[0])
-    expect("VER-003", during.get("version") == others[0] and
-           during.get("pinned_version") == pinned,
-           expected=f"version {others[0]}, pin {pinned}",
-           actual=f"version {during.get('version')}, pin {during.get('pinned_version')}")
+    expect(
+        "VER-003",
+        during.get("version") == others[0] and during.get("pinned_version") == pinned,
+        expected=f"version {others[0]}, pin {pinned}",
+        actual=f"version {during.get('version')}, pin {during.get('pinned_version')}",
+    )
     after = client.get("config", role="films")
-    expect("VER-003", after.headers.get("service-version") == pinned,
-           expected=f"back to {pinned}",
-           actual=after.headers.get("service-version"), response=after)
+    expect(
+        "VER-003",
+        after.headers.get("service-version") == pinned,
+        expected=f"back to {pinned}",
+        actual=after.headers.get("service-version"),
+        response=after,
+    )
 
 
 @pytest.mark.requirement("VER-004", "VER-009")
@@ -99,8 +117,12 @@ def test_version_header_serves_one_request_without_moving_the_pin(client):
 @pytest.mark.parametrize("path", ["catalog", "config", "series"])
 def test_unknown_date_is_unsupported_without_upgrade_to(client, path):
     data = _expect_unsupported("VER-004", client.get(path, role="films", version="1999-01-01"))
-    expect("VER-009", "upgrade_to" not in data, expected="no upgrade_to for a current pin",
-           actual=data.get("upgrade_to"))
+    expect(
+        "VER-009",
+        "upgrade_to" not in data,
+        expected="no upgrade_to for a current pin",
+        actual=data.get("upgrade_to"),
+    )
 
 
 @pytest.mark.requirement("VER-005")
@@ -125,14 +147,27 @@ def test_unsupported_version_lists_the_supported_ones(client):
     raw, latest = data.get("supported_versions"), data.get("latest_version")
     # README (VER-007): strings, or objects with `version` as in /config; both are accepted.
     listed = [v.get("version") if isinstance(v, dict) else v for v in raw or []]
-    expect("VER-007", isinstance(raw, list) and bool(listed) and all(
-        isinstance(v, str) and DATE.fullmatch(v) for v in listed),
-        expected="supported_versions: YYYY-MM-DD strings (or objects with version)", actual=raw)
-    expect("VER-007", isinstance(latest, str) and latest in listed,
-           expected="latest_version among supported_versions", actual=latest)
+    expect(
+        "VER-007",
+        isinstance(raw, list)
+        and bool(listed)
+        and all(isinstance(v, str) and DATE.fullmatch(v) for v in listed),
+        expected="supported_versions: YYYY-MM-DD strings (or objects with version)",
+        actual=raw,
+    )
+    expect(
+        "VER-007",
+        isinstance(latest, str) and latest in listed,
+        expected="latest_version among supported_versions",
+        actual=latest,
+    )
     configured = listed_versions(_api(client, "films"))
-    expect("VER-007", sorted(listed) == sorted(configured),
-           expected=f"the versions /config lists: {configured}", actual=listed)
+    expect(
+        "VER-007",
+        sorted(listed) == sorted(configured),
+        expected=f"the versions /config lists: {configured}",
+        actual=listed,
+    )
 
 
 @pytest.mark.requirement("VER-008")
@@ -140,8 +175,12 @@ def test_unsupported_version_lists_the_supported_ones(client):
 @pytest.mark.parametrize("path", ["catalog", "config", "series"])
 def test_retired_pin_is_unsupported_with_upgrade_to(client, path):
     data = _expect_unsupported("VER-008", client.get(path, role="retired_pin"))
-    expect("VER-008", data.get("upgrade_to") in (data.get("supported_versions") or []),
-           expected="upgrade_to naming a supported version", actual=data.get("upgrade_to"))
+    expect(
+        "VER-008",
+        data.get("upgrade_to") in (data.get("supported_versions") or []),
+        expected="upgrade_to naming a supported version",
+        actual=data.get("upgrade_to"),
+    )
 
 
 @pytest.mark.requirement("VER-010")
@@ -149,11 +188,13 @@ def test_retired_pin_is_unsupported_with_upgrade_to(client, path):
 def test_supported_header_serves_a_retired_pin(client):
     latest = reference(_api(client, "films"), "latest_version")
     response = client.get("config", role="retired_pin", version=latest)
-    expect("VER-010", response.status_code == 200
-           and response.headers.get("service-version") == latest,
-           expected=f"200 served by {latest}",
-           actual=f"{response.status_code} {response.headers.get('service-version')}",
-           response=response)
+    expect(
+        "VER-010",
+        response.status_code == 200 and response.headers.get("service-version") == latest,
+        expected=f"200 served by {latest}",
+        actual=f"{response.status_code} {response.headers.get('service-version')}",
+        response=response,
+    )
 
 
 @pytest.mark.requirement("VER-011")
@@ -162,12 +203,15 @@ def test_rotation_keeps_the_version_pin(client, admin):
     pinned = reference(_api(client, "deprecated_pin"), "pinned_version")
     new_key = admin.rotate("deprecated_pin")
     response = client.get("config", key=new_key)
-    expect("VER-011", response.status_code == 200 and
-           dig(_body(response), "api.pinned_version") == pinned and
-           response.headers.get("service-version") == pinned,
-           expected=f"the new key pinned to {pinned}",
-           actual=f"{response.status_code} {response.headers.get('service-version')}",
-           response=response)
+    expect(
+        "VER-011",
+        response.status_code == 200
+        and dig(_body(response), "api.pinned_version") == pinned
+        and response.headers.get("service-version") == pinned,
+        expected=f"the new key pinned to {pinned}",
+        actual=f"{response.status_code} {response.headers.get('service-version')}",
+        response=response,
+    )
 
 
 @pytest.mark.requirement("VER-014")
@@ -175,8 +219,13 @@ def test_rotation_keeps_the_version_pin(client, admin):
 def test_config_announces_deprecations_when_a_version_is_deprecated(client):
     response = client.get("config", role="deprecated_pin")
     deprecations = _body(response).get("deprecations")
-    expect("VER-014", isinstance(deprecations, list) and len(deprecations) > 0,
-           expected="a non-empty deprecations array", actual=deprecations, response=response)
+    expect(
+        "VER-014",
+        isinstance(deprecations, list) and len(deprecations) > 0,
+        expected="a non-empty deprecations array",
+        actual=deprecations,
+        response=response,
+    )
 
 
 @pytest.mark.requirement("HDR-016")
@@ -186,9 +235,13 @@ def test_current_version_has_no_deprecation_headers(client, path):
     response = client.get(path, role="films", params={"limit": 1})
     found = [h for h in ("deprecation", "sunset") if h in response.headers]
     found += sorted(_rels(response) & {"deprecation", "sunset"})
-    expect("HDR-016", response.status_code == 200 and not found,
-           expected="200 without Deprecation, Sunset or a deprecation Link",
-           actual=f"{response.status_code} {found}", response=response)
+    expect(
+        "HDR-016",
+        response.status_code == 200 and not found,
+        expected="200 without Deprecation, Sunset or a deprecation Link",
+        actual=f"{response.status_code} {found}",
+        response=response,
+    )
 
 
 def _deprecated_answers(client, key, profile):
@@ -212,19 +265,31 @@ def test_deprecated_version_sends_deprecation_and_link(client, key, profile):
         served = response.headers.get("service-version", "")
         value = response.headers.get("deprecation", "")
         match = DEPRECATION.fullmatch(value)
-        expect("HDR-017", response.status_code == 200 and match is not None,
-               expected="200 with Deprecation: @<seconds>", actual=value or "absent",
-               response=response)
+        expect(
+            "HDR-017",
+            response.status_code == 200 and match is not None,
+            expected="200 with Deprecation: @<seconds>",
+            actual=value or "absent",
+            response=response,
+        )
         deprecated_at = _version_entry(client, served).get("deprecated_at")
         seconds = int(match.group(1)) if match else -1
         day = dt.datetime.fromtimestamp(seconds, dt.UTC)
         midnight = day.time() == dt.time(0)
-        expect("HDR-018", midnight and day.date().isoformat() == deprecated_at,
-               expected=f"00:00 UTC of {deprecated_at}", actual=day.isoformat(),
-               response=response)
-        expect("HDR-022", "deprecation" in _rels(response),
-               expected='Link with rel="deprecation"', actual=response.headers.get("link"),
-               response=response)
+        expect(
+            "HDR-018",
+            midnight and day.date().isoformat() == deprecated_at,
+            expected=f"00:00 UTC of {deprecated_at}",
+            actual=day.isoformat(),
+            response=response,
+        )
+        expect(
+            "HDR-022",
+            "deprecation" in _rels(response),
+            expected='Link with rel="deprecation"',
+            actual=response.headers.get("link"),
+            response=response,
+        )
 
 
 @pytest.mark.requirement("HDR-020", "HDR-021", "HDR-023")
@@ -232,33 +297,63 @@ def test_sunset_follows_the_version_stop_date(client, key, profile):
     for response in _deprecated_answers(client, key, profile):
         entry = _version_entry(client, response.headers.get("service-version", ""))
         sunset = response.headers.get("sunset")
-        expect("HDR-020", (sunset is not None) == (entry.get("sunset_at") is not None),
-               expected=f"Sunset present exactly when sunset_at ({entry.get('sunset_at')}) is set",
-               actual=sunset or "absent", response=response)
+        expect(
+            "HDR-020",
+            (sunset is not None) == (entry.get("sunset_at") is not None),
+            expected=f"Sunset present exactly when sunset_at ({entry.get('sunset_at')}) is set",
+            actual=sunset or "absent",
+            response=response,
+        )
         if sunset is None:
             continue
-        expect("HDR-020", "deprecation" in response.headers, expected="Sunset with Deprecation",
-               actual="no Deprecation", response=response)
+        expect(
+            "HDR-020",
+            "deprecation" in response.headers,
+            expected="Sunset with Deprecation",
+            actual="no Deprecation",
+            response=response,
+        )
         try:
             when = email.utils.parsedate_to_datetime(sunset)
         except (TypeError, ValueError):
             when = None
-        expect("HDR-021", when is not None and sunset.endswith(" GMT"),
-               expected="an IMF-fixdate", actual=sunset, response=response)
-        expect("HDR-021", when is not None and when.date().isoformat() == entry.get("sunset_at"),
-               expected=f"the date {entry.get('sunset_at')}", actual=sunset, response=response)
-        expect("HDR-023", "sunset" in _rels(response), expected='Link with rel="sunset"',
-               actual=response.headers.get("link"), response=response)
+        expect(
+            "HDR-021",
+            when is not None and sunset.endswith(" GMT"),
+            expected="an IMF-fixdate",
+            actual=sunset,
+            response=response,
+        )
+        expect(
+            "HDR-021",
+            when is not None and when.date().isoformat() == entry.get("sunset_at"),
+            expected=f"the date {entry.get('sunset_at')}",
+            actual=sunset,
+            response=response,
+        )
+        expect(
+            "HDR-023",
+            "sunset" in _rels(response),
+            expected='Link with rel="sunset"',
+            actual=response.headers.get("link"),
+            response=response,
+        )
 
 
 @pytest.mark.requirement("HDR-019", "HDR-020")
 @pytest.mark.needs("role:deprecated_pin")
-@pytest.mark.parametrize(("method", "path"), [("GET", "playback"), ("GET", "videos"),
-                                              ("GET", "creatives/not-a-uuid"), ("GET", "nope")])
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("GET", "playback"), ("GET", "videos"), ("GET", "creatives/not-a-uuid"), ("GET", "nope")],
+)
 def test_deprecation_headers_never_on_errors(client, method, path):
     response = client.request(method, path, role="deprecated_pin")
     found = [h for h in ("deprecation", "sunset") if h in response.headers]
     found += sorted(_rels(response) & {"deprecation", "sunset"})
-    expect("HDR-019", response.status_code >= 400 and not found,
-           expected="an error without Deprecation, Sunset or deprecation Link",
-           actual=f"{response.status_code} {found}", response=response)
+    expect(
+        "HDR-019",
+        response.status_code >= 400 and not found,
+        expected="an error without Deprecation, Sunset or deprecation Link",
+        actual=f"{response.status_code} {found}",
+        response=response,
+    )

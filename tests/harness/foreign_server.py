@@ -253,8 +253,9 @@ def _operations(document: dict[str, Any]) -> list[Operation]:
         for method, operation in item.items():
             if method in METHODS:
                 found.append(
-                    Operation(method.upper(), template, re.compile(regex + "/?"),
-                              operation["responses"])
+                    Operation(
+                        method.upper(), template, re.compile(regex + "/?"), operation["responses"]
+                    )
                 )
     return found
 
@@ -274,8 +275,9 @@ class ForeignApp:
         self.operations = _operations(self.document)
 
     def app(self) -> Starlette:
-        return Starlette(routes=[Route("/{path:path}", self.handle, methods=[m.upper()
-                                                                            for m in METHODS])])
+        return Starlette(
+            routes=[Route("/{path:path}", self.handle, methods=[m.upper() for m in METHODS])]
+        )
 
     def rng_for(self, request: Request) -> random.Random:
         key = f"{self.seed}|{self.mode}|{request.method}|{request.url.path}|{request.url.query}"
@@ -292,7 +294,8 @@ class ForeignApp:
             responses = matching[0].responses
             if preflight:
                 responses = {
-                    s: r for s, r in responses.items()
+                    s: r
+                    for s, r in responses.items()
                     if Generator(self.document, rng).resolve(r).get("content")
                 }
             success = [s for s in responses if s.startswith("2") or s == "302"]
@@ -402,11 +405,27 @@ def _mutate(rng: random.Random, value: Any) -> Any:
 
 
 def _break(
-    rng: random.Random, status: int, headers: dict[str, str], body: bytes, media: str | None,
-    *, json_only: bool = False,
+    rng: random.Random,
+    status: int,
+    headers: dict[str, str],
+    body: bytes,
+    media: str | None,
+    *,
+    json_only: bool = False,
 ) -> tuple[int, dict[str, str], bytes]:
-    ways = ["types", "types", "types", "content_type", "empty", "huge", "truncated",
-            "not_object", "status", "headers", "none"]
+    ways = [
+        "types",
+        "types",
+        "types",
+        "content_type",
+        "empty",
+        "huge",
+        "truncated",
+        "not_object",
+        "status",
+        "headers",
+        "none",
+    ]
     if json_only:
         ways = ["types", "headers", "none"]
     how = rng.choice(ways)
@@ -457,8 +476,9 @@ def serve(seed: int, mode: str) -> Iterator[str]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(foreign.app(), log_level="error", lifespan="off", access_log=False,
-                            loop="asyncio")
+    config = uvicorn.Config(
+        foreign.app(), log_level="error", lifespan="off", access_log=False, loop="asyncio"
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -474,27 +494,65 @@ def serve(seed: int, mode: str) -> Iterator[str]:
 
 
 ROLES = (
-    "films", "films_metadata", "films_playback", "films_creatives", "webhooks", "revoked",
-    "videos", "videos_unbound", "videos_other", "suspended", "unlicensed", "production",
-    "unverifiable", "limits", "limits_videos",
+    "films",
+    "films_metadata",
+    "films_playback",
+    "films_creatives",
+    "webhooks",
+    "revoked",
+    "videos",
+    "videos_unbound",
+    "videos_other",
+    "suspended",
+    "unlicensed",
+    "production",
+    "unverifiable",
+    "limits",
+    "limits_videos",
 )
 UUID_FIXTURES = (
-    "creative_hidden", "creative_id", "creative_link_failure", "creative_not_ready",
-    "creative_other_org", "creative_rights_ended", "episode_encrypted",
-    "episode_entitlement_not_found", "episode_entitlement_suspended", "episode_internal_error",
-    "episode_no_playable", "episode_not_ready", "episode_outside_window", "episode_paged_film",
-    "episode_provider_timeout", "episode_signed", "episode_stream_error",
-    "episode_streaming_disabled", "film_id", "video_broken", "video_id", "video_not_granted",
-    "video_not_ready", "video_two_collections",
+    "creative_hidden",
+    "creative_id",
+    "creative_link_failure",
+    "creative_not_ready",
+    "creative_other_org",
+    "creative_rights_ended",
+    "episode_encrypted",
+    "episode_entitlement_not_found",
+    "episode_entitlement_suspended",
+    "episode_internal_error",
+    "episode_no_playable",
+    "episode_not_ready",
+    "episode_outside_window",
+    "episode_paged_film",
+    "episode_provider_timeout",
+    "episode_signed",
+    "episode_stream_error",
+    "episode_streaming_disabled",
+    "film_id",
+    "video_broken",
+    "video_id",
+    "video_not_granted",
+    "video_not_ready",
+    "video_two_collections",
 )
 OTHER_FIXTURES: Mapping[str, str | int] = {
-    "category_slug": "strength", "category_withdrawn": "mobility",
-    "collection_broken": "col-broken", "collection_code": "col-strength",
-    "collection_not_granted": "col-locked", "episode_encrypted_no": 2, "episode_last_no": 6,
-    "film_slug": "the-heir-returns", "placeholder_episode_no": 8, "playlist_code": "PL0000",
-    "playlist_code_not_granted": "PL0002", "playlist_code_withdrawn": "PL0060",
-    "series_code": "SB000000", "series_code_long": "SB000002",
-    "series_code_unlicensed": "SB000133", "series_code_withdrawn": "SB000134",
+    "category_slug": "strength",
+    "category_withdrawn": "mobility",
+    "collection_broken": "col-broken",
+    "collection_code": "col-strength",
+    "collection_not_granted": "col-locked",
+    "episode_encrypted_no": 2,
+    "episode_last_no": 6,
+    "film_slug": "the-heir-returns",
+    "placeholder_episode_no": 8,
+    "playlist_code": "PL0000",
+    "playlist_code_not_granted": "PL0002",
+    "playlist_code_withdrawn": "PL0060",
+    "series_code": "SB000000",
+    "series_code_long": "SB000002",
+    "series_code_unlicensed": "SB000133",
+    "series_code_withdrawn": "SB000134",
 }
 
 
@@ -537,9 +595,16 @@ class RunSummary:
 def _finding_key(violation: Mapping[str, Any]) -> str:
     exchange = violation.get("exchange") or {}
     return json.dumps(
-        [violation.get("title"), violation.get("expected"), violation.get("actual"),
-         exchange.get("method"), exchange.get("url"), exchange.get("status"),
-         exchange.get("started_at")], sort_keys=True
+        [
+            violation.get("title"),
+            violation.get("expected"),
+            violation.get("actual"),
+            exchange.get("method"),
+            exchange.get("url"),
+            exchange.get("status"),
+            exchange.get("started_at"),
+        ],
+        sort_keys=True,
     )
 
 
@@ -571,21 +636,32 @@ def summarise(results: Mapping[str, Any]) -> tuple[tuple[str, ...], int, int, in
     return errors, failed, findings, widest, which
 
 
-def run_once(seed: int, mode: str, work: Path, timeout: float = RUN_TIMEOUT,
-             extra: tuple[str, ...] = ()) -> RunSummary:
+def run_once(
+    seed: int, mode: str, work: Path, timeout: float = RUN_TIMEOUT, extra: tuple[str, ...] = ()
+) -> RunSummary:
     """One suite run against the foreign server with this seed and mode."""
     work.mkdir(parents=True, exist_ok=True)
     reports = work / f"{mode}-{seed}"
     with serve(seed, mode) as base_url:
         profile = work / f"foreign-{mode}-{seed}.toml"
         profile.write_text(profile_text(base_url, seed))
-        command = [str(ROOT / ".venv" / "bin" / "delivery-conformance"), "run", "--target",
-                   str(profile), "--no-pacing", "--report-dir", str(reports),
-                   "--max-duration", str(int(max(30.0, timeout - 30))), *extra]
+        command = [
+            str(ROOT / ".venv" / "bin" / "delivery-conformance"),
+            "run",
+            "--target",
+            str(profile),
+            "--no-pacing",
+            "--report-dir",
+            str(reports),
+            "--max-duration",
+            str(int(max(30.0, timeout - 30))),
+            *extra,
+        ]
         started = time.monotonic()
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                                  cwd=ROOT, check=False)
+            done = subprocess.run(
+                command, capture_output=True, text=True, timeout=timeout, cwd=ROOT, check=False
+            )
             code: int | None = done.returncode
             stderr = done.stderr
             # A check or hook that raises ends the pytest session early (INTERNALERROR) while
@@ -601,8 +677,9 @@ def run_once(seed: int, mode: str, work: Path, timeout: float = RUN_TIMEOUT,
         errors, failed, findings, widest, which = ("no results.json",), 0, 0, 0, ""
     if crash:
         errors = (*errors, f"pytest INTERNALERROR: {crash[-1][:200]}")
-    return RunSummary(seed, mode, code, seconds, errors, failed, findings, widest, which,
-                      stderr.strip()[-400:])
+    return RunSummary(
+        seed, mode, code, seconds, errors, failed, findings, widest, which, stderr.strip()[-400:]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

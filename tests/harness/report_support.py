@@ -29,8 +29,14 @@ SECRETS = (SECRET_KEY, SECRET_TOKEN, "signedlinksecret123", SECRET_PASSWORD)
 BASE_URL = f"http://admin:{SECRET_PASSWORD}@127.0.0.1:9"
 
 
-def req(rid: str, section: str = HEADERS_SECTION, *, level: Level = Level.MUST,
-        role: Role = Role.SERVER, untestable: str | None = None) -> Requirement:
+def req(
+    rid: str,
+    section: str = HEADERS_SECTION,
+    *,
+    level: Level = Level.MUST,
+    role: Role = Role.SERVER,
+    untestable: str | None = None,
+) -> Requirement:
     statement = f"statement of {rid}: the `Service-API-Status` header is `beta`"
     return Requirement(rid, section, statement, level, role, "observe", untestable)  # fmt: skip
 

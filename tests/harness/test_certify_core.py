@@ -194,8 +194,15 @@ def test_paging_judges_see_overlap_changed_cursors_and_an_early_stop() -> None:
 
 def test_batch_judge_wants_failed_items_only_after_their_retry_after() -> None:
     post = "/api/delivery/v1/playback"
-    first = entry(1, 0, 0.1, 200, method="POST", path=post, extra={
-        "episodes": ["a", "b"], "item_status": [503, 200], "item_retry_after": [1, None]})
+    first = entry(
+        1,
+        0,
+        0.1,
+        200,
+        method="POST",
+        path=post,
+        extra={"episodes": ["a", "b"], "item_status": [503, 200], "item_retry_after": [1, None]},
+    )
     good = entry(2, 1.5, 1.6, 200, method="POST", path=post, extra={"episodes": ["a"]})
     whole = entry(2, 1.5, 1.6, 200, method="POST", path=post, extra={"episodes": ["a", "b"]})
     # "b" had succeeded: sending it again is resending the whole batch

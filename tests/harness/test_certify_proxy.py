@@ -55,10 +55,12 @@ def test_injections_reach_the_wire_as_status_reset_and_rewritten_links(
     upstream: Upstream,
 ) -> None:
     unavailable = {"status": 503, "retry_after": 2, "code": "service_unavailable"}
-    injector = Injector([
-        parse_injection({"match": {"path": "config"}, "respond": unavailable}, "a"),
-        parse_injection({"match": {"path": "config"}, "skip": 1, "reset": True}, "b"),
-    ])
+    injector = Injector(
+        [
+            parse_injection({"match": {"path": "config"}, "respond": unavailable}, "a"),
+            parse_injection({"match": {"path": "config"}, "skip": 1, "reset": True}, "b"),
+        ]
+    )
     headers = {"Authorization": f"Bearer {upstream.keys['creatives']}"}
     with RefereeProxy(upstream.base_url, injector=injector) as proxy, \
             httpx.Client(base_url=proxy.base_url, headers=headers) as http:  # fmt: skip

@@ -18,10 +18,27 @@ from harness_support import REQUEST_ID, respond
 from delivery_conformance.checks import CHECKS, Violation
 
 ODD = [{"x": 1}, [1, {"a": None}], None, 3.5, True, "", "x" * 300]
-FIELDS = ("error", "error_code", "code", "message", "request_id", "server_time", "data",
-          "reason", "retry_after", "items", "supported_versions", "latest_version")
+FIELDS = (
+    "error",
+    "error_code",
+    "code",
+    "message",
+    "request_id",
+    "server_time",
+    "data",
+    "reason",
+    "retry_after",
+    "items",
+    "supported_versions",
+    "latest_version",
+)
 BODIES: list[Any] = [
-    None, [], [1, 2], 42, "text", {},
+    None,
+    [],
+    [1, 2],
+    42,
+    "text",
+    {},
     *({name: value} for name, value in itertools.product(FIELDS, ODD)),
     {"error": "org_suspended", "error_code": {"nested": True}, "request_id": REQUEST_ID},
     {"code": 4010, "message": ["m"], "server_time": "now", "request_id": {"id": 1}},
@@ -32,9 +49,17 @@ HEADERS: list[dict[str, str]] = [
     {"Service-Version": "", "Service-Request-Id": "", "Cache-Control": "", "Allow": ""},
     {"Content-Type": "text/html", "Deprecation": "@x", "Sunset": "tomorrow", "Link": "<"},
 ]
-REQUESTS = [("GET", "config"), ("GET", "catalog"), ("POST", "playback"), ("GET", "series/X"),
-            ("GET", "creatives"), ("GET", "videos/1"), ("HEAD", "catalog"),
-            ("DELETE", "playlists"), ("GET", "nope")]
+REQUESTS = [
+    ("GET", "config"),
+    ("GET", "catalog"),
+    ("POST", "playback"),
+    ("GET", "series/X"),
+    ("GET", "creatives"),
+    ("GET", "videos/1"),
+    ("HEAD", "catalog"),
+    ("DELETE", "playlists"),
+    ("GET", "nope"),
+]
 STATUSES = (200, 302, 308, 400, 401, 403, 404, 405, 422, 429, 500, 503)
 
 
@@ -48,8 +73,9 @@ def run_all(response: Any) -> list[Violation]:
 @pytest.mark.parametrize(("method", "path"), REQUESTS)
 def test_no_check_raises_on_any_answer(method: str, path: str) -> None:
     for status, body, headers in itertools.product(STATUSES, BODIES[::3], HEADERS):
-        found = run_all(respond(method, path, status, body=body, headers=headers,
-                                version="2026-10-02"))
+        found = run_all(
+            respond(method, path, status, body=body, headers=headers, version="2026-10-02")
+        )
         assert all(isinstance(v, Violation) for v in found)
 
 

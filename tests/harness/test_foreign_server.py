@@ -42,8 +42,9 @@ def test_no_test_ends_in_an_error_of_the_tool(runs: list[RunSummary]) -> None:
 
 
 def test_no_finding_is_charged_to_more_than_three_requirements(runs: list[RunSummary]) -> None:
-    assert {f"{r.mode}-{r.seed}": (r.widest_charge, r.widest) for r in runs
-            if r.widest_charge > WIDEST} == {}
+    assert {
+        f"{r.mode}-{r.seed}": (r.widest_charge, r.widest) for r in runs if r.widest_charge > WIDEST
+    } == {}
 
 
 def test_the_foreign_server_answers_from_the_schemas_and_breaks_them(tmp_path: Path) -> None:
@@ -57,5 +58,4 @@ def test_the_foreign_server_answers_from_the_schemas_and_breaks_them(tmp_path: P
             again = [httpx.get(f"{base_url}/api/delivery/v1/config") for _ in range(8)]
         assert bodies[mode] == [(a.status_code, a.content) for a in again]
     assert bodies["valid"] != bodies["broken"]
-    assert all(status in (200, 308, 400, 401, 403, 405, 429, 503)
-               for status, _ in bodies["valid"])
+    assert all(status in (200, 308, 400, 401, 403, 405, 429, 503) for status, _ in bodies["valid"])

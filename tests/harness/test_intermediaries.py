@@ -41,23 +41,37 @@ def proxy_app(upstream: str) -> Starlette:
         headers = {k: v for k, v in request.headers.items() if k.lower() not in DROPPED}
         async with httpx.AsyncClient(base_url=upstream, timeout=10) as client:
             answer = await client.request(
-                request.method, request.url.path, params=request.url.query or None,
-                headers=headers, content=await request.body(),
+                request.method,
+                request.url.path,
+                params=request.url.query or None,
+                headers=headers,
+                content=await request.body(),
             )
-        kept = {k: v for k, v in answer.headers.items() if k.lower() not in DROPPED
-                and k.lower() != "content-encoding"}
+        kept = {
+            k: v
+            for k, v in answer.headers.items()
+            if k.lower() not in DROPPED and k.lower() != "content-encoding"
+        }
         return Response(answer.content, status_code=answer.status_code, headers=kept)
 
-    return Starlette(routes=[Route("/{path:path}", forward, methods=[
-        "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])])
+    return Starlette(
+        routes=[
+            Route(
+                "/{path:path}",
+                forward,
+                methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"],
+            )
+        ]
+    )
 
 
 @contextmanager
 def proxy(upstream: str) -> Iterator[str]:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(proxy_app(upstream), log_level="error",
-                                           lifespan="off", loop="asyncio"))
+    server = uvicorn.Server(
+        uvicorn.Config(proxy_app(upstream), log_level="error", lifespan="off", loop="asyncio")
+    )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -72,11 +86,23 @@ def proxy(upstream: str) -> Iterator[str]:
 
 
 def bare_host_run(profile: Path, report_dir: Path) -> tuple[int, dict]:
-    command = [sys.executable, "-m", "delivery_conformance.cli", "run", "--target", str(profile),
-               "--no-pacing", "--no-properties", "-k", "bare_host", "--report-dir",
-               str(report_dir)]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300,
-                          check=False)
+    command = [
+        sys.executable,
+        "-m",
+        "delivery_conformance.cli",
+        "run",
+        "--target",
+        str(profile),
+        "--no-pacing",
+        "--no-properties",
+        "-k",
+        "bare_host",
+        "--report-dir",
+        str(report_dir),
+    ]
+    done = subprocess.run(
+        command, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
+    )
     (found,) = [p for p in report_dir.glob("*/results.json") if p.parent.name != "latest"]
     return done.returncode, json.loads(found.read_text())
 
@@ -110,6 +136,8 @@ def test_a_proxy_replacing_the_host_is_a_precondition_not_a_failure(
     assert [t["nodeid"] for t in tests if t["outcome"] in ("failed", "error")] == []
     skipped = [t for t in tests if t["outcome"] == "not exercised"]
     assert len(skipped) >= 8
-    assert all("bare Host did not reach the server" in t["reason"] or "GEN-006" in t["reason"]
-               for t in skipped), [t["reason"] for t in skipped]
+    assert all(
+        "bare Host did not reach the server" in t["reason"] or "GEN-006" in t["reason"]
+        for t in skipped
+    ), [t["reason"] for t in skipped]
     assert code != 1

@@ -155,8 +155,11 @@ def test_every_fault_is_caught_and_the_clean_sandbox_passes_three_times(
     assert data["faults_total"] > 0 and len(data["clean_runs"]) == 3
     assert not uncaught, f"faults not caught (failing IDs seen instead): {uncaught}"
     # Blame precision: nothing failed but the fault's own IDs and its declared collateral.
-    blamed = {f["name"]: f["blamed_elsewhere"] for f in data["faults"] if f["caught"]
-              and not f["exact_blame"]}
+    blamed = {
+        f["name"]: f["blamed_elsewhere"]
+        for f in data["faults"]
+        if f["caught"] and not f["exact_blame"]
+    }
     assert not blamed, f"faults that made other requirements fail: {blamed}"
     assert not dirty, f"clean runs with failures: {dirty}"
     assert done.returncode == 0, done.stderr[-2000:]
@@ -287,8 +290,12 @@ def test_exact_blame_is_nothing_failed_but_the_faults_ids_or_declared_collateral
 
 
 def test_the_catalogue_carries_declared_collateral() -> None:
-    row = {"name": "a", "requirements": ["HDR-001"], "summary": "s",
-           "collateral": [{"requirement": "HDR-002", "reason": "the header is absent too"}]}
+    row = {
+        "name": "a",
+        "requirements": ["HDR-001"],
+        "summary": "s",
+        "collateral": [{"requirement": "HDR-002", "reason": "the header is absent too"}],
+    }
     assert catalogue_rows([row])[0].collateral == ("HDR-002",)
     with pytest.raises(HarnessFailure):
         catalogue_rows([{**row, "collateral": ["HDR-002"]}])
@@ -298,10 +305,18 @@ def test_the_sandbox_catalogue_declares_collateral_with_a_reason_and_known_ids()
     """The catalogue as GET /_sandbox/faults serves it (read in a process of its own)."""
     from delivery_conformance.suite.plugin import known_requirement_ids
 
-    script = ("import json; from delivery_sandbox.faults.registry import FaultSwitch; "
-              "print(json.dumps(FaultSwitch().catalogue()))")
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60, check=True)
+    script = (
+        "import json; from delivery_sandbox.faults.registry import FaultSwitch; "
+        "print(json.dumps(FaultSwitch().catalogue()))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     rows = json.loads(done.stdout)
     known = known_requirement_ids()
     declared = [(row["name"], c) for row in rows for c in row["collateral"]]

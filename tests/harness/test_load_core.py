@@ -29,18 +29,35 @@ LAT = 0.002
 
 
 def config(playback: int = 540, catalog: int = 150, **more: int) -> dict[str, object]:
-    doors = {"playback": playback, "catalog": catalog, "creatives": 150, "videos": 150,
-             "config": 30, **more}
-    return {"rate_limits": {"window_seconds": 60,
-                            "doors": {k: {"limit": v, "unit": "x"} for k, v in doors.items()}}}
+    doors = {
+        "playback": playback,
+        "catalog": catalog,
+        "creatives": 150,
+        "videos": 150,
+        "config": 30,
+        **more,
+    }
+    return {
+        "rate_limits": {
+            "window_seconds": 60,
+            "doors": {k: {"limit": v, "unit": "x"} for k, v in doors.items()},
+        }
+    }
 
 
 EXP = Expectations.from_config(config(), scale=0.05)
 
 
-def simulate_bucket(capacity: float, rate: float, offered: float, count: int, phase: str,
-                    start: float = T0, tickets: int = 1, level: float | None = None,
-                    ) -> tuple[list[Record], float]:
+def simulate_bucket(
+    capacity: float,
+    rate: float,
+    offered: float,
+    count: int,
+    phase: str,
+    start: float = T0,
+    tickets: int = 1,
+    level: float | None = None,
+) -> tuple[list[Record], float]:
     """An exact token bucket answering an open-model stream of `count` requests."""
     level = capacity if level is None else level
     last = start
@@ -52,15 +69,27 @@ def simulate_bucket(capacity: float, rate: float, offered: float, count: int, ph
         ok = level >= tickets
         if ok:
             level -= tickets
-        out.append(Record(seq=i, phase=phase, endpoint="playback", due=sent, sent=sent,
-                          answered=sent + LAT, status=200 if ok else 429, intent="play",
-                          tickets=tickets, batch=tickets > 1,
-                          items=tuple(ItemOutcome(200 if ok else 429) for _ in range(tickets))
-                          if tickets > 1 else (),
-                          error_code=None if ok else "rate_limited",
-                          retry_after=None if ok else 1.0,
-                          limit_header=None if ok else int(capacity),
-                          window_header=None if ok else 60))
+        out.append(
+            Record(
+                seq=i,
+                phase=phase,
+                endpoint="playback",
+                due=sent,
+                sent=sent,
+                answered=sent + LAT,
+                status=200 if ok else 429,
+                intent="play",
+                tickets=tickets,
+                batch=tickets > 1,
+                items=tuple(ItemOutcome(200 if ok else 429) for _ in range(tickets))
+                if tickets > 1
+                else (),
+                error_code=None if ok else "rate_limited",
+                retry_after=None if ok else 1.0,
+                limit_header=None if ok else int(capacity),
+                window_header=None if ok else 60,
+            )
+        )
     return out, level
 
 
@@ -88,8 +117,18 @@ def test_read_records_names_the_damaged_line(tmp_path: Path) -> None:
 
 
 def test_batch_record_counts_issued_items_only() -> None:
-    rec = Record(0, "p", "playback", T0, T0, T0, 200, tickets=3, batch=True,
-                 items=(ItemOutcome(200), ItemOutcome(429), ItemOutcome(200)))
+    rec = Record(
+        0,
+        "p",
+        "playback",
+        T0,
+        T0,
+        T0,
+        200,
+        tickets=3,
+        batch=True,
+        items=(ItemOutcome(200), ItemOutcome(429), ItemOutcome(200)),
+    )
     assert rec.admitted == 2
 
 
@@ -147,8 +186,10 @@ def test_burst_passes_on_an_exact_bucket() -> None:
 @pytest.mark.parametrize("capacity", [600, 500])
 def test_burst_fails_when_capacity_is_wrong(capacity: int) -> None:
     records, _ = simulate_bucket(capacity, 9, 900, 300, "burst", tickets=3)
-    records = [r if r.status == 200 else r.__class__(**{**r.__dict__, "limit_header": 540})
-               for r in records]
+    records = [
+        r if r.status == 200 else r.__class__(**{**r.__dict__, "limit_header": 540})
+        for r in records
+    ]
     figures, _ = ANALYSES["burst"](records, EXP, {})
     failed = [f.name for f in figures if not f.passed]
     assert failed == ["burst capacity"]
@@ -156,8 +197,10 @@ def test_burst_fails_when_capacity_is_wrong(capacity: int) -> None:
 
 def test_burst_fails_on_wrong_retry_after_or_limit_header() -> None:
     records, _ = simulate_bucket(540, 9, 900, 200, "burst", tickets=3)
-    bad = [r.__class__(**{**r.__dict__, "retry_after": 6.0, "limit_header": 600})
-           if r.refused else r for r in records]
+    bad = [
+        r.__class__(**{**r.__dict__, "retry_after": 6.0, "limit_header": 600}) if r.refused else r
+        for r in records
+    ]
     failed = {f.name for f in ANALYSES["burst"](bad, EXP, {})[0] if not f.passed}
     assert failed == {"429 body and headers", "Retry-After 1 to 2 s"}
 
@@ -195,10 +238,21 @@ def _shedding_run(threshold: float | None) -> list[Record]:
         ok = not shed and level >= 1
         if ok:
             level -= 1
-        out.append(Record(i, phase, "playback", t, t, t + LAT, 200 if ok else 429,
-                          intent=phase, error_code=None if ok else "rate_limited",
-                          reason="prefetch_shed" if shed else None,
-                          retry_after=None if ok else 1.0))
+        out.append(
+            Record(
+                i,
+                phase,
+                "playback",
+                t,
+                t,
+                t + LAT,
+                200 if ok else 429,
+                intent=phase,
+                error_code=None if ok else "rate_limited",
+                reason="prefetch_shed" if shed else None,
+                retry_after=None if ok else 1.0,
+            )
+        )
     return out
 
 
@@ -215,29 +269,65 @@ def test_shedding_fails_without_shedding_or_too_early(threshold: float | None) -
 
 
 def _batch(phase: str, status: int, items: tuple[int, ...]) -> Record:
-    outcomes = tuple(ItemOutcome(s, error_code=None if s == 200 else "rate_limited",
-                                 retry_after=None if s == 200 else 3.0) for s in items)
-    return Record(0, phase, "playback", T0, T0, T0 + LAT, status, tickets=3, batch=True,
-                  items=outcomes, retry_after=None if status == 200 else 15.0)
+    outcomes = tuple(
+        ItemOutcome(
+            s,
+            error_code=None if s == 200 else "rate_limited",
+            retry_after=None if s == 200 else 3.0,
+        )
+        for s in items
+    )
+    return Record(
+        0,
+        phase,
+        "playback",
+        T0,
+        T0,
+        T0 + LAT,
+        status,
+        tickets=3,
+        batch=True,
+        items=outcomes,
+        retry_after=None if status == 200 else 15.0,
+    )
 
 
 def test_admission_passes_play_first_and_fails_prefetch_first() -> None:
-    good = [_batch("batch-2", 200, (200, 200, 429)), _batch("batch-1", 200, (429, 200, 429)),
-            _batch("batch-0", 429, ())]
+    good = [
+        _batch("batch-2", 200, (200, 200, 429)),
+        _batch("batch-1", 200, (429, 200, 429)),
+        _batch("batch-0", 429, ()),
+    ]
     assert all(f.passed for f in ANALYSES["admission"](good, EXP, {})[0])
-    wrong = [_batch("batch-2", 200, (200, 429, 200)), _batch("batch-1", 200, (200, 429, 429)),
-             _batch("batch-0", 429, ())]
+    wrong = [
+        _batch("batch-2", 200, (200, 429, 200)),
+        _batch("batch-1", 200, (200, 429, 429)),
+        _batch("batch-0", 429, ()),
+    ]
     failed = [f.name for f in ANALYSES["admission"](wrong, EXP, {})[0] if not f.passed]
     assert len(failed) == 2
 
 
 def _hold_run(wait: float, issued: bool) -> list[Record]:
-    drain = [Record(i, "drain", "playback", T0, T0, T0 + LAT, 200, intent="play")
-             for i in range(10)]
-    held = [Record(i, "held", "playback", T0 + i, T0 + i, T0 + i + wait, 200 if issued else 429,
-                   intent="play") for i in range(4)]
-    pre = [Record(0, "prefetch", "playback", T0 + 9, T0 + 9, T0 + 9 + LAT, 429,
-                  reason="prefetch_shed")]
+    drain = [
+        Record(i, "drain", "playback", T0, T0, T0 + LAT, 200, intent="play") for i in range(10)
+    ]
+    held = [
+        Record(
+            i,
+            "held",
+            "playback",
+            T0 + i,
+            T0 + i,
+            T0 + i + wait,
+            200 if issued else 429,
+            intent="play",
+        )
+        for i in range(4)
+    ]
+    pre = [
+        Record(0, "prefetch", "playback", T0 + 9, T0 + 9, T0 + 9 + LAT, 429, reason="prefetch_shed")
+    ]
     return drain + held + pre
 
 
@@ -256,10 +346,21 @@ def _minute_run(limit: int, boundary: float, reset: bool, ra_offset: int = 0) ->
     for i in range(limit + 5):
         t = boundary - 3 + i * 0.001
         ok = i < limit
-        out.append(Record(i, "fill", "config", t, t, t + LAT, 200 if ok else 429,
-                          error_code=None if ok else "rate_limited",
-                          retry_after=None if ok else 3.0 + ra_offset,
-                          limit_header=None if ok else limit, window_header=None if ok else 60))
+        out.append(
+            Record(
+                i,
+                "fill",
+                "config",
+                t,
+                t,
+                t + LAT,
+                200 if ok else 429,
+                error_code=None if ok else "rate_limited",
+                retry_after=None if ok else 3.0 + ra_offset,
+                limit_header=None if ok else limit,
+                window_header=None if ok else 60,
+            )
+        )
     for i in range(3):
         t = boundary + 0.3 + i * 0.01
         out.append(Record(100 + i, "after", "config", t, t, t + LAT, 200 if reset else 429))
@@ -268,13 +369,15 @@ def _minute_run(limit: int, boundary: float, reset: bool, ra_offset: int = 0) ->
 
 def test_minute_passes_and_fails_on_rolling_window_or_wrong_retry_after() -> None:
     b = T0 + 60
-    assert all(f.passed for f in ANALYSES["minute"](_minute_run(30, b, True), EXP,
-                                                     {"boundary": b})[0])
+    assert all(
+        f.passed for f in ANALYSES["minute"](_minute_run(30, b, True), EXP, {"boundary": b})[0]
+    )
     rolling = ANALYSES["minute"](_minute_run(30, b, False), EXP, {"boundary": b})[0]
     assert [f.name for f in rolling if not f.passed] == ["config open again at the UTC minute"]
     wrong = ANALYSES["minute"](_minute_run(30, b, True, 10), EXP, {"boundary": b})[0]
     assert [f.name for f in wrong if not f.passed] == [
-        "config Retry-After is the rest of the minute"]
+        "config Retry-After is the rest of the minute"
+    ]
 
 
 def test_config_figures_compare_advertised_with_spec_times_scale() -> None:
@@ -300,8 +403,9 @@ def test_shedding_catches_an_onset_five_points_off(threshold: float) -> None:
 @pytest.mark.parametrize(("factor", "passes"), [(1.0, True), (0.95, False), (1.05, False)])
 def test_refill_resolution_separates_five_percent(factor: float, passes: bool) -> None:
     drain, level = simulate_bucket(540, 9.0 * factor, 400, 600, "drain")
-    window, _ = simulate_bucket(540, 9.0 * factor, 18, 18 * 20, "window",
-                                start=drain[-1].sent + 1 / 400, level=level)
+    window, _ = simulate_bucket(
+        540, 9.0 * factor, 18, 18 * 20, "window", start=drain[-1].sent + 1 / 400, level=level
+    )
     figures, _ = ANALYSES["refill"](drain + window, EXP, {"rtt": {"max_s": 0.005}})
     rate = next(f for f in figures if f.name == "playback refill rate")
     assert rate.passed is passes, rate.to_json()
@@ -319,8 +423,17 @@ def test_together_stages_overlap_and_are_sent_in_due_order() -> None:
 
 
 def _request(endpoint: str, sent: float, status: int = 200, latency: float = LAT) -> Record:
-    return Record(0, "mixed", endpoint, sent, sent, sent + latency, status, intent=None,
-                  error_code="rate_limited" if status == 429 else None)
+    return Record(
+        0,
+        "mixed",
+        endpoint,
+        sent,
+        sent,
+        sent + latency,
+        status,
+        intent=None,
+        error_code="rate_limited" if status == 429 else None,
+    )
 
 
 def _mixed(catalog_status: int) -> list[Record]:
@@ -346,8 +459,10 @@ def test_mixed_passes_when_only_config_is_refused_and_fails_when_catalog_is() ->
 
 
 def test_soak_reports_latency_per_bucket_and_drift_and_fails_on_a_refusal() -> None:
-    records = [Record(i, "soak", "playback", T0 + i, T0 + i, T0 + i + 0.001 * (1 + i // 10),
-                      200) for i in range(30)]
+    records = [
+        Record(i, "soak", "playback", T0 + i, T0 + i, T0 + i + 0.001 * (1 + i // 10), 200)
+        for i in range(30)
+    ]
     figures, details = ANALYSES["soak"](records, EXP, {"bucket_s": 10.0})
     playback = next(f for f in figures if f.name.startswith("playback"))
     assert playback.passed
@@ -365,23 +480,37 @@ def test_compare_flags_a_latency_rise_and_a_newly_failed_figure() -> None:
 
     fast = [_request("playback", T0 + i, latency=0.010) for i in range(50)]
     slow = [_request("playback", T0 + i, latency=0.030) for i in range(50)]
-    figure = {"name": "burst capacity", "measured": 540, "expected": 540, "passed": True,
-              "unit": "units"}
+    figure = {
+        "name": "burst capacity",
+        "measured": 540,
+        "expected": 540,
+        "passed": True,
+        "unit": "units",
+    }
     a = {"profile": "burst", "figures": [figure]}
     b = {"profile": "burst", "figures": [{**figure, "measured": 500, "passed": False}]}
     same = compare_runs(a, a, fast, fast)
     assert not same.regressions
     worse = compare_runs(a, b, fast, slow)
-    assert {r.name for r in worse.regressions} == {"burst capacity", "playback p50",
-                                                   "playback p95", "playback p99"}
-    noise = compare_runs(a, a, fast, [_request("playback", T0 + i, latency=0.0115)
-                                      for i in range(50)])
+    assert {r.name for r in worse.regressions} == {
+        "burst capacity",
+        "playback p50",
+        "playback p95",
+        "playback p99",
+    }
+    noise = compare_runs(
+        a, a, fast, [_request("playback", T0 + i, latency=0.0115) for i in range(50)]
+    )
     assert not noise.regressions  # +1.5 ms is under the 2 ms floor
 
 
 def test_killrate_leaves_load_only_faults_to_the_load_campaigns() -> None:
     from delivery_conformance.killrate.measure import catalogue_rows
 
-    rows = catalogue_rows([{"name": "a", "requirements": ["LIM-014"], "load_only": True},
-                           {"name": "b", "requirements": ["LIM-013"], "load_only": False}])
+    rows = catalogue_rows(
+        [
+            {"name": "a", "requirements": ["LIM-014"], "load_only": True},
+            {"name": "b", "requirements": ["LIM-013"], "load_only": False},
+        ]
+    )
     assert [r.name for r in rows] == ["b"]

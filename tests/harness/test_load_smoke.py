@@ -26,8 +26,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCALE = "0.05"
-CAMPAIGNS = ("burst", "refill", "shedding", "admission", "hold", "catalog", "minute", "simulated",
-             "mixed", "soak")
+CAMPAIGNS = (
+    "burst",
+    "refill",
+    "shedding",
+    "admission",
+    "hold",
+    "catalog",
+    "minute",
+    "simulated",
+    "mixed",
+    "soak",
+)
 # Timed campaigns run scaled down here (make load runs them at their default length).
 DURATIONS = {"mixed": "6s", "soak": "8s"}
 
@@ -64,10 +74,15 @@ SUBTLE_PROOFS = {
 }
 REAL_SCALE_PROOFS = {"simulated_limit_285": "simulated"}
 # Limit faults no load campaign is meant for (single-request scenarios of the product suite).
-NOT_LOAD = {"reuse_counted", "production_honours_simulate",
-            # single-answer rules (headers, units, envelope shape): the kill rate proves them
-            "config_playback_unit_requests", "ratelimit_envelope_on_envelope_paths",
-            "ratelimit_window_120", "retry_after_zero_on_429"}
+NOT_LOAD = {
+    "reuse_counted",
+    "production_honours_simulate",
+    # single-answer rules (headers, units, envelope shape): the kill rate proves them
+    "config_playback_unit_requests",
+    "ratelimit_envelope_on_envelope_paths",
+    "ratelimit_window_120",
+    "retry_after_zero_on_429",
+}
 LIMIT_SIM = {"SIM-004", "SIM-005", "SIM-006"}
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -78,9 +93,22 @@ def _sandbox(factory: pytest.TempPathFactory, scale: str) -> Iterator[Path]:
     profile = directory / "sandbox.toml"
     log = (directory / "sandbox.log").open("w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "delivery_sandbox", "--host", "127.0.0.1", "--port", "0",
-         "--profile-out", str(profile), "--limits-scale", scale],
-        stdout=log, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            "delivery_sandbox",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--profile-out",
+            str(profile),
+            "--limits-scale",
+            scale,
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         deadline = time.monotonic() + 30
         while not (profile.exists() and profile.stat().st_size) and time.monotonic() < deadline:
@@ -107,50 +135,83 @@ def real_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 def _admin(profile: Path, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
     admin = tomllib.loads(profile.read_text())["admin"]
-    answer = httpx.request(method, f"{admin['url']}/{path}", json=body, timeout=10,
-                           headers={"Authorization": f"Bearer {admin['token']}"})
+    answer = httpx.request(
+        method,
+        f"{admin['url']}/{path}",
+        json=body,
+        timeout=10,
+        headers={"Authorization": f"Bearer {admin['token']}"},
+    )
     answer.raise_for_status()
     return answer.json()
 
 
-def _run(profile: Path, campaign: str, reports: Path, scale: str = SCALE, *extra: str
-         ) -> tuple[int, dict[str, Any]]:
+def _run(
+    profile: Path, campaign: str, reports: Path, scale: str = SCALE, *extra: str
+) -> tuple[int, dict[str, Any]]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-m", "loadtests.run", campaign, "--target", str(profile), "--scale",
-         scale, "--report-dir", str(reports), *extra,
-         *(("--duration", DURATIONS[campaign]) if campaign in DURATIONS else ())],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240, check=False)
+        [
+            sys.executable,
+            "-m",
+            "loadtests.run",
+            campaign,
+            "--target",
+            str(profile),
+            "--scale",
+            scale,
+            "--report-dir",
+            str(reports),
+            *extra,
+            *(("--duration", DURATIONS[campaign]) if campaign in DURATIONS else ()),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
     verdicts = sorted(reports.glob(f"load/{campaign}-*/verdict.json"))
     assert verdicts, f"no verdict written; stderr: {done.stderr[-400:]}"
     return done.returncode, json.loads(verdicts[-1].read_text())
 
 
 @pytest.mark.parametrize("campaign", CAMPAIGNS)
-def test_campaign_passes_on_the_clean_sandbox(sandbox: Path, tmp_path: Path, campaign: str
-                                              ) -> None:
+def test_campaign_passes_on_the_clean_sandbox(sandbox: Path, tmp_path: Path, campaign: str) -> None:
     _admin(sandbox, "POST", "faults", {"only": []})
     code, verdict = _run(sandbox, campaign, tmp_path)
     failed = [f for f in verdict["figures"] if not f["passed"]]
-    assert (code, verdict["outcome"]) == (0, "pass"), (verdict["generator"],
-                                                       verdict["target_failure"], failed)
+    assert (code, verdict["outcome"]) == (0, "pass"), (
+        verdict["generator"],
+        verdict["target_failure"],
+        failed,
+    )
     assert verdict["generator"]["valid"]
     report = next(tmp_path.glob(f"load/{campaign}-*"))
-    for name in ("records.jsonl", "admitted.png", "refusals.png", "latency.png",
-                 "locust.html", "locust_stats.csv"):
+    for name in (
+        "records.jsonl",
+        "admitted.png",
+        "refusals.png",
+        "latency.png",
+        "locust.html",
+        "locust_stats.csv",
+    ):
         assert (report / name).exists(), name
     if campaign in DURATIONS:
         assert (report / "latency_by_endpoint.png").exists()
         table = verdict["details"]["latency"]
         assert {"playback", "catalog", "config", "creatives", "videos", "video"} <= set(table)
-        assert all({"p50_ms", "p95_ms", "p99_ms"} <= set(row) for rows in table.values()
-                   for row in rows)
+        assert all(
+            {"p50_ms", "p95_ms", "p99_ms"} <= set(row) for rows in table.values() for row in rows
+        )
     for figure in verdict["figures"]:
         assert "derivation" in figure
 
 
-def test_distributed_run_with_local_workers_merges_every_record(sandbox: Path,
-                                                                tmp_path: Path) -> None:
+def test_distributed_run_with_local_workers_merges_every_record(
+    sandbox: Path, tmp_path: Path
+) -> None:
     """Locust master + 2 worker processes: each sends its share, the master judges them all."""
     _admin(sandbox, "POST", "faults", {"only": []})
     code, verdict = _run(sandbox, "burst", tmp_path, SCALE, "--workers", "2")
@@ -167,8 +228,9 @@ PROOFS = sorted(FAULT_PROOFS.items())
 
 
 @pytest.mark.parametrize(("fault", "campaign"), PROOFS)
-def test_limiter_fault_fails_its_campaign(sandbox: Path, tmp_path: Path, fault: str,
-                                          campaign: str) -> None:
+def test_limiter_fault_fails_its_campaign(
+    sandbox: Path, tmp_path: Path, fault: str, campaign: str
+) -> None:
     catalogue = {f["name"]: f for f in _admin(sandbox, "GET", "faults")}
     assert fault in catalogue, f"the sandbox has no fault {fault}"
     _admin(sandbox, "POST", "faults", {"only": [fault]})
@@ -192,35 +254,43 @@ def _fails_with(profile: Path, tmp_path: Path, fault: str, campaign: str, scale:
         _admin(profile, "POST", "faults", {"only": []})
     failed = [f for f in verdict["figures"] if not f["passed"]]
     assert (code, verdict["outcome"]) == (1, "fail"), (
-        verdict["generator"], verdict["target_failure"], [f["name"] for f in failed])
+        verdict["generator"],
+        verdict["target_failure"],
+        [f["name"] for f in failed],
+    )
     broken = set(catalogue[fault]["requirements"])
     # charged to the fault's rule and nothing else
     assert failed and all(broken & set(f["requirements"]) for f in failed), (broken, failed)
 
 
 @pytest.mark.parametrize(("fault", "campaign"), sorted(SUBTLE_PROOFS.items()))
-def test_subtle_fault_fails_its_campaign(sandbox: Path, tmp_path: Path, fault: str,
-                                         campaign: str) -> None:
+def test_subtle_fault_fails_its_campaign(
+    sandbox: Path, tmp_path: Path, fault: str, campaign: str
+) -> None:
     _fails_with(sandbox, tmp_path, fault, campaign, SCALE)
 
 
-def test_simulated_campaign_passes_clean_at_the_real_scale(real_sandbox: Path,
-                                                           tmp_path: Path) -> None:
+def test_simulated_campaign_passes_clean_at_the_real_scale(
+    real_sandbox: Path, tmp_path: Path
+) -> None:
     code, verdict = _run(real_sandbox, "simulated", tmp_path, "1")
     assert (code, verdict["outcome"]) == (0, "pass"), [
-        f for f in verdict["figures"] if not f["passed"]]
+        f for f in verdict["figures"] if not f["passed"]
+    ]
 
 
 @pytest.mark.parametrize(("fault", "campaign"), sorted(REAL_SCALE_PROOFS.items()))
-def test_subtle_fault_fails_its_campaign_at_the_real_scale(real_sandbox: Path, tmp_path: Path,
-                                                          fault: str, campaign: str) -> None:
+def test_subtle_fault_fails_its_campaign_at_the_real_scale(
+    real_sandbox: Path, tmp_path: Path, fault: str, campaign: str
+) -> None:
     _fails_with(real_sandbox, tmp_path, fault, campaign, "1")
 
 
 def test_every_limiter_fault_has_a_campaign(sandbox: Path) -> None:
     catalogue = _admin(sandbox, "GET", "faults")
     limit_faults = {
-        f["name"] for f in catalogue
+        f["name"]
+        for f in catalogue
         if any(r.startswith("LIM-") or r in LIMIT_SIM for r in f["requirements"])
     }
     proven = set(FAULT_PROOFS) | set(SUBTLE_PROOFS) | set(REAL_SCALE_PROOFS)
@@ -231,8 +301,15 @@ def test_every_limiter_fault_has_a_campaign(sandbox: Path) -> None:
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "loadtests.run", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "loadtests.run", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def test_unknown_profile_or_missing_target_is_a_one_line_usage_error(tmp_path: Path) -> None:
@@ -242,8 +319,9 @@ def test_unknown_profile_or_missing_target_is_a_one_line_usage_error(tmp_path: P
         assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
 
 
-def test_production_organisation_is_refused_without_allow_production(sandbox: Path,
-                                                                      tmp_path: Path) -> None:
+def test_production_organisation_is_refused_without_allow_production(
+    sandbox: Path, tmp_path: Path
+) -> None:
     text = sandbox.read_text()
     keys = tomllib.loads(text)["keys"]
     production = tmp_path / "production.toml"
@@ -262,8 +340,11 @@ class _FailingTarget(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.startswith("/api/delivery/v1/config"):
-            answer = httpx.get(self.upstream + self.path, timeout=10,
-                               headers={"Authorization": self.headers.get("Authorization", "")})
+            answer = httpx.get(
+                self.upstream + self.path,
+                timeout=10,
+                headers={"Authorization": self.headers.get("Authorization", "")},
+            )
             body, status = answer.content, answer.status_code
         else:
             body, status = b'{"error": "boom"}', 500
@@ -279,8 +360,9 @@ class _FailingTarget(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def test_a_failing_target_stops_the_campaign_early_with_exit_3(sandbox: Path,
-                                                               tmp_path: Path) -> None:
+def test_a_failing_target_stops_the_campaign_early_with_exit_3(
+    sandbox: Path, tmp_path: Path
+) -> None:
     upstream = tomllib.loads(sandbox.read_text())["base_url"]
     handler = type("Failing", (_FailingTarget,), {"upstream": upstream})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -289,8 +371,9 @@ def test_a_failing_target_stops_the_campaign_early_with_exit_3(sandbox: Path,
     try:
         failing = tmp_path / "failing.toml"
         url = f"http://127.0.0.1:{server.server_address[1]}"
-        failing.write_text(re.sub(r'(?m)^base_url = ".*"$', f'base_url = "{url}"',
-                                  sandbox.read_text()))
+        failing.write_text(
+            re.sub(r'(?m)^base_url = ".*"$', f'base_url = "{url}"', sandbox.read_text())
+        )
         started = time.monotonic()
         code, verdict = _run(failing, "soak", tmp_path, SCALE)
         took = time.monotonic() - started
@@ -319,13 +402,33 @@ def _alive(marker: str) -> list[int]:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_campaign_writes_a_partial_report_and_leaves_no_locust(
-        sandbox: Path, tmp_path: Path, sig: signal.Signals) -> None:
+    sandbox: Path, tmp_path: Path, sig: signal.Signals
+) -> None:
     reports = tmp_path / "reports"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen(
-        [sys.executable, "-m", "loadtests.run", "soak", "--target", str(sandbox), "--scale",
-         SCALE, "--report-dir", str(reports), "--duration", "60s", "--workers", "2"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "loadtests.run",
+            "soak",
+            "--target",
+            str(sandbox),
+            "--scale",
+            SCALE,
+            "--report-dir",
+            str(reports),
+            "--duration",
+            "60s",
+            "--workers",
+            "2",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not list(reports.glob("load/soak-*")):

@@ -45,7 +45,10 @@ def test_the_version_is_written_once_and_read_everywhere_else() -> None:
     # The harness self-tests meet the sandbox only as a process (test_architecture.py).
     sandbox = subprocess.run(
         [sys.executable, "-c", "import delivery_sandbox; print(delivery_sandbox.__version__)"],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert sandbox.stdout.strip() == written, sandbox.stderr[-2000:]
     assert delivery_client.client.USER_AGENT.removeprefix("delivery-client/") == written

@@ -92,9 +92,10 @@ def test_each_filter_shows_exactly_its_rows(page: Page, document: dict[str, Any]
     for name, ids in expected.items():
         page.locator(f'#filters button[data-show="{name}"]').click()
         assert visible_rows(page) == ids, name
-        assert page.locator(f'#filters button[data-show="{name}"]').get_attribute(
-            "aria-pressed"
-        ) == "true"
+        assert (
+            page.locator(f'#filters button[data-show="{name}"]').get_attribute("aria-pressed")
+            == "true"
+        )
         hidden_groups = {
             g.get_attribute("id") for g in page.locator("section.group").all() if not g.is_visible()
         }

@@ -114,8 +114,8 @@ def test_expected_none_lines_are_dropped_and_backticks_become_code() -> None:
 def test_the_offending_header_and_field_are_marked_and_bodies_pretty_printed() -> None:
     html = html_of()
     assert "<mark>Service-API-Status: ga</mark>" in html
-    assert '<mark>    &#34;protection&#34;: &#34;public&#34;</mark>' in html
-    assert '\n        &#34;id&#34;: &#34;it-0&#34;,\n' in html  # indented, one field a line
+    assert "<mark>    &#34;protection&#34;: &#34;public&#34;</mark>" in html
+    assert "\n        &#34;id&#34;: &#34;it-0&#34;,\n" in html  # indented, one field a line
 
 
 def test_a_long_body_is_capped_around_the_offending_line() -> None:

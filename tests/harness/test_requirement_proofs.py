@@ -127,6 +127,5 @@ def test_every_claimed_requirement_keeps_its_proof(
     assert not lost, f"requirements that lost their proof (or new, unproven): {lost}"
     gained = sorted(pending - now_pending)
     assert not gained, (
-        f"proven now, take them out of {PENDING.name} (and lower its count from {count}): "
-        f"{gained}"
+        f"proven now, take them out of {PENDING.name} (and lower its count from {count}): {gained}"
     )

@@ -51,7 +51,7 @@ UNCHARGED = {
 }
 
 # A pytest plugin, loaded into the collecting process, that writes every marked ID to a file.
-DUMP_PLUGIN = '''
+DUMP_PLUGIN = """
 import json, os
 
 def pytest_collection_finish(session):
@@ -59,7 +59,7 @@ def pytest_collection_finish(session):
                   for i in m.args})
     with open(os.environ["TRACE_MARKED_IDS"], "w", encoding="utf-8") as out:
         json.dump({"tests": len(session.items), "ids": ids}, out)
-'''
+"""
 
 
 def cited_ids(source: str) -> set[str]:

@@ -50,5 +50,3 @@ def as_conformance_failure(
         f"Replay: {settings.replay_hint()} .venv/bin/pytest -p no:cacheprovider '{nodeid}'"
     )
     return result
-
-

@@ -119,16 +119,22 @@ def test_malformed_requests_are_400_invalid_request(env: Sandboxed, body: dict[s
 def test_device_values_that_look_empty_are_400_with_fields(
     env: Sandboxed, union_info: Any, drm_kek: Any, fields: list[str]
 ) -> None:
-    r = env.post({"episode_id": env.fx["episode_encrypted"], "union_info": union_info,
-                  "drm_kek": drm_kek})
+    r = env.post(
+        {"episode_id": env.fx["episode_encrypted"], "union_info": union_info, "drm_kek": drm_kek}
+    )
     assert r.status_code == 400
     assert r.json()["error_code"] == "invalid_device_info"
     assert r.json()["fields"] == fields
 
 
 def test_device_values_of_eight_characters_after_trimming_pass(env: Sandboxed) -> None:
-    r = env.post({"episode_id": env.fx["episode_encrypted"], "union_info": "  12345678 ",
-                  "drm_kek": "abcdefgh"})
+    r = env.post(
+        {
+            "episode_id": env.fx["episode_encrypted"],
+            "union_info": "  12345678 ",
+            "drm_kek": "abcdefgh",
+        }
+    )
     assert r.status_code == 200
 
 
@@ -160,8 +166,8 @@ def test_episode_failures_answer_their_status(
 
 
 @pytest.mark.parametrize(
-    "reason", ["outside_window", "entitlement_not_found", "entitlement_suspended",
-               "streaming_disabled"],
+    "reason",
+    ["outside_window", "entitlement_not_found", "entitlement_suspended", "streaming_disabled"],
 )
 def test_licence_refusals_are_403_with_the_reason_as_error(env: Sandboxed, reason: str) -> None:
     r = env.post({"episode_id": env.fx[f"episode_{reason}"], **DEVICE})
@@ -218,15 +224,27 @@ def test_batch_item_zero_takes_top_intent_and_later_items_default_to_prefetch(
     env: Sandboxed,
 ) -> None:
     e = env.fx["episode_encrypted"]
-    r = env.post({"episodes": [{"episode_id": e}, {"episode_id": e},
-                               {"episode_id": e, "intent": "play"}], "intent": "play", **DEVICE})
+    r = env.post(
+        {
+            "episodes": [{"episode_id": e}, {"episode_id": e}, {"episode_id": e, "intent": "play"}],
+            "intent": "play",
+            **DEVICE,
+        }
+    )
     assert [i["request"]["intent"] for i in r.json()["items"]] == ["play", "prefetch", "play"]
 
 
 def test_next_adds_following_episodes_as_prefetch_and_404_past_the_end(env: Sandboxed) -> None:
     fx = env.fx
-    r = env.post({"film_ref": fx["episode_paged_film"], "episode_no": fx["episode_last_no"] - 1,
-                  "next": 2, "intent": "play", **DEVICE})
+    r = env.post(
+        {
+            "film_ref": fx["episode_paged_film"],
+            "episode_no": fx["episode_last_no"] - 1,
+            "next": 2,
+            "intent": "play",
+            **DEVICE,
+        }
+    )
     items = r.json()["items"]
     assert statuses(r) == [200, 200, 404]
     assert [i["request"]["intent"] for i in items] == ["play", "prefetch", "prefetch"]
@@ -241,15 +259,29 @@ def test_next_zero_switches_to_the_batch_shape(env: Sandboxed) -> None:
 
 def test_batch_with_an_internal_error_is_500_whole(env: Sandboxed) -> None:
     fx = env.fx
-    r = env.post({"episodes": [{"episode_id": fx["episode_encrypted"]},
-                               {"episode_id": fx["episode_internal_error"]}], **DEVICE})
+    r = env.post(
+        {
+            "episodes": [
+                {"episode_id": fx["episode_encrypted"]},
+                {"episode_id": fx["episode_internal_error"]},
+            ],
+            **DEVICE,
+        }
+    )
     assert r.status_code == 500 and "error_code" not in r.json()
 
 
 def test_batch_item_503_carries_retry_after(env: Sandboxed) -> None:
     fx = env.fx
-    r = env.post({"episodes": [{"episode_id": fx["episode_provider_timeout"]},
-                               {"episode_id": fx["episode_no_playable"]}], **DEVICE})
+    r = env.post(
+        {
+            "episodes": [
+                {"episode_id": fx["episode_provider_timeout"]},
+                {"episode_id": fx["episode_no_playable"]},
+            ],
+            **DEVICE,
+        }
+    )
     first, second = r.json()["items"]
     assert first["status"] == 503 and first["retry_after"] == 2
     assert second["status"] == 503 and second["error_code"] == "not_ready"
@@ -275,8 +307,12 @@ def test_reuse_needs_same_device_values_episode_form_and_intent(env: Sandboxed) 
         env.encrypted(viewer_ref="w"),
         {**env.encrypted(viewer_ref="v"), "union_info": "device-9999"},
         env.encrypted(viewer_ref="v", intent="prefetch"),
-        {"film_ref": fx["film_slug"], "episode_no": fx["episode_encrypted_no"], "viewer_ref": "v",
-         **DEVICE},
+        {
+            "film_ref": fx["film_slug"],
+            "episode_no": fx["episode_encrypted_no"],
+            "viewer_ref": "v",
+            **DEVICE,
+        },
         env.encrypted(),
     ]
     for body in others:
@@ -366,9 +402,16 @@ def test_play_is_refused_when_room_is_further_than_the_hold(env: Sandboxed) -> N
 def test_batch_admits_play_first_and_sheds_prefetch_items(env: Sandboxed) -> None:
     e = env.fx["episode_encrypted"]
     env.drain_to(2_161)
-    r = env.post({"episodes": [{"episode_id": e, "intent": "prefetch"},
-                               {"episode_id": e, "intent": "prefetch"},
-                               {"episode_id": e, "intent": "play"}], **DEVICE})
+    r = env.post(
+        {
+            "episodes": [
+                {"episode_id": e, "intent": "prefetch"},
+                {"episode_id": e, "intent": "prefetch"},
+                {"episode_id": e, "intent": "play"},
+            ],
+            **DEVICE,
+        }
+    )
     assert r.status_code == 200
     items = r.json()["items"]
     assert statuses(r) == [200, 429, 200]

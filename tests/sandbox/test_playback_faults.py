@@ -45,8 +45,10 @@ def prefetch_at(left: float) -> Probe:
 def admission_order(env: Sandboxed) -> Any:
     e = env.fx["episode_encrypted"]
     env.drain_to(2160.5)
-    body = {"episodes": [{"episode_id": e, "intent": "prefetch"}, {"episode_id": e,
-                                                                   "intent": "play"}], **DEVICE}
+    body = {
+        "episodes": [{"episode_id": e, "intent": "prefetch"}, {"episode_id": e, "intent": "play"}],
+        **DEVICE,
+    }
     return [i["status"] for i in env.post(body).json()["items"]]
 
 
@@ -129,8 +131,11 @@ def subtitle_order(env: Sandboxed) -> Any:
 
 def device_value(union_info: str) -> Probe:
     def probe(env: Sandboxed) -> Any:
-        body = {"episode_id": env.fx["episode_encrypted"], "union_info": union_info,
-                "drm_kek": DEVICE["drm_kek"]}
+        body = {
+            "episode_id": env.fx["episode_encrypted"],
+            "union_info": union_info,
+            "drm_kek": DEVICE["drm_kek"],
+        }
         return env.post(body).status_code
 
     return probe
@@ -144,8 +149,12 @@ def later_item_intent(env: Sandboxed) -> Any:
 
 def next_past_end(env: Sandboxed) -> Any:
     fx = env.fx
-    body = {"film_ref": fx["episode_paged_film"], "episode_no": fx["episode_last_no"], "next": 2,
-            **DEVICE}
+    body = {
+        "film_ref": fx["episode_paged_film"],
+        "episode_no": fx["episode_last_no"],
+        "next": 2,
+        **DEVICE,
+    }
     return [i["status"] for i in env.post(body).json()["items"]]
 
 
@@ -159,8 +168,13 @@ def not_entitled_error(env: Sandboxed) -> Any:
 
 def batch_item_order(env: Sandboxed) -> Any:
     fx = env.fx
-    body = {"episodes": [{"episode_id": fx["episode_signed"], "intent": "prefetch"},
-                         {"episode_id": fx["episode_encrypted"], "intent": "play"}], **DEVICE}
+    body = {
+        "episodes": [
+            {"episode_id": fx["episode_signed"], "intent": "prefetch"},
+            {"episode_id": fx["episode_encrypted"], "intent": "play"},
+        ],
+        **DEVICE,
+    }
     return [i["episode_id"] for i in env.post(body).json()["items"]]
 
 

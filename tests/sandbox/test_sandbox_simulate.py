@@ -28,20 +28,41 @@ def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandboxed]:
 
 
 def test_table_covers_every_error_a_partner_must_handle() -> None:
-    reasons = {f"not_entitled:{r}" for r in ("org_suspended", "entitlement_not_found",
-                                             "entitlement_suspended", "streaming_disabled",
-                                             "outside_window")}
-    assert reasons | {"rate_limited", "service_unavailable", "partial_batch", "not_ready",
-                      "prefetch_shed", "no_playable_version", "sdk_required", "stream_error",
-                      "internal_error"} <= set(SCENARIOS)
-    assert set(scenarios_for("catalog")) == set(scenarios_for("config")) == {
-        "rate_limited", "service_unavailable", "org_suspended"}
+    reasons = {
+        f"not_entitled:{r}"
+        for r in (
+            "org_suspended",
+            "entitlement_not_found",
+            "entitlement_suspended",
+            "streaming_disabled",
+            "outside_window",
+        )
+    }
+    assert reasons | {
+        "rate_limited",
+        "service_unavailable",
+        "partial_batch",
+        "not_ready",
+        "prefetch_shed",
+        "no_playable_version",
+        "sdk_required",
+        "stream_error",
+        "internal_error",
+    } <= set(SCENARIOS)
+    assert (
+        set(scenarios_for("catalog"))
+        == set(scenarios_for("config"))
+        == {"rate_limited", "service_unavailable", "org_suspended"}
+    )
 
 
 def test_every_scenario_answers_a_status_its_endpoints_list() -> None:
     """A simulated answer is a real one: only where the endpoint's error table has it."""
-    tables = {"catalog": {400, 401, 403, 405, 429, 503}, "config": {400, 401, 403, 405, 429, 503},
-              "playback": {200, 400, 401, 403, 404, 405, 409, 429, 500, 502, 503}}
+    tables = {
+        "catalog": {400, 401, 403, 405, 429, 503},
+        "config": {400, 401, 403, 405, 429, 503},
+        "playback": {200, 400, 401, 403, 404, 405, 409, 429, 500, 502, 503},
+    }
     for scenario in SCENARIOS.values():
         for endpoint in scenario.endpoints:
             assert scenario.status in tables[endpoint], (scenario.name, endpoint)
@@ -112,8 +133,10 @@ def test_simulated_limit_is_300_per_utc_minute_then_a_real_429(env: Sandboxed) -
 
 def test_partial_batch_issues_the_first_item_for_real(env: Sandboxed) -> None:
     e = env.fx["episode_encrypted"]
-    body = {"episodes": [{"episode_id": e}, {"episode_id": e}, {"episode_id": e,
-                                                                "intent": "play"}], **DEVICE}
+    body = {
+        "episodes": [{"episode_id": e}, {"episode_id": e}, {"episode_id": e, "intent": "play"}],
+        **DEVICE,
+    }
     r = env.post(body, headers={"Service-Simulate": "partial_batch"})
     assert r.status_code == 200 and r.headers["service-simulated"] == "partial_batch"
     items = r.json()["items"]
@@ -132,8 +155,15 @@ def test_partial_batch_on_a_single_request_is_ignored(env: Sandboxed) -> None:
 @pytest.mark.parametrize("endpoint", ["catalog", "config"])
 def test_respond_for_get_endpoints_uses_their_counter_limit(env: Sandboxed, endpoint: str) -> None:
     exchange = Exchange("req_" + "0" * 26, "2026-10-02", "http://127.0.0.1")
-    reply = respond(exchange, env.sb.faults, env.sb.limits, "org_films", SCENARIOS["rate_limited"],
-                    endpoint, T0 + 15)
+    reply = respond(
+        exchange,
+        env.sb.faults,
+        env.sb.limits,
+        "org_films",
+        SCENARIOS["rate_limited"],
+        endpoint,
+        T0 + 15,
+    )
     headers = dict(reply.headers)
     assert reply.status == 429 and headers[b"service-simulated"] == b"rate_limited"
     expected = b"3000" if endpoint == "catalog" else b"600"

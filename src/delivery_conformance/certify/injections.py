@@ -182,9 +182,7 @@ class Injector:
 
     def fired(self) -> int:
         """How many injections acted at least once."""
-        return sum(
-            1 for inj, n in zip(self.injections, self.seen, strict=True) if n > inj.skip
-        )
+        return sum(1 for inj, n in zip(self.injections, self.seen, strict=True) if n > inj.skip)
 
     def decide(self, method: str, path: str, query: Mapping[str, str], phase: int) -> Plan:
         plan = Plan(query=dict(query))

@@ -261,7 +261,7 @@ class _ScenarioRun:
         try:
             if result.exit_code != 0:
                 raise ValueError(f"exit {result.exit_code}")
-            return json.loads(result.output[result.output.index("{"):])
+            return json.loads(result.output[result.output.index("{") :])
         except ValueError as error:
             findings.append(_finding("the export command failed", "a JSON object on stdout",
                                      f"{error} after run {phase}"))  # fmt: skip

@@ -33,8 +33,9 @@ def error_code_of(response: Response) -> str | int | None:
     if not isinstance(body, dict):
         return None
     for name in ("error_code", "code", "error"):
-        if isinstance(body.get(name), str | int) and not isinstance(body.get(name), bool):
-            return body[name]
+        value = body.get(name)
+        if isinstance(value, str | int) and not isinstance(value, bool):
+            return value
     return None
 
 

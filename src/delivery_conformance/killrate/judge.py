@@ -236,9 +236,7 @@ def judge_fault(
         caught_by=tuple(r.test for r in catching[:LISTED_TESTS]),
         failed_tests=tuple(r.test for r in evidence[:LISTED_TESTS]),
         caught_elsewhere=tuple(i for i in failing if i not in wanted),
-        blamed_elsewhere=tuple(
-            i for i in failing if i not in wanted and i not in fault.collateral
-        ),
+        blamed_elsewhere=tuple(i for i in failing if i not in wanted and i not in fault.collateral),
         caught_by_properties=(any(r.properties for r in catching) if property_results else None),
         errors=sum(1 for r in results if r.outcome is Outcome.ERROR),
         duration=duration,

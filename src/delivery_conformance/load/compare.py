@@ -45,9 +45,17 @@ class Row:
         return 100.0 * self.delta / abs(self.a)
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "name": self.name, "a": self.a, "b": self.b,
-                "unit": self.unit, "delta": self.delta, "delta_pct": self.delta_pct,
-                "regression": self.regression, "note": self.note}
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "a": self.a,
+            "b": self.b,
+            "unit": self.unit,
+            "delta": self.delta,
+            "delta_pct": self.delta_pct,
+            "regression": self.regression,
+            "note": self.note,
+        }
 
 
 @dataclass(frozen=True)
@@ -63,9 +71,14 @@ class Comparison:
         return [r for r in self.rows if r.regression]
 
     def to_json(self) -> dict[str, Any]:
-        return {"profile_a": self.profile_a, "profile_b": self.profile_b,
-                "threshold": self.threshold, "latency_floor_ms": self.floor_ms,
-                "regressions": len(self.regressions), "rows": [r.to_json() for r in self.rows]}
+        return {
+            "profile_a": self.profile_a,
+            "profile_b": self.profile_b,
+            "threshold": self.threshold,
+            "latency_floor_ms": self.floor_ms,
+            "regressions": len(self.regressions),
+            "rows": [r.to_json() for r in self.rows],
+        }
 
 
 def _figure_rows(a: Mapping[str, Any], b: Mapping[str, Any], threshold: float) -> list[Row]:
@@ -75,40 +88,73 @@ def _figure_rows(a: Mapping[str, Any], b: Mapping[str, Any], threshold: float) -
     for name in list(figs_a) + [n for n in figs_b if n not in figs_a]:
         fa, fb = figs_a.get(name), figs_b.get(name)
         if fa is None or fb is None:
-            rows.append(Row("figure", name, fa and fa["measured"], fb and fb["measured"],
-                            (fa or fb or {}).get("unit", ""), False, "only in one run"))
+            rows.append(
+                Row(
+                    "figure",
+                    name,
+                    fa and fa["measured"],
+                    fb and fb["measured"],
+                    (fa or fb or {}).get("unit", ""),
+                    False,
+                    "only in one run",
+                )
+            )
             continue
         expected = float(fb["expected"])
         worse = abs(fb["measured"] - expected) - abs(fa["measured"] - expected)
         newly_failed = fa["passed"] and not fb["passed"]
         regression = newly_failed or worse > threshold * max(abs(expected), 1.0)
         note = "failed in B" if newly_failed else ("passed" if fb["passed"] else "failed in both")
-        rows.append(Row("figure", name, float(fa["measured"]), float(fb["measured"]),
-                        fb.get("unit", ""), regression, note))
+        rows.append(
+            Row(
+                "figure",
+                name,
+                float(fa["measured"]),
+                float(fb["measured"]),
+                fb.get("unit", ""),
+                regression,
+                note,
+            )
+        )
     return rows
 
 
-def _latency_rows(records_a: Sequence[Record], records_b: Sequence[Record], threshold: float,
-                  floor_ms: float) -> list[Row]:
+def _latency_rows(
+    records_a: Sequence[Record], records_b: Sequence[Record], threshold: float, floor_ms: float
+) -> list[Row]:
     pa, pb = endpoint_percentiles(records_a), endpoint_percentiles(records_b)
     rows = []
     for endpoint in sorted(set(pa) | set(pb)):
         for key in PERCENTILES:
             va = pa.get(endpoint, {}).get(key)
             vb = pb.get(endpoint, {}).get(key)
-            regression = (va is not None and vb is not None and vb - va > floor_ms
-                          and vb > va * (1 + threshold))
+            regression = (
+                va is not None
+                and vb is not None
+                and vb - va > floor_ms
+                and vb > va * (1 + threshold)
+            )
             rows.append(Row("latency", f"{endpoint} {key[:3]}", va, vb, "ms", regression))
     return rows
 
 
-def compare_runs(verdict_a: Mapping[str, Any], verdict_b: Mapping[str, Any],
-                 records_a: Sequence[Record], records_b: Sequence[Record],
-                 threshold: float = 0.10, floor_ms: float = 2.0) -> Comparison:
+def compare_runs(
+    verdict_a: Mapping[str, Any],
+    verdict_b: Mapping[str, Any],
+    records_a: Sequence[Record],
+    records_b: Sequence[Record],
+    threshold: float = 0.10,
+    floor_ms: float = 2.0,
+) -> Comparison:
     """Run A is the reference, run B the candidate."""
     if threshold < 0 or floor_ms < 0:
         raise ValueError("threshold and latency floor must not be negative")
     rows = _figure_rows(verdict_a, verdict_b, threshold)
     rows += _latency_rows(records_a, records_b, threshold, floor_ms)
-    return Comparison(str(verdict_a.get("profile")), str(verdict_b.get("profile")), threshold,
-                      floor_ms, tuple(rows))
+    return Comparison(
+        str(verdict_a.get("profile")),
+        str(verdict_b.get("profile")),
+        threshold,
+        floor_ms,
+        tuple(rows),
+    )

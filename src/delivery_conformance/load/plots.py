@@ -26,8 +26,9 @@ __all__ = ["write_latency_table", "write_overlays", "write_plots"]
 BIN_S = 0.25
 
 
-def _admitted(path: Path, records: Sequence[Record], start: float, capacity: float | None,
-              rate: float | None) -> None:
+def _admitted(
+    path: Path, records: Sequence[Record], start: float, capacity: float | None, rate: float | None
+) -> None:
     fig, ax = plt.subplots(figsize=(8, 4.5))
     curve = admitted_curve(records, start)
     if curve:
@@ -35,8 +36,12 @@ def _admitted(path: Path, records: Sequence[Record], start: float, capacity: flo
         if capacity is not None and rate is not None:
             end = max(t for t, _ in curve)
             xs = [0.0, end]
-            ax.plot(xs, [bucket_envelope(x, capacity, rate) for x in xs], "r--",
-                    label=f"envelope {capacity:g} + {rate:g}/s x t")
+            ax.plot(
+                xs,
+                [bucket_envelope(x, capacity, rate) for x in xs],
+                "r--",
+                label=f"envelope {capacity:g} + {rate:g}/s x t",
+            )
     ax.set_xlabel("seconds since the first request")
     ax.set_ylabel("admitted units (cumulative)")
     ax.legend(loc="upper left")
@@ -72,12 +77,19 @@ def _refusals(path: Path, records: Sequence[Record], start: float) -> None:
 
 def _latency(path: Path, records: Sequence[Record], start: float) -> None:
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    for label, wanted in (("200", lambda r: r.status == 200), ("429", lambda r: r.refused),
-                          ("other", lambda r: r.status not in (200, 429))):
+    for label, wanted in (
+        ("200", lambda r: r.status == 200),
+        ("429", lambda r: r.refused),
+        ("other", lambda r: r.status not in (200, 429)),
+    ):
         chosen = [r for r in records if wanted(r)]
         if chosen:
-            ax.scatter([r.sent - start for r in chosen], [r.latency * 1000 for r in chosen],
-                       s=4, label=label)
+            ax.scatter(
+                [r.sent - start for r in chosen],
+                [r.latency * 1000 for r in chosen],
+                s=4,
+                label=label,
+            )
     ax.axhline(500, color="r", linestyle="--", linewidth=0.8, label="0.5 s hold")
     ax.set_xlabel("seconds since the first request (send time)")
     ax.set_ylabel("latency (ms)")
@@ -88,8 +100,12 @@ def _latency(path: Path, records: Sequence[Record], start: float) -> None:
     plt.close(fig)
 
 
-def write_plots(directory: Path, records: Sequence[Record], capacity: float | None = None,
-                rate: float | None = None) -> list[Path]:
+def write_plots(
+    directory: Path,
+    records: Sequence[Record],
+    capacity: float | None = None,
+    rate: float | None = None,
+) -> list[Path]:
     """Write the three PNGs into `directory`; return their paths."""
     if not records:
         return []
@@ -101,22 +117,30 @@ def write_plots(directory: Path, records: Sequence[Record], capacity: float | No
     return paths
 
 
-def write_latency_table(path: Path, table: dict[str, list[dict[str, float]]], title: str,
-                        other: dict[str, list[dict[str, float]]] | None = None) -> Path:
+def write_latency_table(
+    path: Path,
+    table: dict[str, list[dict[str, float]]],
+    title: str,
+    other: dict[str, list[dict[str, float]]] | None = None,
+) -> Path:
     """p50 (solid), p95 (dashed) and p99 (dotted) per endpoint per time bucket; with `other`
     (a second run, for comparisons) its lines are drawn thinner and paler on the same axes."""
-    fig, axes = plt.subplots(len(table) or 1, 1, figsize=(9, 2.2 * max(1, len(table))),
-                             sharex=True, squeeze=False)
+    fig, axes = plt.subplots(
+        len(table) or 1, 1, figsize=(9, 2.2 * max(1, len(table))), sharex=True, squeeze=False
+    )
     for ax, (endpoint, rows) in zip(axes[:, 0], sorted(table.items()), strict=False):
-        for run, data, width, alpha in (("B", rows, 1.6, 1.0),
-                                         ("A", (other or {}).get(endpoint, []), 1.0, 0.45)):
+        for run, data, width, alpha in (
+            ("B", rows, 1.6, 1.0),
+            ("A", (other or {}).get(endpoint, []), 1.0, 0.45),
+        ):
             if not data:
                 continue
             xs = [row["t_s"] for row in data]
             for key, style in (("p50_ms", "-"), ("p95_ms", "--"), ("p99_ms", ":")):
                 label = f"{key[:3]}" if other is None else f"{run} {key[:3]}"
-                ax.plot(xs, [row[key] for row in data], style, linewidth=width, alpha=alpha,
-                        label=label)
+                ax.plot(
+                    xs, [row[key] for row in data], style, linewidth=width, alpha=alpha, label=label
+                )
         ax.set_ylabel(f"{endpoint}\nms")
         ax.grid(alpha=0.3)
         ax.legend(loc="upper right", fontsize=6, ncol=3)
@@ -142,8 +166,13 @@ def write_overlays(directory: Path, runs: dict[str, Sequence[Record]]) -> list[P
         if curve:
             ax.step([t for t, _ in curve], [y for _, y in curve], where="post", label=label)
         answered = [r for r in records if r.status != 0]
-        ax2.scatter([r.sent - start for r in answered], [r.latency * 1000 for r in answered],
-                    s=3, alpha=0.5, label=label)
+        ax2.scatter(
+            [r.sent - start for r in answered],
+            [r.latency * 1000 for r in answered],
+            s=3,
+            alpha=0.5,
+            label=label,
+        )
     for axis, ylabel in ((ax, "admitted units (cumulative)"), (ax2, "latency (ms)")):
         axis.set_xlabel("seconds since the run's first request")
         axis.set_ylabel(ylabel)

@@ -32,31 +32,51 @@ __all__ = [
 ]
 
 # Which counter each campaign endpoint spends (spec: Limits table; /series shares catalog).
-COUNTER_OF = {"playback": "playback", "catalog": "catalog", "series": "catalog",
-              "creatives": "creatives", "videos": "videos", "video": "video",
-              "config": "config"}
+COUNTER_OF = {
+    "playback": "playback",
+    "catalog": "catalog",
+    "series": "catalog",
+    "creatives": "creatives",
+    "videos": "videos",
+    "video": "video",
+    "config": "config",
+}
 # The requirement that sets each counter's allowance.
-LIMIT_ID = {"playback": "LIM-012", "catalog": "LIM-019", "creatives": "LIM-022",
-            "videos": "LIM-025", "video": "LIM-026", "config": "LIM-028"}
+LIMIT_ID = {
+    "playback": "LIM-012",
+    "catalog": "LIM-019",
+    "creatives": "LIM-022",
+    "videos": "LIM-025",
+    "video": "LIM-026",
+    "config": "LIM-028",
+}
 # Which endpoints share each counter: a request of another counter spending it breaks these.
-SHARING_ID = {"catalog": ("LIM-021",), "creatives": ("LIM-023",), "videos": ("LIM-027",),
-              "video": ("LIM-027",)}
+SHARING_ID = {
+    "catalog": ("LIM-021",),
+    "creatives": ("LIM-023",),
+    "videos": ("LIM-027",),
+    "video": ("LIM-027",),
+}
 MIXED_OVER = "config"  # the counter the mixed campaign pushes past its ceiling
 
 INDEPENDENCE_DERIVATION = (
     "spec Limits: one counter per row, each with its own allowance; the campaign offers this "
     "counter at most 90 % of its allowance (bucket: capacity + refill over the run), so an exact "
-    "server refuses none of it, and one counting up to 2.5 % high still refuses none")
+    "server refuses none of it, and one counting up to 2.5 % high still refuses none"
+)
 SOAK_DERIVATION = (
     "spec Limits: 80 % of every limit per 60 s is 20 % under the ceiling, far beyond the 2.5 % "
-    "the counting may run high: an exact or approximate server refuses nothing")
+    "the counting may run high: an exact or approximate server refuses nothing"
+)
 MINUTE_DERIVATION = (
     "spec Limits: never more than the limit in one UTC minute; counting high by up to 2.5 % "
-    "gives low = floor(0.975 x limit)")
+    "gives low = floor(0.975 x limit)"
+)
 
 
-def latency_table(records: Sequence[Record], start: float, bucket: float
-                  ) -> dict[str, list[dict[str, float]]]:
+def latency_table(
+    records: Sequence[Record], start: float, bucket: float
+) -> dict[str, list[dict[str, float]]]:
     """Per endpoint and time bucket (by send time): count, p50, p95, p99 latency in ms."""
     groups: dict[str, dict[int, list[float]]] = {}
     for r in records:
@@ -69,10 +89,15 @@ def latency_table(records: Sequence[Record], start: float, bucket: float
         rows = []
         for slot, values in sorted(slots.items()):
             values.sort()
-            rows.append({"t_s": round(slot * bucket, 3), "count": len(values),
-                         "p50_ms": round(percentile(values, 0.50) * 1000, 3),
-                         "p95_ms": round(percentile(values, 0.95) * 1000, 3),
-                         "p99_ms": round(percentile(values, 0.99) * 1000, 3)})
+            rows.append(
+                {
+                    "t_s": round(slot * bucket, 3),
+                    "count": len(values),
+                    "p50_ms": round(percentile(values, 0.50) * 1000, 3),
+                    "p95_ms": round(percentile(values, 0.95) * 1000, 3),
+                    "p99_ms": round(percentile(values, 0.99) * 1000, 3),
+                }
+            )
         table[endpoint] = rows
     return table
 
@@ -86,8 +111,10 @@ def endpoint_percentiles(records: Sequence[Record]) -> dict[str, dict[str, float
     out = {}
     for endpoint, values in sorted(groups.items()):
         values.sort()
-        out[endpoint] = {f"p{int(q * 100)}_ms": round(percentile(values, q) * 1000, 3)
-                         for q in (0.50, 0.95, 0.99)} | {"count": len(values)}
+        out[endpoint] = {
+            f"p{int(q * 100)}_ms": round(percentile(values, q) * 1000, 3)
+            for q in (0.50, 0.95, 0.99)
+        } | {"count": len(values)}
     return out
 
 
@@ -119,8 +146,9 @@ def _errors_figure(records: Sequence[Record]) -> Figure:
     kinds = error_kinds(records)
     total = sum(kinds.values())
     note = ", ".join(f"{k}: {v}" for k, v in sorted(kinds.items())) or "none"
-    return within("errors (no answer, 5xx, wrong shape)", ("LIM-029",), total, 0, 0, 0,
-                  "requests", note)
+    return within(
+        "errors (no answer, 5xx, wrong shape)", ("LIM-029",), total, 0, 0, 0, "requests", note
+    )
 
 
 def _counters(records: Sequence[Record]) -> dict[str, list[Record]]:
@@ -130,8 +158,9 @@ def _counters(records: Sequence[Record]) -> dict[str, list[Record]]:
     return by
 
 
-def analyse_mixed(records: Sequence[Record], exp: Expectations, ctx: dict[str, Any]
-                  ) -> tuple[list[Figure], dict[str, Any]]:
+def analyse_mixed(
+    records: Sequence[Record], exp: Expectations, ctx: dict[str, Any]
+) -> tuple[list[Figure], dict[str, Any]]:
     """Every counter near its ceiling at once; config past it; counters stay independent."""
     run = [r for r in records if r.phase == "mixed"]
     by = _counters(run)
@@ -145,20 +174,47 @@ def analyse_mixed(records: Sequence[Record], exp: Expectations, ctx: dict[str, A
         if counter == MIXED_OVER:
             limit = exp.limit(counter)
             floor = math.floor(limit * (1 - COUNTING_TOLERANCE))
-            figures.append(Figure(f"{counter} admitted in the minute (pushed past its ceiling)",
-                                  (LIMIT_ID[counter], "LIM-006", "LIM-007"), admitted, limit,
-                                  floor, limit, "requests", f"{refused} refused",
-                                  MINUTE_DERIVATION))
+            figures.append(
+                Figure(
+                    f"{counter} admitted in the minute (pushed past its ceiling)",
+                    (LIMIT_ID[counter], "LIM-006", "LIM-007"),
+                    admitted,
+                    limit,
+                    floor,
+                    limit,
+                    "requests",
+                    f"{refused} refused",
+                    MINUTE_DERIVATION,
+                )
+            )
             continue
         if not mine:
-            figures.append(within(f"{counter} exercised", (LIMIT_ID[counter],), 0, 1, 1,
-                                  math.inf, "requests", "no request of this counter was sent"))
+            figures.append(
+                within(
+                    f"{counter} exercised",
+                    (LIMIT_ID[counter],),
+                    0,
+                    1,
+                    1,
+                    math.inf,
+                    "requests",
+                    "no request of this counter was sent",
+                )
+            )
             continue
-        figures.append(Figure(f"{counter} refusals while {MIXED_OVER} is at its ceiling",
-                              (LIMIT_ID[counter], *SHARING_ID.get(counter, ()), "LIM-007"),
-                              refused, 0, 0, 0, "requests",
-                              f"{len(mine)} sent, {admitted} admitted",
-                              INDEPENDENCE_DERIVATION))
+        figures.append(
+            Figure(
+                f"{counter} refusals while {MIXED_OVER} is at its ceiling",
+                (LIMIT_ID[counter], *SHARING_ID.get(counter, ()), "LIM-007"),
+                refused,
+                0,
+                0,
+                0,
+                "requests",
+                f"{len(mine)} sent, {admitted} admitted",
+                INDEPENDENCE_DERIVATION,
+            )
+        )
     figures.append(_errors_figure(records))
     start = min((r.sent for r in run), default=0.0)
     duration = max((r.sent for r in run), default=start) - start
@@ -169,8 +225,9 @@ def analyse_mixed(records: Sequence[Record], exp: Expectations, ctx: dict[str, A
     return figures, details
 
 
-def analyse_soak(records: Sequence[Record], exp: Expectations, ctx: dict[str, Any]
-                 ) -> tuple[list[Figure], dict[str, Any]]:
+def analyse_soak(
+    records: Sequence[Record], exp: Expectations, ctx: dict[str, Any]
+) -> tuple[list[Figure], dict[str, Any]]:
     """80 % of every limit for the whole run: no refusal, no error; latency per bucket."""
     run = [r for r in records if r.phase == "soak"]
     by = _counters(run)
@@ -178,13 +235,27 @@ def analyse_soak(records: Sequence[Record], exp: Expectations, ctx: dict[str, An
     for counter in sorted(LIMIT_ID):
         mine = by.get(counter, [])
         refused = sum(1 for r in mine if r.refused)
-        figures.append(Figure(f"{counter} refusals at 80 % of the limit",
-                              (LIMIT_ID[counter], "LIM-007"), refused if mine else -1, 0, 0, 0,
-                              "requests", f"{len(mine)} sent" if mine else "not exercised",
-                              SOAK_DERIVATION))
+        figures.append(
+            Figure(
+                f"{counter} refusals at 80 % of the limit",
+                (LIMIT_ID[counter], "LIM-007"),
+                refused if mine else -1,
+                0,
+                0,
+                0,
+                "requests",
+                f"{len(mine)} sent" if mine else "not exercised",
+                SOAK_DERIVATION,
+            )
+        )
     figures.append(_errors_figure(records))
     start = min((r.sent for r in run), default=0.0)
     bucket = float(ctx.get("bucket_s") or 60.0)
     table = latency_table(run, start, bucket)
-    return figures, {"latency_bucket_s": bucket, "latency": table, "drift_first_to_last": _drift(
-        table), "latency_overall": endpoint_percentiles(run), "errors": error_kinds(records)}
+    return figures, {
+        "latency_bucket_s": bucket,
+        "latency": table,
+        "drift_first_to_last": _drift(table),
+        "latency_overall": endpoint_percentiles(run),
+        "errors": error_kinds(records),
+    }

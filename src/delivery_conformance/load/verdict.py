@@ -151,8 +151,15 @@ class Expectations:
     def config_figures(self, counters: Sequence[str]) -> list[Figure]:
         """/config must advertise the spec's numbers (times the declared scale)."""
         figures = [
-            within("config window_seconds", ("CFG", "LIM"), self.window, WINDOW_SECONDS,
-                   WINDOW_SECONDS, WINDOW_SECONDS, "s")
+            within(
+                "config window_seconds",
+                ("CFG", "LIM"),
+                self.window,
+                WINDOW_SECONDS,
+                WINDOW_SECONDS,
+                WINDOW_SECONDS,
+                "s",
+            )
         ]
         for counter in counters:
             if not SPEC_LIMITS[counter].advertised:
@@ -160,9 +167,16 @@ class Expectations:
             expected = self.spec_limit(counter)
             measured = self.advertised.get(counter, -1)
             figures.append(
-                within(f"config advertises {counter} limit", ("CFG", "LIM"), measured, expected,
-                       expected, expected, "units/60 s",
-                       note=f"spec {SPEC_LIMITS[counter].limit} x scale {self.scale:g}")
+                within(
+                    f"config advertises {counter} limit",
+                    ("CFG", "LIM"),
+                    measured,
+                    expected,
+                    expected,
+                    expected,
+                    "units/60 s",
+                    note=f"spec {SPEC_LIMITS[counter].limit} x scale {self.scale:g}",
+                )
             )
         return figures
 

@@ -74,24 +74,55 @@ SUCCESS_SHAPE: Mapping[str, str] = {
 }
 # Where a field has a requirement of its own: (operation, field path with `*` for any index).
 FIELD_SHAPE: Mapping[tuple[str, str], str] = {
-    **{(Operation.GET_CATALOG, f"films/*/{name}"): rid for name, rid in (
-        ("id", "CAT-001"), ("title", "CAT-003"), ("slug", "CAT-004"),
-        ("synopsis_short", "CAT-006"), ("synopsis_full", "CAT-006"), ("language", "CAT-006"),
-        ("poster_url", "CAT-006"), ("default_lang", "CAT-006"), ("genres", "CAT-007"),
-        ("status", "CAT-008"), ("display_order", "CAT-009"), ("planned_episodes", "CAT-011"),
-        ("free_until_episode", "CAT-011"), ("audience", "CAT-013"), ("form", "CAT-013"),
-        ("setting", "CAT-013"), ("code", "CAT-014"), ("title_i18n", "CAT-016"),
-        ("synopsis_short_i18n", "CAT-016"), ("synopsis_i18n", "CAT-016"),
-        ("content_rating", "CAT-017"), ("is_completed", "CAT-018"),
-        ("release_date", "CAT-021"), ("tags", "CAT-022"), ("people", "CAT-024"),
-        ("trailer", "CAT-026"), ("metadata_version", "CAT-027"),
-        ("metadata_updated_at", "CAT-028"), ("images", "CAT-030"), ("materials", "CAT-032"),
-    )},
-    **{(Operation.GET_CATALOG, f"episodes/*/{name}"): rid for name, rid in (
-        ("id", "CAT-036"), ("film_id", "CAT-037"), ("episode_no", "CAT-038"),
-        ("title", "CAT-039"), ("synopsis", "CAT-039"), ("poster_uri", "CAT-039"),
-        ("poster_store_uri", "CAT-039"), ("vid", "CAT-039"), ("duration_ms", "CAT-040"),
-    )},
+    **{
+        (Operation.GET_CATALOG, f"films/*/{name}"): rid
+        for name, rid in (
+            ("id", "CAT-001"),
+            ("title", "CAT-003"),
+            ("slug", "CAT-004"),
+            ("synopsis_short", "CAT-006"),
+            ("synopsis_full", "CAT-006"),
+            ("language", "CAT-006"),
+            ("poster_url", "CAT-006"),
+            ("default_lang", "CAT-006"),
+            ("genres", "CAT-007"),
+            ("status", "CAT-008"),
+            ("display_order", "CAT-009"),
+            ("planned_episodes", "CAT-011"),
+            ("free_until_episode", "CAT-011"),
+            ("audience", "CAT-013"),
+            ("form", "CAT-013"),
+            ("setting", "CAT-013"),
+            ("code", "CAT-014"),
+            ("title_i18n", "CAT-016"),
+            ("synopsis_short_i18n", "CAT-016"),
+            ("synopsis_i18n", "CAT-016"),
+            ("content_rating", "CAT-017"),
+            ("is_completed", "CAT-018"),
+            ("release_date", "CAT-021"),
+            ("tags", "CAT-022"),
+            ("people", "CAT-024"),
+            ("trailer", "CAT-026"),
+            ("metadata_version", "CAT-027"),
+            ("metadata_updated_at", "CAT-028"),
+            ("images", "CAT-030"),
+            ("materials", "CAT-032"),
+        )
+    },
+    **{
+        (Operation.GET_CATALOG, f"episodes/*/{name}"): rid
+        for name, rid in (
+            ("id", "CAT-036"),
+            ("film_id", "CAT-037"),
+            ("episode_no", "CAT-038"),
+            ("title", "CAT-039"),
+            ("synopsis", "CAT-039"),
+            ("poster_uri", "CAT-039"),
+            ("poster_store_uri", "CAT-039"),
+            ("vid", "CAT-039"),
+            ("duration_ms", "CAT-040"),
+        )
+    },
     (Operation.GET_CONFIG, "api/status"): "CFG-002",
     (Operation.GET_CONFIG, "api/path_version"): "CFG-003",
     (Operation.GET_CONFIG, "api/latest_version"): "CFG-006",
@@ -128,7 +159,7 @@ ENVELOPE_ERROR_FIELD: Mapping[str, str] = {"code": "ERR-009", "request_id": "HDR
 CONTENT_CODES = frozenset({"ST104", "ST105", "ST106", "ST109", "ST110"})
 
 
-def _operation_id(case: schemathesis.Case) -> str:
+def _operation_id(case: schemathesis.Case[Any]) -> str:
     return str(case.operation.definition.raw.get("operationId", ""))
 
 
@@ -164,16 +195,15 @@ def _header_named(response: schemathesis.Response, failure: Failure) -> str | No
     instance = getattr(failure, "instance", None)
     wanted = str(instance).lower()
     names = [
-        name.lower() for name, values in response.headers.items()
+        name.lower()
+        for name, values in response.headers.items()
         if any(str(v).strip().lower() == wanted for v in values)
     ]
     documented = [n for n in names if n in HEADER_VALUE]
     return documented[0] if len(documented) == 1 else None
 
 
-def requirement_for(
-    failure: Failure, operation: str, response: schemathesis.Response
-) -> str:
+def requirement_for(failure: Failure, operation: str, response: schemathesis.Response) -> str:
     """The requirement one built-in failure breaks (`UNATTRIBUTED` when no row says)."""
     code, status = failure.code, response.status_code
     if code == "ST103":
@@ -216,7 +246,7 @@ def _leaves(error: BaseException) -> list[BaseException]:
 
 
 def attributed(
-    error: BaseException, case: schemathesis.Case, response: schemathesis.Response
+    error: BaseException, case: schemathesis.Case[Any], response: schemathesis.Response
 ) -> BaseException:
     """The same failures, each built-in one now a `ContractViolation` with its requirement."""
     operation = _operation_id(case)
@@ -251,7 +281,7 @@ def _first_line(failure: Failure) -> str:
     return _TARGET.redactor.text(" ".join(line.strip() for line in text if line.strip())[:300])
 
 
-def validate(case: schemathesis.Case, response: schemathesis.Response) -> None:
+def validate(case: schemathesis.Case[Any], response: schemathesis.Response) -> None:
     """`case.validate_response`, with every built-in failure charged to its requirement."""
     try:
         case.validate_response(response)

@@ -292,7 +292,7 @@ def violations_of(response: schemathesis.Response, check: Check | None = None) -
 
 
 def _as_schemathesis_check(name: str, check: Check | None) -> Callable[..., None]:
-    def run(ctx: Any, response: schemathesis.Response, case: schemathesis.Case) -> None:
+    def run(ctx: Any, response: schemathesis.Response, case: schemathesis.Case[Any]) -> None:
         found = violations_of(response, check)
         if not found:
             return

@@ -68,14 +68,18 @@ def link_machine(
             if name is not None:
                 walk.followed[name] += 1
             walk.steps += 1
-            return super().step(input)
+            output: StepOutput = super().step(input)
+            return output
 
-        def call(self, case: schemathesis.Case, **kwargs: Any) -> schemathesis.Response:
+        def call(self, case: schemathesis.Case[Any], **kwargs: Any) -> schemathesis.Response:
             return send(client, case)
 
         def validate_response(
-            self, response: schemathesis.Response, case: schemathesis.Case,
-            additional_checks: Any = None, **kwargs: Any,
+            self,
+            response: schemathesis.Response,
+            case: schemathesis.Case[Any],
+            additional_checks: Any = None,
+            **kwargs: Any,
         ) -> None:
             try:
                 super().validate_response(response, case, additional_checks, **kwargs)

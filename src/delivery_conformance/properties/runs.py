@@ -167,7 +167,7 @@ def load_schema(
     return schemathesis.openapi.from_path(path, config=config)
 
 
-def role_of(case: schemathesis.Case) -> str:
+def role_of(case: schemathesis.Case[Any]) -> str:
     operation_id = case.operation.definition.raw.get("operationId", "")
     try:
         return OPERATION_ROLES[operation_id]
@@ -175,7 +175,7 @@ def role_of(case: schemathesis.Case) -> str:
         raise HarnessFailure(f"no key role for operation {operation_id!r}") from None
 
 
-def _body(case: schemathesis.Case) -> tuple[bytes | None, str | None]:
+def _body(case: schemathesis.Case[Any]) -> tuple[bytes | None, str | None]:
     if case.body is NOT_SET:
         return None, None
     if isinstance(case.body, bytes):
@@ -188,7 +188,7 @@ def sendable(value: str) -> bool:
     return _HEADER_VALUE.fullmatch(value) is not None
 
 
-def send(client: DeliveryClient, case: schemathesis.Case) -> schemathesis.Response:
+def send(client: DeliveryClient, case: schemathesis.Case[Any]) -> schemathesis.Response:
     """Send a generated case with its operation's key, through the harness client.
 
     A generated header value no HTTP client can send (a control character, a leading space) is
@@ -220,9 +220,7 @@ def send(client: DeliveryClient, case: schemathesis.Case) -> schemathesis.Respon
     return converted
 
 
-def operation_test(
-    schema: schemathesis.BaseSchema, operation_id: str, test_func: Any
-) -> Any:
+def operation_test(schema: schemathesis.BaseSchema, operation_id: str, test_func: Any) -> Any:
     """A Hypothesis test of one operation with every phase Schemathesis's pytest integration
     runs (explicit examples, coverage of boundary values, fuzzing), with the schema's seed.
 

@@ -1,10 +1,10 @@
 """The Markdown step summary (`run --summary-md FILE`): a few lines a CI page shows as is.
 
-    ### Delivery API v1 conformance: VIOLATIONS FOUND
-    verdict line; target, duration, seed, tool version
-    one table row per requirement group where something failed or was missed, and the total
-    the failed and warning requirements (capped), each with its first finding
-    where the full report is
+### Delivery API v1 conformance: VIOLATIONS FOUND
+verdict line; target, duration, seed, tool version
+one table row per requirement group where something failed or was missed, and the total
+the failed and warning requirements (capped), each with its first finding
+where the full report is
 """
 
 from __future__ import annotations

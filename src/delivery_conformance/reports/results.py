@@ -91,8 +91,10 @@ def finding_key(violation: Violation) -> tuple[str, ...]:
 def _route(url: str) -> str:
     """The path without its query and with ids folded, so the same endpoint groups together."""
     path = url.split("://", 1)[-1].partition("/")[2].split("?", 1)[0]
-    parts = ["{id}" if any(c.isdigit() for c in part) and len(part) > 8 else part
-             for part in path.split("/")]
+    parts = [
+        "{id}" if any(c.isdigit() for c in part) and len(part) > 8 else part
+        for part in path.split("/")
+    ]
     return "/" + "/".join(parts)
 
 

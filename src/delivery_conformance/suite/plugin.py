@@ -274,7 +274,7 @@ class _RunState:
             reporter.write_line(line)
 
     def stop_reason(self) -> str | None:
-        """"interrupted" after SIGINT/SIGTERM, "timed out" past --max-duration, else None."""
+        """ "interrupted" after SIGINT/SIGTERM, "timed out" past --max-duration, else None."""
         if self._signalled:
             return "interrupted"
         if time.monotonic() >= self.deadline:

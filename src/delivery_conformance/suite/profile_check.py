@@ -143,8 +143,10 @@ def report_lines(profile: TargetProfile, census: Census | str) -> list[str]:
     for need in order:
         needed, alone = counts.get(need, (0, 0))
         lines.append(f"  {_label(need):<38} {needed:>4} / {alone:>4}  {_describe(need)}")
-    lines.append(f"a key may also come from the environment: {key_env('<role>')} (e.g. "
-                 f"{key_env('films')}); init-profile writes a template that explains every entry")
+    lines.append(
+        f"a key may also come from the environment: {key_env('<role>')} (e.g. "
+        f"{key_env('films')}); init-profile writes a template that explains every entry"
+    )
     return lines
 
 

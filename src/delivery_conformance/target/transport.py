@@ -52,7 +52,7 @@ class AnswerBudget:
 
     def clip(self, timeout: float | None) -> float | None:
         """The timeout an operation may use now: its own, or less if the deadline is nearer."""
-        deadline = getattr(self._local, "deadline", None)
+        deadline: float | None = getattr(self._local, "deadline", None)
         if deadline is None:
             return timeout
         left = max(deadline - self._clock(), MIN_WAIT)

@@ -44,6 +44,7 @@ MSG_SHED = "prefetch paused near the playback limit"
 # Tests replace this to advance a fake clock instead of sleeping.
 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
 
+
 def ticket_book(sb: Sandbox) -> TicketBook:
     """The sandbox's reuse book (emptied by an admin reset)."""
     return sb.tickets
@@ -122,9 +123,11 @@ def check(
     if not episode.stream_ready:
         return Outcome(404, MSG_NOT_READY, "not_ready")
     if episode.protection == ENCRYPTED and not request.has_device:
-        extra = None if sb.faults.enabled(FaultName.sdk_required_without_protection) else {
-            "protection": ENCRYPTED
-        }
+        extra = (
+            None
+            if sb.faults.enabled(FaultName.sdk_required_without_protection)
+            else {"protection": ENCRYPTED}
+        )
         return Outcome(409, MSG_SDK, "sdk_required", extra=extra)
     if episode.failure is Failure.NO_PLAYABLE:
         return Outcome(503, MSG_NO_PLAYABLE, "not_ready")
@@ -248,7 +251,12 @@ def _flat_error(sb: Sandbox, exchange: Exchange, caller: Caller, outcome: Outcom
         if outcome.reason is None:
             return reply
         return errors.flat(
-            exchange, faults, 429, outcome.error or MSG_SHED, "rate_limited", reply.headers,
+            exchange,
+            faults,
+            429,
+            outcome.error or MSG_SHED,
+            "rate_limited",
+            reply.headers,
             reason=outcome.reason,
         )
     headers: list[tuple[bytes, bytes]] = []
@@ -288,7 +296,10 @@ def _item_body(item: ItemRequest, outcome: Outcome) -> dict[str, Any]:
 
 
 def _render(
-    sb: Sandbox, exchange: Exchange, caller: Caller, request: PlaybackRequest,
+    sb: Sandbox,
+    exchange: Exchange,
+    caller: Caller,
+    request: PlaybackRequest,
     outcomes: list[Outcome],
 ) -> Reply:
     """A single ticket, a single error, or the batch shape (429 as a whole only when nothing was
@@ -309,8 +320,11 @@ def _render(
         # spec: Behaviour at the ceiling 2 — 429 as a whole only when no item can be issued.
         shed = all(o.reason == PREFETCH_SHED for o in limited)
         whole = Outcome(
-            429, MSG_SHED if shed else MSG_LIMIT, "rate_limited",
-            PREFETCH_SHED if shed else None, min(o.retry_after or 1 for o in limited),
+            429,
+            MSG_SHED if shed else MSG_LIMIT,
+            "rate_limited",
+            PREFETCH_SHED if shed else None,
+            min(o.retry_after or 1 for o in limited),
             limited=True,
         )
         return _flat_error(sb, exchange, caller, whole)

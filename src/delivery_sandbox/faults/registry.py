@@ -194,8 +194,11 @@ _TABLE: tuple[Fault, ...] = (
             ("shed_at_15pc", ("LIM-035",), "prefetch is shed with 15 % of the allowance left"),
             ("shed_at_25pc", ("LIM-035",), "prefetch is shed with 25 % of the allowance left"),
             ("play_hold_1s", ("LIM-043",), "a play request is held up to 1 s"),
-            ("minute_counter_5pc_low", ("LIM-022", "LIM-025", "LIM-026", "LIM-028", "LIM-007"),
-             "clock-minute counters admit 95 % of their limit"),
+            (
+                "minute_counter_5pc_low",
+                ("LIM-022", "LIM-025", "LIM-026", "LIM-028", "LIM-007"),
+                "clock-minute counters admit 95 % of their limit",
+            ),
             ("simulated_limit_285", ("SIM-005",), "the simulated-response limit is 285 (x scale)"),
             ("config_spends_catalog", ("LIM-021",), "GET /config also spends the catalog counter"),
         )
@@ -282,10 +285,7 @@ class FaultSwitch:
 # Rows of the playback/limits/simulation part (playback_rows.py) and rows proving the coverage
 # of rules no other fault breaks (coverage_rows.py, two blocks), appended to the same table.
 register(
-    *(
-        Fault(*row)
-        for row in (*PLAYBACK_FAULT_ROWS, *COVERAGE_FAULT_ROWS, *COVERAGE_FAULT_ROWS_2)
-    )
+    *(Fault(*row) for row in (*PLAYBACK_FAULT_ROWS, *COVERAGE_FAULT_ROWS, *COVERAGE_FAULT_ROWS_2))
 )
 
 # Third block: rules checked but broken by no other fault (coverage_faults_3.py).
@@ -331,8 +331,11 @@ COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {
         ("ERR-004", "org_suspended is a code carried in `error`: ERR-004 forbids error_code too"),
     ),
     "creatives_order_broken": (
-        ("CRE-033", "the cursor resumes after the last record in ascending order, so a "
-         "newest-first feed never ends its walk"),
+        (
+            "CRE-033",
+            "the cursor resumes after the last record in ascending order, so a "
+            "newest-first feed never ends its walk",
+        ),
     ),
     "creatives_limit_max_500": (
         ("ERR-008", "its 500 has a flat body on an endpoint whose errors are envelopes"),

@@ -34,20 +34,39 @@ def _pick(on: frozenset[FaultName], values: dict[FaultName, float], default: flo
 
 def _build(on: frozenset[FaultName]) -> tuple[Tuning, AdmissionPolicy, LimitQuirks]:
     policy = AdmissionPolicy(
-        shed_fraction=_pick(on, {FaultName.shed_threshold_wrong: 0.5, FaultName.shed_at_15pc: 0.15,
-                                 FaultName.shed_at_25pc: 0.25}, 0.2),
+        shed_fraction=_pick(
+            on,
+            {
+                FaultName.shed_threshold_wrong: 0.5,
+                FaultName.shed_at_15pc: 0.15,
+                FaultName.shed_at_25pc: 0.25,
+            },
+            0.2,
+        ),
         max_hold_s=_pick(on, {FaultName.play_hold_too_long: 3.0, FaultName.play_hold_1s: 1.0}, 0.5),
         hold_play=FaultName.no_play_hold not in on,
         shed_prefetch=FaultName.no_prefetch_shedding not in on,
         play_first=FaultName.prefetch_admitted_first not in on,
     )
     quirks = LimitQuirks(
-        refill_factor=_pick(on, {FaultName.bucket_refills_too_fast: 2.0,
-                                 FaultName.bucket_refill_5pc_slow: 0.95,
-                                 FaultName.bucket_refill_5pc_fast: 1.05}, 1.0),
-        capacity_factor=_pick(on, {FaultName.bucket_holds_too_much: 1.5,
-                                   FaultName.bucket_capacity_5pc_low: 0.95,
-                                   FaultName.bucket_capacity_5pc_high: 1.05}, 1.0),
+        refill_factor=_pick(
+            on,
+            {
+                FaultName.bucket_refills_too_fast: 2.0,
+                FaultName.bucket_refill_5pc_slow: 0.95,
+                FaultName.bucket_refill_5pc_fast: 1.05,
+            },
+            1.0,
+        ),
+        capacity_factor=_pick(
+            on,
+            {
+                FaultName.bucket_holds_too_much: 1.5,
+                FaultName.bucket_capacity_5pc_low: 0.95,
+                FaultName.bucket_capacity_5pc_high: 1.05,
+            },
+            1.0,
+        ),
         minute_limit_factor=0.95 if FaultName.minute_counter_5pc_low in on else 1.0,
         simulated_limit_factor=0.95 if FaultName.simulated_limit_285 in on else 1.0,
         config_spends_catalog=FaultName.config_spends_catalog in on,
@@ -76,4 +95,5 @@ def apply_faults(faults: FaultSwitch, limits: Limits) -> Tuning:
         limits.set_policy(policy)
     if limits.quirks is not quirks:
         limits.set_quirks(quirks)
-    return tune
+    tuned: Tuning = tune
+    return tuned

@@ -168,9 +168,7 @@ def _batch_a(
     return items
 
 
-def _batch_b(
-    body: dict[str, Any], anchor: Anchor, intent: str
-) -> list[ItemRequest] | BodyError:
+def _batch_b(body: dict[str, Any], anchor: Anchor, intent: str) -> list[ItemRequest] | BodyError:
     """Form B: an anchor and `next` 0 to 2 following episodes, recorded as prefetch.
 
     Requirements: PLAY-033, PLAY-035, PLAY-036, PLAY-038.

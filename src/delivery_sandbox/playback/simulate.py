@@ -73,7 +73,12 @@ class Scenario:
 
 def _entitlement(reason: str) -> Scenario:
     return Scenario(
-        f"not_entitled:{reason}", ONLY_PLAYBACK, 403, reason, "not_entitled", reason=reason,
+        f"not_entitled:{reason}",
+        ONLY_PLAYBACK,
+        403,
+        reason,
+        "not_entitled",
+        reason=reason,
         summary=f"403 not_entitled, reason {reason} (spec: Errors > Playback, per ticket)",
     )
 
@@ -83,49 +88,85 @@ SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
         Scenario(
-            "rate_limited", ALL, 429, "rate limit reached (simulated)", "rate_limited",
+            "rate_limited",
+            ALL,
+            429,
+            "rate limit reached (simulated)",
+            "rate_limited",
             summary="429 rate_limited with Retry-After and X-RateLimit-* of the endpoint's counter",
         ),
         Scenario(
-            "prefetch_shed", ONLY_PLAYBACK, 429, "prefetch paused near the limit (simulated)",
-            "rate_limited", reason="prefetch_shed",
+            "prefetch_shed",
+            ONLY_PLAYBACK,
+            429,
+            "prefetch paused near the limit (simulated)",
+            "rate_limited",
+            reason="prefetch_shed",
             summary="429 rate_limited, reason prefetch_shed",
         ),
         Scenario(
-            "service_unavailable", ALL, 503, "temporarily unavailable (simulated)",
-            "service_unavailable", retry_after=2,
+            "service_unavailable",
+            ALL,
+            503,
+            "temporarily unavailable (simulated)",
+            "service_unavailable",
+            retry_after=2,
             summary="503 service_unavailable with Retry-After: 2",
         ),
         Scenario(
-            "org_suspended", frozenset({CATALOG, CONFIG}), 403, "org_suspended",
+            "org_suspended",
+            frozenset({CATALOG, CONFIG}),
+            403,
+            "org_suspended",
             summary="403 without error_code, error org_suspended (catalog, config)",
         ),
         *(_entitlement(reason) for reason in ENTITLEMENT_REASONS),
         Scenario(
-            "not_ready", ONLY_PLAYBACK, 404, "episode not ready (simulated)", "not_ready",
+            "not_ready",
+            ONLY_PLAYBACK,
+            404,
+            "episode not ready (simulated)",
+            "not_ready",
             summary="404 not_ready: unknown, unpublished or not ready episode",
         ),
         Scenario(
-            "no_playable_version", ONLY_PLAYBACK, 503, "no playable version (simulated)",
-            "not_ready", summary="503 not_ready without Retry-After: try on the next play",
+            "no_playable_version",
+            ONLY_PLAYBACK,
+            503,
+            "no playable version (simulated)",
+            "not_ready",
+            summary="503 not_ready without Retry-After: try on the next play",
         ),
         Scenario(
-            "sdk_required", ONLY_PLAYBACK, 409, "device values required (simulated)",
-            "sdk_required", extra=(("protection", "private-encrypted"),),
+            "sdk_required",
+            ONLY_PLAYBACK,
+            409,
+            "device values required (simulated)",
+            "sdk_required",
+            extra=(("protection", "private-encrypted"),),
             summary="409 sdk_required with protection",
         ),
         Scenario(
-            "stream_error", ONLY_PLAYBACK, 502, "stream could not be prepared (simulated)",
+            "stream_error",
+            ONLY_PLAYBACK,
+            502,
+            "stream could not be prepared (simulated)",
             summary="502 without error_code: retry with backoff",
         ),
         Scenario(
             # Only playback lists a 500 (spec: Errors > Catalog, Config, Playback): on catalog
             # and config the header is ignored and the request runs normally.
-            "internal_error", ONLY_PLAYBACK, 500, "unexpected error (simulated)",
+            "internal_error",
+            ONLY_PLAYBACK,
+            500,
+            "unexpected error (simulated)",
             summary="500 without error_code, with request_id (playback only)",
         ),
         Scenario(
-            PARTIAL_BATCH, ONLY_PLAYBACK, 200, "",
+            PARTIAL_BATCH,
+            ONLY_PLAYBACK,
+            200,
+            "",
             summary="batch of 2 or 3: the first item is a real ticket, the others 429 "
             "rate_limited with retry_after (reason prefetch_shed on prefetch items)",
         ),
@@ -213,7 +254,12 @@ def render(
         )
         if scenario.reason is not None:
             return flat(
-                exchange, faults, 429, scenario.error, scenario.error_code, reply.headers,
+                exchange,
+                faults,
+                429,
+                scenario.error,
+                scenario.error_code,
+                reply.headers,
                 reason=scenario.reason,
             )
         return reply

@@ -230,9 +230,7 @@ class Store:
     _by_film: dict[str, list[Episode]] = field(default_factory=dict)
     _by_slug: dict[str, Film] = field(default_factory=dict)
     _by_code: dict[str, Film] = field(default_factory=dict)
-    _subtitles: dict[str, tuple[Episode, tuple[tuple[str, str], ...]]] = field(
-        default_factory=dict
-    )
+    _subtitles: dict[str, tuple[Episode, tuple[tuple[str, str], ...]]] = field(default_factory=dict)
     _seed_episodes: dict[str, Episode] = field(default_factory=dict)
     _seed_licences: dict[tuple[str, str], Licence] = field(default_factory=dict)
     _seed_films: dict[str, Film] = field(default_factory=dict)

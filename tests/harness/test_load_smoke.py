@@ -82,6 +82,8 @@ NOT_LOAD = {
     "ratelimit_envelope_on_envelope_paths",
     "ratelimit_window_120",
     "retry_after_zero_on_429",
+    "batch_429_item_without_retry_after",
+    "prefetch_shed_without_retry_after",
 }
 LIMIT_SIM = {"SIM-004", "SIM-005", "SIM-006"}
 

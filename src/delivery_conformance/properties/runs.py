@@ -22,7 +22,7 @@ from typing import Any
 import hypothesis
 import schemathesis
 from schemathesis.core import NOT_SET
-from schemathesis.core.failures import Failure, FailureGroup
+from schemathesis.core.failures import Failure
 
 from delivery_conformance.checks import Violation
 from delivery_conformance.exceptions import HarnessFailure
@@ -286,6 +286,6 @@ def run_operation(
 
     try:
         operation_test(schema, operation_id, check_case)()
-    except (Failure, FailureGroup, ExceptionGroup) as error:  # Hypothesis groups distinct ones
+    except (Failure, BaseExceptionGroup) as error:  # Hypothesis groups distinct ones (Base...)
         return findings_of(error)
     return Findings()

@@ -259,11 +259,16 @@ def _revoke_link(sb: Sandbox, creative_id: str) -> Reply:
     return _ok({"creative_id": creative_id, "link_revoked": True})
 
 
-def _retitle(sb: Sandbox, film_id: str, body: dict[str, Any], now: float) -> Reply:
-    """Give a film a new title: a metadata change (its `metadata_version` moves, CAT-082)."""
+def _new_title(body: dict[str, Any]) -> str:
     title = body.get("title")
     if not isinstance(title, str) or not title.strip():
         raise AdminError(400, "title must be a non-empty string")
+    return title
+
+
+def _retitle(sb: Sandbox, film_id: str, body: dict[str, Any], now: float) -> Reply:
+    """Give a film a new title: a metadata change (its `metadata_version` moves, CAT-082)."""
+    title = _new_title(body)
     keep = sb.faults.enabled(FaultName.metadata_version_frozen)
     try:
         film = sb.store.retitle_film(film_id, title, int(now), keep_version=keep)
@@ -275,9 +280,7 @@ def _retitle(sb: Sandbox, film_id: str, body: dict[str, Any], now: float) -> Rep
 
 def _retitle_playlist(sb: Sandbox, code: str, body: dict[str, Any], now: float) -> Reply:
     """Give a playlist a new title: a change (its `updated_at` moves, PLS-045)."""
-    title = body.get("title")
-    if not isinstance(title, str) or not title.strip():
-        raise AdminError(400, "title must be a non-empty string")
+    title = _new_title(body)
     keep = sb.faults.enabled(FaultName.playlist_change_keeps_updated_at)
     try:
         playlist = sb.store.retitle_playlist(code, title, int(now), keep_time=keep)

@@ -121,6 +121,17 @@ def test_invalid_http_is_target_garbage() -> None:
         client.get("config")
 
 
+def test_a_connection_dropped_before_any_byte_is_unreachable_however_it_is_read() -> None:
+    """A reset may reach h11 as EOF before the status line; both readings are one outcome."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        message = "Server disconnected without sending a response."
+        raise httpx.RemoteProtocolError(message, request=request)
+
+    with client_for(handler) as client, pytest.raises(TargetUnreachable, match="cannot reach"):
+        client.get("config")
+
+
 def test_unknown_role_is_a_harness_failure() -> None:
     with client_for(answer(200, {})) as client, pytest.raises(HarnessFailure, match="'nobody'"):
         client.get("config", role="nobody")

@@ -141,6 +141,11 @@ def _slowness(error: httpx.TimeoutException) -> str:
     return "the target is too slow: silent, or sending its answer a few bytes at a time"
 
 
+def _closed_without_answer(error: httpx.RemoteProtocolError) -> bool:
+    """h11 reads a connection the server dropped before any byte as this protocol error."""
+    return "without sending a response" in str(error)
+
+
 class DeliveryClient:
     def __init__(
         self,
@@ -320,6 +325,11 @@ class DeliveryClient:
                 f" ({_slowness(error)})"
             ) from None
         except httpx.RemoteProtocolError as error:
+            if _closed_without_answer(error):  # a reset read as EOF: the same as a reset
+                self._record_failure(base, start, str(error))
+                raise TargetUnreachable(
+                    f"cannot reach {self.profile.base_url}: connection closed without an answer"
+                ) from None
             self._record_failure(base, start, f"invalid HTTP: {error}")
             raise TargetGarbage(
                 f"{context.method} {request.url}: invalid HTTP response ({error})"

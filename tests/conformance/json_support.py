@@ -14,7 +14,7 @@ from typing import Any
 from delivery_conformance.checks import expect
 from delivery_conformance.exceptions import TargetGarbage
 
-__all__ = ["arr", "at", "garbage_rule", "json_for", "key", "obj", "objs"]
+__all__ = ["arr", "at", "body_of", "garbage_rule", "json_for", "key", "obj", "objs"]
 
 
 def key(value: Any) -> Any:
@@ -38,6 +38,15 @@ def arr(value: Any) -> list[Any]:
 def objs(value: Any) -> list[dict[str, Any]]:
     """The objects of a JSON array (other items and non-arrays: none)."""
     return [item for item in arr(value) if isinstance(item, dict)]
+
+
+def body_of(response: Any) -> dict[str, Any]:
+    """The JSON object of an answer, or {} when it is not one (the checks that read it then
+    fail on the missing fields; the body itself is judged by its own rule)."""
+    try:
+        return obj(response.json_body())
+    except TargetGarbage:
+        return {}
 
 
 def garbage_rule(requirement_id: str, response: Any) -> str:

@@ -11,10 +11,10 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from json_support import body_of
 from listing_support import iso_epoch, response_time, within
 
 from delivery_conformance.checks import expect
-from delivery_conformance.exceptions import TargetGarbage
 from delivery_conformance.target.client import DeliveryClient, Response
 
 __all__ = [
@@ -49,15 +49,6 @@ def new_viewer() -> str:
 
 def post(client: DeliveryClient, body: Any, role: str = "films", **kwargs: Any) -> Response:
     return client.post("playback", json=body, role=role, **kwargs)
-
-
-def body_of(response: Response) -> dict[str, Any]:
-    """The JSON object of an answer, or {} when it is not one (the checks then fail)."""
-    try:
-        body = response.json_body()
-    except TargetGarbage:  # judged by the status and field checks that follow
-        return {}
-    return body if isinstance(body, dict) else {}
 
 
 def items_of(response: Response) -> list[dict[str, Any]]:

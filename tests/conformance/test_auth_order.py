@@ -9,10 +9,10 @@ the per-ticket shape), LIM (order) (429 before the body is read).
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
+from json_support import body_of
 
 from delivery_conformance.checks import expect
 from delivery_conformance.spec.endpoints import ENDPOINTS, ErrorFormat
@@ -20,14 +20,6 @@ from delivery_conformance.spec.endpoints import ENDPOINTS, ErrorFormat
 UNKNOWN_KEY = "svc_live_" + "Uk4" * 10 + "n0"
 BAD_VERSION = "1999-01-01"
 DUMMY_ID = "00000000-0000-4000-8000-000000000000"
-
-
-def _body(response) -> dict:
-    try:
-        body = json.loads(response.content)
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}
 
 
 def _path(endpoint) -> str:
@@ -40,7 +32,7 @@ def _send(client, endpoint, **kwargs):
 
 
 def _expect_status(rid: str, response, status: int, envelope: int | None = None) -> None:
-    data = _body(response)
+    data = body_of(response)
     expect(
         rid,
         response.status_code == status,
@@ -63,7 +55,7 @@ def _envelope(endpoint, code: int) -> int | None:
 
 
 def _expect_version_refusal(rid: str, response) -> None:
-    code = _body(response).get("error_code")
+    code = body_of(response).get("error_code")
     expect(
         rid,
         response.status_code == 400 and code == "unsupported_version",
@@ -162,9 +154,9 @@ def test_scope_is_judged_before_the_organisation(client, admin):
     _expect_status("AUTH-015", response, 403)
     expect(
         "AUTH-015",
-        _body(response).get("error") != "org_suspended",
+        body_of(response).get("error") != "org_suspended",
         expected="the plain scope 403",
-        actual=_body(response).get("error"),
+        actual=body_of(response).get("error"),
         response=response,
     )
     series = client.get("series", role="webhooks")
@@ -172,9 +164,9 @@ def test_scope_is_judged_before_the_organisation(client, admin):
     config = client.get("config", role="webhooks")
     expect(
         "AUTH-015",
-        config.status_code == 403 and _body(config).get("error") == "org_suspended",
+        config.status_code == 403 and body_of(config).get("error") == "org_suspended",
         expected="403 org_suspended once the scope passes",
-        actual=f"{config.status_code} {_body(config).get('error')!r}",
+        actual=f"{config.status_code} {body_of(config).get('error')!r}",
         response=config,
     )
 
@@ -195,9 +187,9 @@ def test_organisation_is_judged_before_the_rate_limit(client, admin):
     response = client.get("catalog", role="limits", params={"limit": 1})
     expect(
         "AUTH-016",
-        response.status_code == 403 and _body(response).get("error") == "org_suspended",
+        response.status_code == 403 and body_of(response).get("error") == "org_suspended",
         expected="403 org_suspended, not 429",
-        actual=f"{response.status_code} {_body(response).get('error')!r}",
+        actual=f"{response.status_code} {body_of(response).get('error')!r}",
         response=response,
     )
 
@@ -236,9 +228,9 @@ def test_scope_is_judged_before_the_body(client, key, role):
     _expect_status("AUTH-019", response, 403)
     expect(
         "AUTH-019",
-        _body(response).get("error_code") is None,
+        body_of(response).get("error_code") is None,
         expected="the plain scope 403 (no error_code)",
-        actual=_body(response).get("error_code"),
+        actual=body_of(response).get("error_code"),
         response=response,
     )
 
@@ -248,7 +240,7 @@ def test_scope_is_judged_before_the_body(client, key, role):
 @pytest.mark.parametrize("payload", ["not json", '{"episodes": []}'])
 def test_organisation_is_judged_before_the_body(client, payload):
     response = client.post("playback", role="suspended", content=payload)
-    data = _body(response)
+    data = body_of(response)
     expect(
         "AUTH-020",
         response.status_code == 403

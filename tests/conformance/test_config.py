@@ -8,13 +8,12 @@ matches its host and its subdomains).
 
 from __future__ import annotations
 
-import json
 import re
 from urllib.parse import urlsplit
 
 import pytest
 from config_support import listed_versions, version_entries
-from json_support import arr, obj, objs
+from json_support import arr, body_of, obj, objs
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect
 
@@ -35,14 +34,6 @@ LINKS = (
 )
 
 
-def _body(response) -> dict:
-    try:
-        body = json.loads(response.content)
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}
-
-
 @pytest.fixture
 def config(client, key):
     key("films")
@@ -58,7 +49,7 @@ def config(client, key):
 
 
 def _field(config, dotted: str):
-    value = _body(config)
+    value = body_of(config)
     for part in dotted.split("."):
         value = value.get(part) if isinstance(value, dict) else None
     return value
@@ -69,7 +60,7 @@ def test_config_holds_every_section(config):
     missing = [
         name
         for name in ("api", "key", "rate_limits", "playback", "subtitles", "deprecations", "links")
-        if name not in _body(config)
+        if name not in body_of(config)
     ]
     expect(
         "CFG-001",
@@ -312,7 +303,7 @@ def test_config_door_follows_the_limit_and_refuses_past_it(client, admin):
     last = answers[-1]
     expect(
         "CFG-032",
-        last.status_code == 429 and _body(last).get("error_code") == "rate_limited",
+        last.status_code == 429 and body_of(last).get("error_code") == "rate_limited",
         expected="429 rate_limited on the fourth call",
         actual=[r.status_code for r in answers],
         response=last,
@@ -324,7 +315,7 @@ def test_config_door_follows_the_limit_and_refuses_past_it(client, admin):
 @pytest.mark.needs("role:films")
 def test_subtitle_languages_cover_the_catalog(client, config):
     languages = {v for v in arr(_field(config, "subtitles.languages")) if isinstance(v, str)}
-    catalog = _body(client.get("catalog", role="films"))
+    catalog = body_of(client.get("catalog", role="films"))
     used = {
         s.get("lang")
         for e in objs(catalog.get("episodes"))
@@ -378,7 +369,7 @@ def test_config_refuses_unknown_and_retired_versions(client, key, fixture_id, ca
         version = "1999-01-01" if case == "unknown" else fixture_id("retired_version")
         key("films")
         response = client.get("config", role="films", version=version)
-    code = _body(response).get("error_code")
+    code = body_of(response).get("error_code")
     expect(
         "CFG-028",
         response.status_code == 400 and code == "unsupported_version",
@@ -398,9 +389,9 @@ def test_config_refuses_a_missing_or_bad_key(client, key, credential):
     rid = "CFG-029" if credential == "none" else "CFG-030"
     expect(
         rid,
-        response.status_code == 401 and "error_code" not in _body(response),
+        response.status_code == 401 and "error_code" not in body_of(response),
         expected="401 without error_code",
-        actual=f"{response.status_code} {_body(response).get('error_code')!r}",
+        actual=f"{response.status_code} {body_of(response).get('error_code')!r}",
         response=response,
     )
 
@@ -409,7 +400,7 @@ def test_config_refuses_a_missing_or_bad_key(client, key, credential):
 @pytest.mark.needs("role:suspended")
 def test_config_refuses_a_suspended_organisation(client):
     response = client.get("config", role="suspended")
-    data = _body(response)
+    data = body_of(response)
     expect(
         "CFG-031",
         response.status_code == 403
@@ -425,7 +416,7 @@ def test_config_refuses_a_suspended_organisation(client):
 @pytest.mark.needs("role:unverifiable")
 def test_config_unverifiable_key_is_503(client):
     response = client.get("config", role="unverifiable")
-    code = _body(response).get("error_code")
+    code = body_of(response).get("error_code")
     expect(
         "CFG-033",
         response.status_code == 503 and code == "service_unavailable",
@@ -443,7 +434,7 @@ def test_tickets_agree_with_playback_domains_and_protection(client, config, fixt
     signed = client.post(
         "playback", role="films", json={"episode_id": fixture_id("episode_signed")}
     )
-    host = (urlsplit(str(_body(signed).get("manifest_url") or "")).hostname or "").lower()
+    host = (urlsplit(str(body_of(signed).get("manifest_url") or "")).hostname or "").lower()
     expect(
         "CFG-035",
         signed.status_code == 200 and any(host == d or host.endswith("." + d) for d in domains),
@@ -455,7 +446,7 @@ def test_tickets_agree_with_playback_domains_and_protection(client, config, fixt
         "playback", role="films", json={"episode_id": fixture_id("episode_encrypted"), **DEVICE}
     )
     for ticket in (signed, encrypted):
-        protection = _body(ticket).get("protection")
+        protection = body_of(ticket).get("protection")
         expect(
             "CFG-036",
             ticket.status_code == 200 and protection in levels,

@@ -8,11 +8,11 @@ names the one method, HEAD tolerated), ERR-003 ("none" = no `error_code` member)
 
 from __future__ import annotations
 
-import json
 from urllib.parse import urlsplit
 
 import pytest
 from host_support import require_host_passed_through
+from json_support import body_of
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect
 from delivery_conformance.spec.endpoints import ENDPOINTS, Endpoint
@@ -38,14 +38,6 @@ WRONG_METHODS = [
     for method in (*METHODS, *(("HEAD",) if endpoint.method == "POST" else ()))
     if method != endpoint.method
 ]
-
-
-def _body(response) -> dict:
-    try:
-        body = json.loads(response.content)
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}
 
 
 @pytest.mark.requirement("ERR-015", "ERR-016")
@@ -114,9 +106,9 @@ def test_unknown_path_answers_404_whatever_the_key(client, credential):
     response = client.get("nope", key=key, headers=headers)
     expect(
         "ERR-014",
-        response.status_code == 404 and _body(response).get("error_code") == "not_found",
+        response.status_code == 404 and body_of(response).get("error_code") == "not_found",
         expected="404 not_found before any key check",
-        actual=f"{response.status_code} {_body(response).get('error_code')!r}",
+        actual=f"{response.status_code} {body_of(response).get('error_code')!r}",
         response=response,
     )
 
@@ -165,7 +157,7 @@ def test_every_endpoint_answers_under_the_v1_prefix(
         response = client.post(template, role=role, json={"episode_id": value})
     else:
         response = client.get(template.format(value), role=role)
-    code = _body(response).get("error_code")
+    code = body_of(response).get("error_code")
     expect(
         "GEN-001",
         response.status_code not in (404, 405) or code not in ("not_found", None),
@@ -241,7 +233,7 @@ def test_bare_host_never_serves_the_request(client, profile, fixture_id, method,
     body = {"episode_id": fixture_id("episode_signed")} if method == "POST" else None
     response = client.request(method, path, role=role, host=profile.bare_host, json=body)
     _expect_www_redirect("GEN-007", response, client, profile, f"/api/delivery/v1/{path}")
-    served = {"manifest_url", "play_auth_token", "vid", "films"} & set(_body(response))
+    served = {"manifest_url", "play_auth_token", "vid", "films"} & set(body_of(response))
     expect(
         "GEN-007",
         not served,
@@ -262,7 +254,7 @@ def test_unsupported_version_is_flat_on_every_endpoint(client, endpoint):
     response = client.request(
         endpoint.method, _path(endpoint), role="films", version="1999-01-01", json=body
     )
-    data = _body(response)
+    data = body_of(response)
     expect(
         "ERR-007",
         response.status_code == 400 and data.get("error_code") == "unsupported_version",
@@ -302,7 +294,7 @@ def test_envelope_errors_have_code_message_time_and_request_id(
         key(role)
     value = DUMMY_CODE if fixture == "unknown series" else (fixture_id(fixture) if fixture else "")
     response = client.request(method, template.format(value), role=role)
-    data = _body(response)
+    data = body_of(response)
     # A code whose first digits are not the (right) status is ERR-009's finding.
     prefix = response.status_code == code // 10 and str(data.get("code"))[:3] != str(code // 10)
     expect(
@@ -351,9 +343,9 @@ def test_errors_listed_without_code_carry_no_error_code(
     )
     expect(
         "ERR-003",
-        "error_code" not in _body(response),
+        "error_code" not in body_of(response),
         expected="no error_code member",
-        actual=_body(response).get("error_code"),
+        actual=body_of(response).get("error_code"),
         response=response,
     )
 
@@ -366,9 +358,9 @@ def test_playback_502_carries_no_error_code(client, fixture_id):
     )
     expect(
         "ERR-003",
-        response.status_code == 502 and "error_code" not in _body(response),
+        response.status_code == 502 and "error_code" not in body_of(response),
         expected="502 without error_code",
-        actual=f"{response.status_code} {_body(response).get('error_code')!r}",
+        actual=f"{response.status_code} {body_of(response).get('error_code')!r}",
         response=response,
     )
 
@@ -393,7 +385,7 @@ def test_codes_carried_in_error_are_the_whole_string(
     where, _, query = target.partition("?")
     params = dict([query.split("=", 1)]) if query else None
     response = client.get(where, role=role, params=params)
-    data = _body(response)
+    data = body_of(response)
     expect(
         "ERR-004",
         data.get("error") == error and "error_code" not in data,

@@ -15,12 +15,11 @@ still has to travel back. Assumed: the admin API applies a change before it answ
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 
 import pytest
-from json_support import arr, at, obj, objs
+from json_support import arr, at, body_of, obj, objs
 from timing_support import RoundTrip, round_trip
 
 from delivery_conformance.checks import ConformanceFailure, Severity, expect, violation
@@ -32,14 +31,6 @@ CREATED_BOUND = 5.0
 LIMIT_BOUND = 65.0
 POLL_EVERY = 0.25
 MAX_PAGES = 500
-
-
-def _body(response) -> dict:
-    try:
-        body = json.loads(response.content)
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}
 
 
 def poll(send: Callable[[], object], done: Callable[[object], bool], bound: float):
@@ -103,7 +94,7 @@ def test_suspension_is_seen_in_catalog_and_tickets(client, admin, fixture_id, un
     )
     _must(
         "FRESH-005",
-        seen and _body(catalog).get("error") == "org_suspended",
+        seen and body_of(catalog).get("error") == "org_suspended",
         took,
         bound,
         "403 org_suspended on the catalog",
@@ -189,13 +180,13 @@ def test_rotation_refuses_the_old_secret_and_accepts_the_new(client, admin, key,
 @pytest.mark.requirement("AUTH-034")
 @pytest.mark.needs("role:films_metadata", "admin")
 def test_rotation_keeps_the_scopes(client, admin, unpaused):
-    before = at(_body(client.get("config", role="films_metadata")), "key.scopes")
+    before = at(body_of(client.get("config", role="films_metadata")), "key.scopes")
     bound = CREATED_BOUND + round_trip(client, "films_metadata").worst
     new = admin.rotate("films_metadata")
     config, _, _ = poll(
         lambda: client.get("config", key=new), lambda r: r.status_code == 200, bound
     )
-    after = at(_body(config), "key.scopes")
+    after = at(body_of(config), "key.scopes")
     expect(
         "AUTH-034",
         isinstance(before, list) and sorted(map(str, arr(after))) == sorted(map(str, before)),
@@ -241,7 +232,7 @@ def test_raised_limit_applies_within_a_minute(client, admin, fixture_id, counter
 @pytest.mark.needs("role:films")
 def test_unpaged_catalog_is_one_consistent_snapshot(client):
     response = client.get("catalog", role="films")
-    data = _body(response)
+    data = body_of(response)
     ids = [str(film.get("id")) for film in objs(data.get("films"))]
     expect(
         "FRESH-019",
@@ -275,7 +266,7 @@ def _walk_creatives(client, limit: int) -> list[str]:
             actual=response.status_code,
             response=response,
         )
-        data = obj(_body(response).get("data"))
+        data = obj(body_of(response).get("data"))
         ids += [str(item.get("creative_id")) for item in objs(data.get("items"))]
         cursor = data.get("next_cursor")
         if cursor is None:

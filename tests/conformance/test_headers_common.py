@@ -7,11 +7,9 @@ applies; the 308, 404 and 405 carry the common headers), HDR-012 (26 printable c
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from config_support import config_api, listed_versions, reference
-from json_support import objs
+from json_support import body_of, objs
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect
 
@@ -72,14 +70,6 @@ def _send(client, key, fixture_id, method, path, role, fixture, body):
         return client.post(path, role=role, json={"episode_id": value, **DEVICE})
     content = body if body == "not json" else None
     return client.request(method, path.format(value), role=role, content=content, version=version)
-
-
-def _body(response) -> dict:
-    try:
-        body = json.loads(response.content)
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}
 
 
 @pytest.mark.requirement(
@@ -240,9 +230,9 @@ def test_error_bodies_repeat_the_request_id(client, key, case, path, role, versi
     header = response.headers.get("service-request-id")
     expect(
         "HDR-013",
-        header is not None and _body(response).get("request_id") == header,
+        header is not None and body_of(response).get("request_id") == header,
         expected=f"request_id {header}",
-        actual=_body(response).get("request_id"),
+        actual=body_of(response).get("request_id"),
         response=response,
     )
 
@@ -262,7 +252,7 @@ def test_error_bodies_repeat_the_request_id(client, key, case, path, role, versi
 def test_unverifiable_key_answers_retryable_503(client, method, path, code):
     body = {"episode_id": "00000000-0000-4000-8000-000000000000"} if method == "POST" else None
     response = client.request(method, path, role="unverifiable", json=body)
-    data = _body(response)
+    data = body_of(response)
     got = data.get("code") if isinstance(code, int) else data.get("error_code")
     expect(
         "AUTH-021",
@@ -342,9 +332,9 @@ def test_429_carries_retry_after_and_rate_limit_headers(client, admin, counter, 
     )
     expect(
         "ERR-006",
-        "code" not in _body(response),
+        "code" not in body_of(response),
         expected="flat body, no envelope code",
-        actual=_body(response).get("code"),
+        actual=body_of(response).get("code"),
         response=response,
     )
 
@@ -383,7 +373,7 @@ def test_two_keys_of_one_organisation_see_the_same_catalog(client):
             actual=response.status_code,
             response=response,
         )
-        seen.append([film.get("id") for film in objs(_body(response).get("films"))])
+        seen.append([film.get("id") for film in objs(body_of(response).get("films"))])
     expect(
         "GEN-004",
         seen[0] == seen[1] and bool(seen[0]),

@@ -9,11 +9,10 @@ the film-organisation 4032).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import pytest
-from json_support import at
+from json_support import at, body_of
 
 from delivery_conformance.checks import expect
 
@@ -140,14 +139,6 @@ def _matrix() -> list:
     return params
 
 
-def _body(response) -> dict:
-    try:
-        body = json.loads(response.content)
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}
-
-
 @pytest.mark.parametrize(("role", "operation", "cell"), _matrix())
 def test_scope_matrix(client, fixture_id, role, operation, cell):
     template, fixture, _, _ = CALLS[operation]
@@ -165,7 +156,7 @@ def test_scope_matrix(client, fixture_id, role, operation, cell):
         response=response,
         title=f"{role.name} on {operation}",
     )
-    data = _body(response)
+    data = body_of(response)
     if response.status_code == 403:
         if cell.code is None:
             plain = "error_code" not in data and data.get("error") not in SPECIAL_403
@@ -202,7 +193,7 @@ def test_scope_matrix(client, fixture_id, role, operation, cell):
 def test_config_names_the_scopes_of_the_key(client, key, role):
     key(role.name)
     response = client.get("config", role=role.name)
-    scopes = at(_body(response), "key.scopes")
+    scopes = at(body_of(response), "key.scopes")
     expect(
         "CFG-011",
         isinstance(scopes, list)

@@ -13,13 +13,12 @@ target's clock); its docstring says what it assumes and how it stays valid with 
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from json_support import at, obj
+from json_support import at, body_of, obj
 from timing_support import round_trip
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect
@@ -30,14 +29,6 @@ TICKET_FIELDS = {"vid", "play_auth_token", "manifest_url"}
 SIMULATED_ENDPOINTS = ("catalog", "config", "playback")
 # The simulation is not judged by the counters of the endpoint: these are the doors of /config.
 DOOR = {"catalog": "catalog", "config": "config", "playback": "playback"}
-
-
-def _body(response) -> dict:
-    try:
-        body = json.loads(response.content)
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}
 
 
 def _call(client, fixture_id, path, role, simulate=None, **extra):
@@ -79,12 +70,12 @@ def films(key, profile):
 @pytest.mark.requirement("SIM-010", "SIM-002", "SIM-003")
 @pytest.mark.parametrize("path", SIMULATED_ENDPOINTS)
 def test_simulated_rate_limited_is_a_full_429(client, fixture_id, films, path):
-    doors = obj(at(_body(client.get("config", role=films)), "rate_limits.doors"))
+    doors = obj(at(body_of(client.get("config", role=films)), "rate_limits.doors"))
     response = _call(client, fixture_id, path, films, simulate="rate_limited")
     _expect_simulated("SIM-002", response, "rate_limited")
     expect(
         "SIM-010",
-        response.status_code == 429 and _body(response).get("error_code") == "rate_limited",
+        response.status_code == 429 and body_of(response).get("error_code") == "rate_limited",
         expected="429 rate_limited",
         actual=response.status_code,
         response=response,
@@ -102,9 +93,9 @@ def test_simulated_rate_limited_is_a_full_429(client, fixture_id, films, path):
     )
     expect(
         "SIM-003",
-        not TICKET_FIELDS & set(_body(response)),
+        not TICKET_FIELDS & set(body_of(response)),
         expected="no ticket",
-        actual=sorted(TICKET_FIELDS & set(_body(response))),
+        actual=sorted(TICKET_FIELDS & set(body_of(response))),
         response=response,
     )
 
@@ -117,7 +108,7 @@ def test_simulated_service_unavailable_is_a_full_503(client, fixture_id, films, 
     expect(
         "SIM-011",
         response.status_code == 503
-        and _body(response).get("error_code") == "service_unavailable"
+        and body_of(response).get("error_code") == "service_unavailable"
         and response.headers.get("retry-after", "").isdigit(),
         expected="503 service_unavailable with Retry-After",
         actual=f"{response.status_code} {response.headers.get('retry-after')}",
@@ -125,7 +116,7 @@ def test_simulated_service_unavailable_is_a_full_503(client, fixture_id, films, 
     )
     expect(
         "SIM-003",
-        not TICKET_FIELDS & set(_body(response)),
+        not TICKET_FIELDS & set(body_of(response)),
         expected="no ticket",
         actual="ticket fields present",
         response=response,
@@ -142,7 +133,7 @@ def test_simulated_not_entitled_outside_window(client, fixture_id, films):
         simulate=scenario,
         json={"episode_id": fixture_id("episode_encrypted"), **DEVICE},
     )
-    data = _body(response)
+    data = body_of(response)
     _expect_simulated("SIM-002", response, scenario)
     expect(
         "SIM-012",
@@ -169,7 +160,7 @@ def test_simulated_partial_batch_issues_only_the_first_item(client, fixture_id, 
     body = {"episode_id": fixture_id("episode_encrypted"), "next": 2, **DEVICE}
     response = client.post("playback", role=films, simulate="partial_batch", json=body)
     _expect_simulated("SIM-002", response, "partial_batch")
-    items = _body(response).get("items")
+    items = body_of(response).get("items")
     expect(
         "SIM-013",
         response.status_code == 200 and isinstance(items, list) and len(items) == 3,
@@ -224,12 +215,12 @@ def test_simulated_429_matches_a_real_429(client, admin, fixture_id):
             actual=simulated.headers.get(name),
             response=simulated,
         )
-    same = set(_body(simulated)) == set(_body(real))
+    same = set(body_of(simulated)) == set(body_of(real))
     expect(
         "SIM-001",
         same,
-        expected=sorted(_body(real)),
-        actual=sorted(_body(simulated)),
+        expected=sorted(body_of(real)),
+        actual=sorted(body_of(simulated)),
         response=simulated,
     )
 
@@ -326,7 +317,7 @@ def test_simulated_answers_have_their_own_limit_of_300(client, admin, fixture_id
         len(refused) == 1
         and last.status_code == 429
         and last.headers.get("x-ratelimit-limit") == "300"
-        and _body(last).get("error_code") == "rate_limited",
+        and body_of(last).get("error_code") == "rate_limited",
         expected="one real 429 rate_limited, X-RateLimit-Limit 300, no Service-Simulated",
         actual=f"{len(refused)} unsimulated; {last.status_code} "
         f"{last.headers.get('x-ratelimit-limit')} {last.headers.get('service-simulated')}",

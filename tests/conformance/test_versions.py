@@ -12,24 +12,16 @@ from __future__ import annotations
 
 import datetime as dt
 import email.utils
-import json
 import re
 
 import pytest
 from config_support import config_api, dig, listed_versions, reference, version_entries
+from json_support import body_of
 
 from delivery_conformance.checks import expect
 
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 DEPRECATION = re.compile(r"@(\d+)")
-
-
-def _body(response) -> dict:
-    try:
-        body = json.loads(response.content)
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}
 
 
 def _api(client, role: str, **kwargs) -> dict:
@@ -54,7 +46,7 @@ def _rels(response) -> set[str]:
 
 
 def _expect_unsupported(rid: str, response) -> dict:
-    data = _body(response)
+    data = body_of(response)
     expect(
         rid,
         response.status_code == 400 and data.get("error_code") == "unsupported_version",
@@ -206,7 +198,7 @@ def test_rotation_keeps_the_version_pin(client, admin):
     expect(
         "VER-011",
         response.status_code == 200
-        and dig(_body(response), "api.pinned_version") == pinned
+        and dig(body_of(response), "api.pinned_version") == pinned
         and response.headers.get("service-version") == pinned,
         expected=f"the new key pinned to {pinned}",
         actual=f"{response.status_code} {response.headers.get('service-version')}",
@@ -218,7 +210,7 @@ def test_rotation_keeps_the_version_pin(client, admin):
 @pytest.mark.needs("role:deprecated_pin")
 def test_config_announces_deprecations_when_a_version_is_deprecated(client):
     response = client.get("config", role="deprecated_pin")
-    deprecations = _body(response).get("deprecations")
+    deprecations = body_of(response).get("deprecations")
     expect(
         "VER-014",
         isinstance(deprecations, list) and len(deprecations) > 0,

@@ -126,6 +126,32 @@ def run_one(args: argparse.Namespace, campaign: str, fault: str | None, director
     return Run(campaign, fault, process.returncode, verdict, time.monotonic() - started)
 
 
+def _generator_fell_behind(run: Run) -> bool:
+    """Invalid because our own generator missed its schedule (not because of the target)."""
+    generator = run.verdict.get("generator") or {}
+    return (
+        run.code == ExitCode.INVALID
+        and not run.verdict.get("target_failure")
+        and generator.get("valid") is False
+    )
+
+
+def run_measured(
+    args: argparse.Namespace, campaign: str, fault: str | None, directory: Path
+) -> tuple[Run, int]:
+    """One run, repeated while our generator fell behind (at most `--retry-invalid` times).
+
+    An invalid run measures nothing about the target, so it is neither a pass nor a catch: it is
+    run again and the number of invalid attempts is reported beside the figure.
+    """
+    run = run_one(args, campaign, fault, directory)
+    invalid = 0
+    while _generator_fell_behind(run) and invalid < args.retry_invalid:
+        invalid += 1
+        run = run_one(args, campaign, fault, directory)
+    return run, invalid
+
+
 def _caught(run: Run, ids: tuple[str, ...]) -> bool:
     return (
         run.code == ExitCode.DEVIATES
@@ -142,9 +168,17 @@ def _figure_text(run: Run) -> tuple[str, str, str]:
     return figure["name"], f"{figure['measured']:g} {figure['unit']}", f"{low:g}..{high:g}"
 
 
+def _retried(invalid: int) -> str:
+    return f", after {invalid} invalid attempt{'s' if invalid > 1 else ''}" if invalid else ""
+
+
 def markdown(
-    faults: list[tuple[Run, bool]], clean: dict[str, list[Run]], args: argparse.Namespace
+    faults: list[tuple[Run, bool]],
+    clean: dict[str, list[Run]],
+    args: argparse.Namespace,
+    retried: dict[str, int] | None = None,
 ) -> str:
+    retried = retried or {}
     where = f"scale {args.limits_scale:g}" + (
         f", behind the latency proxy ({args.latency} ± {args.jitter})" if args.latency else ""
     )
@@ -164,13 +198,14 @@ def markdown(
         "",
         f"Clean sandbox, {args.clean_runs} runs in a row:",
         "",
-        "| Campaign | Passed | Exit codes |",
-        "|---|---|---|",
+        "| Campaign | Passed | Exit codes | Invalid attempts run again |",
+        "|---|---|---|---|",
     ]
     for campaign, runs in clean.items():
         passed = sum(1 for r in runs if r.code == 0)
+        codes = ", ".join(str(r.code) for r in runs)
         lines.append(
-            f"| {campaign} | {passed}/{len(runs)} | {', '.join(str(r.code) for r in runs)} |"
+            f"| {campaign} | {passed}/{len(runs)} | {codes} | {retried.get(campaign, 0)} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -199,25 +234,36 @@ def _main(argv: list[str] | None) -> int:
     p.add_argument("--jitter", default="0ms")
     p.add_argument("--report-dir", type=Path, default=Path("reports"))
     p.add_argument("--only", nargs="*", default=[], help="faults or campaigns to run")
+    p.add_argument(
+        "--retry-invalid",
+        type=int,
+        default=2,
+        help="run again a run our generator could not keep on schedule, at most N times "
+        "(default 2; it counts neither as a pass nor as a catch, and is reported)",
+    )
     args = p.parse_args(argv)
     signal.signal(signal.SIGTERM, _interrupt)
     if not 0 < args.limits_scale <= 1 or not 0 <= args.clean_runs <= 20 or args.workers < 0:
         p.error("--limits-scale 0..1, --clean-runs 0..20, --workers >= 0")
+    if not 0 <= args.retry_invalid <= 5:
+        p.error("--retry-invalid 0..5")
     unknown = set(args.only) - set(SUBTLE) - set(CLEAN)
     if unknown:
         p.error(f"unknown fault or campaign: {', '.join(sorted(unknown))}")
     directory = args.report_dir / "load" / f"sensitivity-{time.strftime('%Y%m%dT%H%M%S')}"
     directory.mkdir(parents=True, exist_ok=True)
     faults: list[tuple[Run, bool]] = []
+    retried: dict[str, int] = {}  # fault or campaign -> invalid attempts run again
     for fault, (campaign, ids) in SUBTLE.items():
         if args.only and fault not in args.only and campaign not in args.only:
             continue
-        run = run_one(args, campaign, fault, directory)
+        run, invalid = run_measured(args, campaign, fault, directory)
         caught = _caught(run, ids)
         faults.append((run, caught))
+        retried[f"{fault}"] = invalid
         print(
             f"{'caught ' if caught else 'MISSED '} {fault:26} by {campaign:9} "
-            f"(exit {run.code}, {run.seconds:.0f} s)",
+            f"(exit {run.code}, {run.seconds:.0f} s{_retried(invalid)})",
             flush=True,
         )
     clean: dict[str, list[Run]] = {}
@@ -225,11 +271,12 @@ def _main(argv: list[str] | None) -> int:
         if args.only and campaign not in args.only:
             continue
         for _ in range(args.clean_runs):
-            run = run_one(args, campaign, None, directory)
+            run, invalid = run_measured(args, campaign, None, directory)
             clean.setdefault(campaign, []).append(run)
+            retried[campaign] = retried.get(campaign, 0) + invalid
             print(
                 f"{'pass   ' if run.code == 0 else 'FAIL   '} {campaign:9} clean "
-                f"(exit {run.code}, {run.seconds:.0f} s)",
+                f"(exit {run.code}, {run.seconds:.0f} s{_retried(invalid)})",
                 flush=True,
             )
     body = {
@@ -247,9 +294,10 @@ def _main(argv: list[str] | None) -> int:
             for r, c in faults
         ],
         "clean": {k: [r.code for r in v] for k, v in clean.items()},
+        "invalid_attempts_run_again": retried,
     }
     (directory / "sensitivity.json").write_text(json.dumps(body, indent=2) + "\n", "utf-8")
-    text = markdown(faults, clean, args)
+    text = markdown(faults, clean, args, retried)
     (directory / "sensitivity.md").write_text(text, "utf-8")
     print(text + f"report: {directory}")
     ok = all(c for _, c in faults) and all(r.code == 0 for runs in clean.values() for r in runs)

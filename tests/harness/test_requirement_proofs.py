@@ -58,6 +58,20 @@ def test_x(client):
     assert charged == {"SER-030", "PAGE-006"}
 
 
+def test_a_table_fed_to_parametrize_marks_each_row_s_id() -> None:
+    source = """
+import pytest
+RULES = {"CRE-003": ("schema_version",), "CRE-006": ("name",)}
+OTHER = ["CRE-009"]
+@pytest.mark.parametrize("rid", [pytest.param(r, marks=pytest.mark.requirement(r)) for r in RULES])
+def test_x(rid):
+    expect(rid, False, expected=1, actual=2)
+"""
+    marked, charged = scan_source(source)
+    assert marked == {"CRE-003", "CRE-006"}
+    assert charged == {"CRE-003", "CRE-006", "CRE-009"}
+
+
 def test_a_fault_proves_only_the_ids_it_declares_and_was_charged_to() -> None:
     rows = [
         fault("a", ("PAGE-005",), ("PAGE-005", "SER-030")),

@@ -58,7 +58,26 @@ def scan_source(source: str) -> tuple[set[str], set[str]]:
                 in_markers.add(key)
                 marked.add(rid)
     charged = {rid for key, rid in _ids_in(tree) if key not in in_markers}
-    return marked, charged
+    return marked | _parametrized(tree), charged
+
+
+def _parametrized(tree: ast.Module) -> set[str]:
+    """IDs of the module-level tables a `parametrize` call reads: each row becomes a test marked
+    with its ID (`pytest.param(r, marks=pytest.mark.requirement(r)) for r in RULES`), a marker
+    whose argument is a name and so holds no whole-string ID of its own."""
+    tables: dict[str, ast.AST] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            tables |= {t.id: node.value for t in targets if isinstance(t, ast.Name)}
+    fed = {
+        name.id
+        for call in ast.walk(tree)
+        if isinstance(call, ast.Call) and _call_name(call) == "parametrize"
+        for name in ast.walk(call)
+        if isinstance(name, ast.Name) and name.id in tables
+    }
+    return {rid for name in fed for _, rid in _ids_in(tables[name])}
 
 
 def scan(paths: Iterable[Path]) -> tuple[set[str], set[str]]:

@@ -11,27 +11,9 @@ import re
 import uuid
 from typing import Any
 
+import listing_support as listing
 import pytest
 from json_support import arr, key, obj, objs
-from listing_support import (
-    Code,
-    ErrorRow,
-    Family,
-    Page,
-    error_row_params,
-    expect_counter_refused,
-    expect_error,
-    expect_error_row,
-    expect_limit_caps_the_page,
-    expect_list_envelope,
-    expect_next_link_ends_with_the_walk,
-    is_int,
-    items_of,
-    middle_updated_at,
-    page_of,
-    send_error_row,
-    walk,
-)
 
 from delivery_conformance.checks import ConformanceFailure, expect
 from delivery_conformance.checks.schema import expect_schema
@@ -66,11 +48,11 @@ RECORD_FIELDS: dict[str, tuple[str, ...]] = {
 
 
 @pytest.fixture(scope="module")
-def walked(client: DeliveryClient) -> list[Page] | ConformanceFailure:
+def walked(client: DeliveryClient) -> list[listing.Page] | ConformanceFailure:
     try:
-        return walk(
+        return listing.walk(
             client,
-            Family.ENVELOPE,
+            listing.Family.ENVELOPE,
             "creatives",
             role=ROLE,
             params={"limit": 100},
@@ -80,14 +62,14 @@ def walked(client: DeliveryClient) -> list[Page] | ConformanceFailure:
         return failure
 
 
-def settled(walked: list[Page] | ConformanceFailure) -> list[Page]:
+def settled(walked: list[listing.Page] | ConformanceFailure) -> list[listing.Page]:
     if isinstance(walked, ConformanceFailure):
         raise walked
     return walked
 
 
-def records(feed: list[Page]) -> list[dict[str, Any]]:
-    return [r for r in items_of(feed) if isinstance(r, dict)]
+def records(feed: list[listing.Page]) -> list[dict[str, Any]]:
+    return [r for r in listing.items_of(feed) if isinstance(r, dict)]
 
 
 def single(client: DeliveryClient, creative: str) -> tuple[Response, dict[str, Any]]:
@@ -109,7 +91,7 @@ def single(client: DeliveryClient, creative: str) -> tuple[Response, dict[str, A
     "requirement_id", [pytest.param(r, marks=pytest.mark.requirement(r)) for r in RECORD_FIELDS]
 )
 def test_records_follow_the_creative_table(
-    walked: list[Page] | ConformanceFailure, requirement_id: str
+    walked: list[listing.Page] | ConformanceFailure, requirement_id: str
 ) -> None:
     feed = settled(walked)
     expect(
@@ -143,7 +125,9 @@ def rule_failures(record: dict[str, Any]) -> dict[str, str]:
         bad["CRE-014"] = f"{placement} with {aspect}"
     scenes = objs(record.get("scenes"))
     if any(
-        is_int(s.get("start_ms")) and is_int(s.get("end_ms")) and s["end_ms"] < s["start_ms"]
+        listing.is_int(s.get("start_ms"))
+        and listing.is_int(s.get("end_ms"))
+        and s["end_ms"] < s["start_ms"]
         for s in scenes
     ):
         bad["CRE-016"] = "a scene ends before it starts"
@@ -158,7 +142,7 @@ def rule_failures(record: dict[str, Any]) -> dict[str, str]:
     ):
         bad["CRE-017"] = "hook differs from the first scene"
     ends = obj(record.get("rights")).get("ends_at")
-    if is_int(ends) and ends % 86400:
+    if listing.is_int(ends) and ends % 86400:
         bad["CRE-019"] = f"ends_at {ends} not at 00:00 UTC"
     final = obj(record.get("final"))
     if record.get("status") == "pushed" and final.get("ready") is not True:
@@ -214,7 +198,7 @@ RULES = [
     "requirement_id", [pytest.param(r, marks=pytest.mark.requirement(r)) for r in RULES]
 )
 def test_records_keep_the_rules_across_fields(
-    walked: list[Page] | ConformanceFailure, requirement_id: str
+    walked: list[listing.Page] | ConformanceFailure, requirement_id: str
 ) -> None:
     feed = settled(walked)
     for page in feed:
@@ -232,7 +216,10 @@ def test_records_keep_the_rules_across_fields(
 @FILMS
 @pytest.mark.requirement("CRE-002", "CRE-004", "CRE-005", "CRE-034", "CRE-035")
 def test_single_read_returns_the_listed_record(
-    client: DeliveryClient, fixture_id: Any, walked: list[Page] | ConformanceFailure, profile: Any
+    client: DeliveryClient,
+    fixture_id: Any,
+    walked: list[listing.Page] | ConformanceFailure,
+    profile: Any,
 ) -> None:
     feed = settled(walked)
     creative = fixture_id("creative_id")
@@ -288,7 +275,7 @@ def test_single_read_returns_the_listed_record(
 @pytest.mark.needs(f"role:{ROLE}", "fixture:creative_other_org")
 @pytest.mark.requirement("CRE-026")
 def test_feed_holds_only_the_organisation_s_creatives(
-    walked: list[Page] | ConformanceFailure, fixture_id: Any
+    walked: list[listing.Page] | ConformanceFailure, fixture_id: Any
 ) -> None:
     feed = settled(walked)
     other = fixture_id("creative_other_org")
@@ -304,25 +291,25 @@ def test_feed_holds_only_the_organisation_s_creatives(
 @FILMS
 @pytest.mark.requirement("CRE-027", "CRE-033", "CRE-032", "PAGE-005", "PAGE-010")
 def test_small_pages_walk_the_feed_in_order(
-    client: DeliveryClient, walked: list[Page] | ConformanceFailure
+    client: DeliveryClient, walked: list[listing.Page] | ConformanceFailure
 ) -> None:
     feed = settled(walked)
-    pages = walk(
+    pages = listing.walk(
         client,
-        Family.ENVELOPE,
+        listing.Family.ENVELOPE,
         "creatives",
         role=ROLE,
         params={"limit": 7},
         requirement_id="CRE-033",
     )
     for page in pages:
-        expect_list_envelope(page, "CRE-032")
-        expect_next_link_ends_with_the_walk(page)
+        listing.expect_list_envelope(page, "CRE-032")
+        listing.expect_next_link_ends_with_the_walk(page)
     keys = [(r.get("updated_at"), str(r.get("creative_id")).lower()) for r in records(pages)]
     bad = [
         f"{a} then {b}"
         for a, b in itertools.pairwise(keys)
-        if is_int(a[0]) and is_int(b[0]) and b < a
+        if listing.is_int(a[0]) and listing.is_int(b[0]) and b < a
     ]
     expect(
         "CRE-027",
@@ -343,14 +330,14 @@ def test_small_pages_walk_the_feed_in_order(
 @FILMS
 @pytest.mark.requirement("CRE-028")
 def test_updated_since_is_strictly_after(
-    client: DeliveryClient, walked: list[Page] | ConformanceFailure
+    client: DeliveryClient, walked: list[listing.Page] | ConformanceFailure
 ) -> None:
     feed = settled(walked)
     items = records(feed)
-    pivot = middle_updated_at(items)
-    pages = walk(
+    pivot = listing.middle_updated_at(items)
+    pages = listing.walk(
         client,
-        Family.ENVELOPE,
+        listing.Family.ENVELOPE,
         "creatives",
         role=ROLE,
         params={"updated_since": pivot, "limit": 100},
@@ -359,9 +346,9 @@ def test_updated_since_is_strictly_after(
     stale = [
         r.get("creative_id")
         for r in records(pages)
-        if is_int(r.get("updated_at")) and r["updated_at"] <= pivot
+        if listing.is_int(r.get("updated_at")) and r["updated_at"] <= pivot
     ]
-    newer = [r for r in items if is_int(r.get("updated_at")) and r["updated_at"] > pivot]
+    newer = [r for r in items if listing.is_int(r.get("updated_at")) and r["updated_at"] > pivot]
     expect(
         "CRE-028",
         not stale and len(records(pages)) == len(newer),
@@ -377,8 +364,8 @@ def test_updated_since_is_strictly_after(
 def test_updated_since_takes_up_to_11_digits(
     client: DeliveryClient, since: str, empty: bool
 ) -> None:
-    page = page_of(
-        Family.ENVELOPE, client.get("creatives", role=ROLE, params={"updated_since": since})
+    page = listing.page_of(
+        listing.Family.ENVELOPE, client.get("creatives", role=ROLE, params={"updated_since": since})
     )
     expect(
         "CRE-029",
@@ -394,46 +381,54 @@ def test_updated_since_takes_up_to_11_digits(
 @pytest.mark.parametrize("limit", [1, 100, None])
 def test_limit_caps_the_page(client: DeliveryClient, limit: int | None) -> None:
     rid = "CRE-031" if limit is None else "CRE-030"
-    expect_limit_caps_the_page(rid, client, "creatives", ROLE, limit)
+    listing.expect_limit_caps_the_page(rid, client, "creatives", ROLE, limit)
 
 
 # -- errors (spec: Errors > Creatives list, single read and file) ------------------------------
 
 LIST, ONE, FILE = "creatives", "creatives/{id}", "creatives/{id}/file"
-ERROR_ROWS: list[ErrorRow] = [
+ERROR_ROWS: list[listing.ErrorRow] = [
     *[
-        ("CRE-044", p, ROLE, {}, 400, Code.ERROR_CODE, "unsupported_version")
+        ("CRE-044", p, ROLE, {}, 400, listing.Code.ERROR_CODE, "unsupported_version")
         for p in (LIST, ONE, FILE)
     ],
-    *[("CRE-045", p, None, {}, 401, Code.ENVELOPE, 4010) for p in (LIST, ONE, FILE)],
+    *[("CRE-045", p, None, {}, 401, listing.Code.ENVELOPE, 4010) for p in (LIST, ONE, FILE)],
     *[
-        ("CRE-046", p, w, {}, 401, Code.ENVELOPE, 4011)
+        ("CRE-046", p, w, {}, 401, listing.Code.ENVELOPE, 4011)
         for p in (LIST, ONE, FILE)
         for w in ("revoked", "unknown")
     ],
-    *[("CRE-047", p, "films_metadata", {}, 403, Code.ENVELOPE, 4030) for p in (LIST, ONE, FILE)],
-    *[("CRE-048", p, "suspended", {}, 403, Code.ENVELOPE, 4031) for p in (LIST, ONE, FILE)],
     *[
-        ("CRE-054", LIST, ROLE, {"limit": v}, 422, Code.ENVELOPE, 4220)
+        ("CRE-047", p, "films_metadata", {}, 403, listing.Code.ENVELOPE, 4030)
+        for p in (LIST, ONE, FILE)
+    ],
+    *[("CRE-048", p, "suspended", {}, 403, listing.Code.ENVELOPE, 4031) for p in (LIST, ONE, FILE)],
+    *[
+        ("CRE-054", LIST, ROLE, {"limit": v}, 422, listing.Code.ENVELOPE, 4220)
         for v in ("0", "101", "-1", "1.5", "abc")
     ],
-    ("CRE-055", LIST, ROLE, {"limit": ""}, 422, Code.ENVELOPE, 4220),
+    ("CRE-055", LIST, ROLE, {"limit": ""}, 422, listing.Code.ENVELOPE, 4220),
     *[
-        ("CRE-056", LIST, ROLE, {"updated_since": v}, 422, Code.ENVELOPE, 4221)
+        ("CRE-056", LIST, ROLE, {"updated_since": v}, 422, listing.Code.ENVELOPE, 4221)
         for v in ("abc", "-5", "1.5", "123456789012", "")
     ],
-    ("CRE-057", LIST, ROLE, {"cursor": "forged"}, 422, Code.ENVELOPE, 4222),
-    *[("CRE-060", p, "unverifiable", {}, 503, Code.ENVELOPE, 5031) for p in (LIST, ONE, FILE)],
+    ("CRE-057", LIST, ROLE, {"cursor": "forged"}, 422, listing.Code.ENVELOPE, 4222),
+    *[
+        ("CRE-060", p, "unverifiable", {}, 503, listing.Code.ENVELOPE, 5031)
+        for p in (LIST, ONE, FILE)
+    ],
 ]
 
 
 @FILMS
-@pytest.mark.parametrize("row", error_row_params(ERROR_ROWS, "CRE-062"))
-def test_error_rows(client: DeliveryClient, fixture_id: Any, key: Any, row: ErrorRow) -> None:
+@pytest.mark.parametrize("row", listing.error_row_params(ERROR_ROWS, "CRE-062"))
+def test_error_rows(
+    client: DeliveryClient, fixture_id: Any, key: Any, row: listing.ErrorRow
+) -> None:
     requirement_id, template, who, query, status, where, code = row
     path = template.replace("{id}", fixture_id("creative_id"))
-    response = send_error_row(client, key, path, who, query, code, UNKNOWN_KEY)
-    expect_error_row(requirement_id, "CRE-062", response, status, where, code)
+    response = listing.send_error_row(client, key, path, who, query, code, UNKNOWN_KEY)
+    listing.expect_error_row(requirement_id, "CRE-062", response, status, where, code)
 
 
 @pytest.mark.needs(f"role:{ROLE}", "fixture:creative_other_org", "role:films_metadata")
@@ -448,20 +443,22 @@ def test_foreign_unknown_and_malformed_ids_get_the_same_404(
     }
     for requirement_id, creative in cases.items():
         response = client.get(f"creatives/{creative}", role=ROLE)
-        expect_error_row(requirement_id, "CRE-062", response, 404, Code.ENVELOPE, 4040)
+        listing.expect_error_row(
+            requirement_id, "CRE-062", response, 404, listing.Code.ENVELOPE, 4040
+        )
 
 
 @FILMS
 @pytest.mark.requirement("CRE-057")
 def test_cursor_of_another_list_is_refused(client: DeliveryClient, key: Any) -> None:
     key("films_metadata")
-    other = page_of(
-        Family.ENVELOPE, client.get("series", role="films_metadata", params={"limit": 1})
+    other = listing.page_of(
+        listing.Family.ENVELOPE, client.get("series", role="films_metadata", params={"limit": 1})
     )
     if not isinstance(other.next_cursor, str):
         pytest.skip("not exercised: the series list gave no cursor")
     response = client.get("creatives", role=ROLE, params={"cursor": other.next_cursor})
-    expect_error("CRE-057", response, 422, Code.ENVELOPE, 4222)
+    listing.expect_error("CRE-057", response, 422, listing.Code.ENVELOPE, 4222)
 
 
 @pytest.mark.needs("role:limits", "admin")
@@ -469,4 +466,4 @@ def test_cursor_of_another_list_is_refused(client: DeliveryClient, key: Any) -> 
 def test_creatives_counter_reached_is_a_flat_429(client: DeliveryClient, admin: Any) -> None:
     admin.set_limit("limits", "creatives", 2)
     answers = [client.get("creatives", role="limits", params={"limit": 1}) for _ in range(4)]
-    expect_counter_refused("CRE-058", answers, limit=2, flat_only=True)
+    listing.expect_counter_refused("CRE-058", answers, limit=2, flat_only=True)

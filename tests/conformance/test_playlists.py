@@ -9,26 +9,9 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import listing_support as listing
 import pytest
 from json_support import arr, json_for, key, obj, objs
-from listing_support import (
-    Code,
-    ErrorRow,
-    Family,
-    Page,
-    error_row_params,
-    expect_counter_refused,
-    expect_error,
-    expect_error_row,
-    expect_limit_caps_the_page,
-    expect_list_items,
-    expect_next_link_is_the_cursor,
-    expect_updated_since_leaves_out_older,
-    is_int,
-    items_of,
-    send_error_row,
-    walk,
-)
 
 from delivery_conformance.checks import expect
 from delivery_conformance.checks.schema import expect_schema
@@ -71,10 +54,10 @@ def detail(client: DeliveryClient, code: str) -> tuple[Response, dict[str, Any]]
 
 
 @pytest.fixture(scope="module")
-def library(client: DeliveryClient) -> list[Page]:
-    return walk(
+def library(client: DeliveryClient) -> list[listing.Page]:
+    return listing.walk(
         client,
-        Family.ENVELOPE,
+        listing.Family.ENVELOPE,
         "playlists",
         role=ROLE,
         params={"limit": 7},
@@ -184,11 +167,11 @@ def test_only_cdn_images_carry_a_link_valid_one_hour(
             actual=source,
             response=response,
         )
-        if url is not None and is_int(now):
+        if url is not None and listing.is_int(now):
             expires = image.get("expires_at")
             expect(
                 "PLS-011",
-                is_int(expires) and abs(expires - (now + 3600)) <= 5,
+                listing.is_int(expires) and abs(expires - (now + 3600)) <= 5,
                 expected=f"expires_at {now + 3600} (+-5)",
                 actual=expires,
                 response=response,
@@ -205,7 +188,8 @@ def test_clips_are_in_order_and_formats_follow_duration(
     positions = [c.get("position") for c in clips]
     expect(
         "PLS-012",
-        all(is_int(p) for p in positions) and all(a < b for a, b in itertools.pairwise(positions)),
+        all(listing.is_int(p) for p in positions)
+        and all(a < b for a, b in itertools.pairwise(positions)),
         expected="positions increasing",
         actual=positions[:10],
         response=response,
@@ -214,7 +198,7 @@ def test_clips_are_in_order_and_formats_follow_duration(
         duration, fmt = clip.get("duration_ms"), clip.get("format")
         if clip.get("ready") is False:
             due: object = None
-        elif is_int(duration):
+        elif listing.is_int(duration):
             due = "hls" if duration >= 30000 else "mp4"
         else:
             continue
@@ -230,7 +214,7 @@ def test_clips_are_in_order_and_formats_follow_duration(
 @VIDEOS
 @pytest.mark.requirement("PLS-014", "PLS-002")
 def test_codes_and_clip_ids_are_stable(
-    client: DeliveryClient, fixture_id: Any, library: list[Page]
+    client: DeliveryClient, fixture_id: Any, library: list[listing.Page]
 ) -> None:
     code = fixture_id("playlist_code")
     _, first = detail(client, code)
@@ -239,11 +223,13 @@ def test_codes_and_clip_ids_are_stable(
     expect(
         "PLS-014", ids[0] == ids[1], expected="same clip ids", actual="changed", response=response
     )
-    codes = {key(i.get("code")) for i in items_of(library)}
+    codes = {key(i.get("code")) for i in listing.items_of(library)}
     again = {
         i.get("code")
-        for i in items_of(
-            walk(client, Family.ENVELOPE, "playlists", role=ROLE, params={"limit": 100})
+        for i in listing.items_of(
+            listing.walk(
+                client, listing.Family.ENVELOPE, "playlists", role=ROLE, params={"limit": 100}
+            )
         )
     }
     expect(
@@ -258,10 +244,10 @@ def test_codes_and_clip_ids_are_stable(
 @VIDEOS
 @pytest.mark.requirement("PLS-004")
 def test_list_item_matches_its_detail(
-    client: DeliveryClient, fixture_id: Any, library: list[Page]
+    client: DeliveryClient, fixture_id: Any, library: list[listing.Page]
 ) -> None:
     code = fixture_id("playlist_code")
-    items = [i for i in items_of(library) if i.get("code") == code]
+    items = [i for i in listing.items_of(library) if i.get("code") == code]
     expect(
         "PLS-004",
         len(items) == 1,
@@ -285,14 +271,14 @@ def test_list_item_matches_its_detail(
 
 @VIDEOS
 @pytest.mark.requirement("PLS-001", "PLS-023", "PAGE-005", "PAGE-006", "PAGE-007", "PAGE-009")
-def test_list_pages_are_envelopes_of_playlist_items(library: list[Page]) -> None:
-    expect_list_items(library, "PLS-023", "PLS-001", "PlaylistListItem")
+def test_list_pages_are_envelopes_of_playlist_items(library: list[listing.Page]) -> None:
+    listing.expect_list_items(library, "PLS-023", "PLS-001", "PlaylistListItem")
 
 
 @pytest.mark.needs(f"role:{ROLE}", "fixture:playlist_code", "fixture:playlist_code_not_granted")
 @pytest.mark.requirement("PLS-017", "PLS-003")
-def test_list_holds_the_whole_library(library: list[Page], fixture_id: Any) -> None:
-    by_code = {key(i.get("code")): i for i in items_of(library)}
+def test_list_holds_the_whole_library(library: list[listing.Page], fixture_id: Any) -> None:
+    by_code = {key(i.get("code")): i for i in listing.items_of(library)}
     for fixture, granted in (("playlist_code", True), ("playlist_code_not_granted", False)):
         code = fixture_id(fixture)
         expect(
@@ -313,10 +299,12 @@ def test_list_holds_the_whole_library(library: list[Page], fixture_id: Any) -> N
 
 @VIDEOS
 @pytest.mark.requirement("PLS-018", "PAGE-010")
-def test_walk_is_oldest_change_first(library: list[Page]) -> None:
-    times = [i.get("updated_at") for i in items_of(library)]
+def test_walk_is_oldest_change_first(library: list[listing.Page]) -> None:
+    times = [i.get("updated_at") for i in listing.items_of(library)]
     bad = [
-        f"{a} then {b}" for a, b in itertools.pairwise(times) if is_int(a) and is_int(b) and b < a
+        f"{a} then {b}"
+        for a, b in itertools.pairwise(times)
+        if listing.is_int(a) and listing.is_int(b) and b < a
     ]
     expect(
         "PLS-018",
@@ -337,12 +325,14 @@ def test_walk_is_oldest_change_first(library: list[Page]) -> None:
 
 @VIDEOS
 @pytest.mark.requirement("PLS-022")
-def test_full_page_always_carries_a_cursor(client: DeliveryClient, library: list[Page]) -> None:
-    total = len(items_of(library))
+def test_full_page_always_carries_a_cursor(
+    client: DeliveryClient, library: list[listing.Page]
+) -> None:
+    total = len(listing.items_of(library))
     for limit in sorted({1, total} | {d for d in (2, 3, 4, 5, 6) if total % d == 0}):
-        pages = walk(
+        pages = listing.walk(
             client,
-            Family.ENVELOPE,
+            listing.Family.ENVELOPE,
             "playlists",
             role=ROLE,
             params={"limit": limit},
@@ -371,18 +361,18 @@ def test_full_page_always_carries_a_cursor(client: DeliveryClient, library: list
 @pytest.mark.needs(f"role:{ROLE}", "fixture:category_slug")
 @pytest.mark.requirement("PLS-019")
 def test_category_filter_keeps_only_that_category(
-    client: DeliveryClient, fixture_id: Any, library: list[Page]
+    client: DeliveryClient, fixture_id: Any, library: list[listing.Page]
 ) -> None:
     slug = fixture_id("category_slug")
-    pages = walk(
+    pages = listing.walk(
         client,
-        Family.ENVELOPE,
+        listing.Family.ENVELOPE,
         "playlists",
         role=ROLE,
         params={"category": slug, "limit": 100},
         requirement_id="PLS-019",
     )
-    items = items_of(pages)
+    items = listing.items_of(pages)
     other = [i.get("code") for i in items if obj(i.get("category")).get("slug") != slug]
     expect(
         "PLS-019",
@@ -391,7 +381,7 @@ def test_category_filter_keeps_only_that_category(
         actual=other[:5] or "no items",
         response=pages[0].response,
     )
-    every = {str(obj(i.get("category")).get("slug")) for i in items_of(library)}
+    every = {str(obj(i.get("category")).get("slug")) for i in listing.items_of(library)}
     expect(
         "PLS-019",
         len(every) > 1,
@@ -403,15 +393,17 @@ def test_category_filter_keeps_only_that_category(
 
 @VIDEOS
 @pytest.mark.requirement("PLS-020")
-def test_updated_since_leaves_out_older_items(client: DeliveryClient, library: list[Page]) -> None:
-    expect_updated_since_leaves_out_older("PLS-020", client, library, "playlists", ROLE)
+def test_updated_since_leaves_out_older_items(
+    client: DeliveryClient, library: list[listing.Page]
+) -> None:
+    listing.expect_updated_since_leaves_out_older("PLS-020", client, library, "playlists", ROLE)
 
 
 @VIDEOS
 @pytest.mark.requirement("PLS-021")
 @pytest.mark.parametrize("limit", [1, 100, None])
 def test_limit_caps_the_page(client: DeliveryClient, limit: int | None) -> None:
-    expect_limit_caps_the_page("PLS-021", client, "playlists", ROLE, limit)
+    listing.expect_limit_caps_the_page("PLS-021", client, "playlists", ROLE, limit)
 
 
 def _strings(tree: Any) -> list[str]:
@@ -424,7 +416,7 @@ def _strings(tree: Any) -> list[str]:
 
 @VIDEOS
 @pytest.mark.requirement("PLS-024")
-def test_list_holds_no_playback_link(library: list[Page]) -> None:
+def test_list_holds_no_playback_link(library: list[listing.Page]) -> None:
     for page in library:
         links = [
             s
@@ -443,7 +435,7 @@ def test_list_holds_no_playback_link(library: list[Page]) -> None:
 @VIDEOS
 @pytest.mark.requirement("PAGE-011")
 def test_following_links_next_equals_passing_the_cursor(client: DeliveryClient) -> None:
-    expect_next_link_is_the_cursor(client, "playlists", ROLE, 2)
+    listing.expect_next_link_is_the_cursor(client, "playlists", ROLE, 2)
 
 
 @VIDEOS
@@ -455,7 +447,7 @@ def test_detail_links_itself(client: DeliveryClient, fixture_id: Any, profile: A
     due = f"{profile.base_url}/api/delivery/v1/playlists/{code}"
     expect(
         "PLS-026",
-        obj(body.get("links")).get("self") == due and is_int(body.get("server_time")),
+        obj(body.get("links")).get("self") == due and listing.is_int(body.get("server_time")),
         expected=f"links.self {due}",
         actual=obj(body.get("links")).get("self"),
         response=response,
@@ -465,45 +457,49 @@ def test_detail_links_itself(client: DeliveryClient, fixture_id: Any, profile: A
 # -- errors (spec: Errors > Series and playlists) ----------------------------------------------
 
 LIST, DETAIL = "playlists", "playlists/{code}"
-ERROR_ROWS: list[ErrorRow] = [
-    ("PLS-028", LIST, ROLE, {}, 400, Code.ERROR_CODE, "unsupported_version"),
-    ("PLS-028", DETAIL, ROLE, {}, 400, Code.ERROR_CODE, "unsupported_version"),
-    ("PLS-029", LIST, None, {}, 401, Code.ENVELOPE, 4010),
-    ("PLS-029", DETAIL, None, {}, 401, Code.ENVELOPE, 4010),
-    ("PLS-030", LIST, "revoked", {}, 401, Code.ENVELOPE, 4011),
-    ("PLS-030", DETAIL, "unknown", {}, 401, Code.ENVELOPE, 4011),
-    ("PLS-031", LIST, "limits_videos", {}, 403, Code.ENVELOPE, 4030),
-    ("PLS-031", DETAIL, "limits_videos", {}, 403, Code.ENVELOPE, 4030),
-    ("PLS-032", LIST, "suspended", {}, 403, Code.ENVELOPE, 4031),
-    ("PLS-032", DETAIL, "suspended", {}, 403, Code.ENVELOPE, 4031),
-    ("PLS-033", LIST, "films_metadata", {}, 403, Code.ENVELOPE, 4032),
-    ("PLS-034", DETAIL, "films_metadata", {}, 403, Code.ENVELOPE, 4032),
-    ("PLS-035", LIST, ROLE, {"category": "no-such-category"}, 404, Code.ENVELOPE, 4040),
+ERROR_ROWS: list[listing.ErrorRow] = [
+    ("PLS-028", LIST, ROLE, {}, 400, listing.Code.ERROR_CODE, "unsupported_version"),
+    ("PLS-028", DETAIL, ROLE, {}, 400, listing.Code.ERROR_CODE, "unsupported_version"),
+    ("PLS-029", LIST, None, {}, 401, listing.Code.ENVELOPE, 4010),
+    ("PLS-029", DETAIL, None, {}, 401, listing.Code.ENVELOPE, 4010),
+    ("PLS-030", LIST, "revoked", {}, 401, listing.Code.ENVELOPE, 4011),
+    ("PLS-030", DETAIL, "unknown", {}, 401, listing.Code.ENVELOPE, 4011),
+    ("PLS-031", LIST, "limits_videos", {}, 403, listing.Code.ENVELOPE, 4030),
+    ("PLS-031", DETAIL, "limits_videos", {}, 403, listing.Code.ENVELOPE, 4030),
+    ("PLS-032", LIST, "suspended", {}, 403, listing.Code.ENVELOPE, 4031),
+    ("PLS-032", DETAIL, "suspended", {}, 403, listing.Code.ENVELOPE, 4031),
+    ("PLS-033", LIST, "films_metadata", {}, 403, listing.Code.ENVELOPE, 4032),
+    ("PLS-034", DETAIL, "films_metadata", {}, 403, listing.Code.ENVELOPE, 4032),
+    ("PLS-035", LIST, ROLE, {"category": "no-such-category"}, 404, listing.Code.ENVELOPE, 4040),
     *[
-        ("PLS-036", LIST, ROLE, {"limit": v}, 422, Code.ENVELOPE, 4220)
+        ("PLS-036", LIST, ROLE, {"limit": v}, 422, listing.Code.ENVELOPE, 4220)
         for v in ("0", "101", "abc", "")
     ],
     *[
-        ("PLS-037", LIST, ROLE, {"updated_since": v}, 422, Code.ENVELOPE, 4220)
+        ("PLS-037", LIST, ROLE, {"updated_since": v}, 422, listing.Code.ENVELOPE, 4220)
         for v in ("abc", "-1", "1.5")
     ],
-    ("PLS-038", LIST, ROLE, {"cursor": "forged"}, 422, Code.ENVELOPE, 4220),
+    ("PLS-038", LIST, ROLE, {"cursor": "forged"}, 422, listing.Code.ENVELOPE, 4220),
     *[
-        ("PLS-039", LIST, ROLE, {"category": v}, 422, Code.ENVELOPE, 4220)
+        ("PLS-039", LIST, ROLE, {"category": v}, 422, listing.Code.ENVELOPE, 4220)
         for v in ("Not A Slug!", "-edge", "a--b")
     ],
-    ("PLS-042", LIST, "unverifiable", {}, 503, Code.ENVELOPE, 5031),
-    ("PLS-042", DETAIL, "unverifiable", {}, 503, Code.ENVELOPE, 5031),
+    ("PLS-042", LIST, "unverifiable", {}, 503, listing.Code.ENVELOPE, 5031),
+    ("PLS-042", DETAIL, "unverifiable", {}, 503, listing.Code.ENVELOPE, 5031),
 ]
 
 
 @VIDEOS
-@pytest.mark.parametrize("row", error_row_params(ERROR_ROWS, "PLS-043"))
-def test_error_rows(client: DeliveryClient, fixture_id: Any, key: Any, row: ErrorRow) -> None:
+@pytest.mark.parametrize("row", listing.error_row_params(ERROR_ROWS, "PLS-043"))
+def test_error_rows(
+    client: DeliveryClient, fixture_id: Any, key: Any, row: listing.ErrorRow
+) -> None:
     requirement_id, template, who, query, status, where, code = row
     path = template.replace("{code}", fixture_id("playlist_code"))
-    response = send_error_row(client, key, path, who, query, code, UNKNOWN_KEY)
-    expect_error_row(requirement_id, "PLS-043", response, status, where, code, retry_after=False)
+    response = listing.send_error_row(client, key, path, who, query, code, UNKNOWN_KEY)
+    listing.expect_error_row(
+        requirement_id, "PLS-043", response, status, where, code, retry_after=False
+    )
 
 
 @pytest.mark.needs(f"role:{ROLE}", "fixture:playlist_code_withdrawn")
@@ -513,7 +509,7 @@ def test_withdrawn_and_unknown_playlists_get_the_same_404(
 ) -> None:
     for code in (fixture_id("playlist_code_withdrawn"), "PLZZ9999"):
         response = client.get(f"playlists/{code}", role=ROLE)
-        expect_error("PLS-027", response, 404, Code.ENVELOPE, 4040)
+        listing.expect_error("PLS-027", response, 404, listing.Code.ENVELOPE, 4040)
 
 
 @pytest.mark.needs(f"role:{ROLE}", "admin")
@@ -521,4 +517,4 @@ def test_withdrawn_and_unknown_playlists_get_the_same_404(
 def test_catalog_counter_reached_is_a_flat_429(client: DeliveryClient, admin: Any) -> None:
     admin.set_limit(ROLE, "catalog", 2)
     answers = [client.get("playlists", role=ROLE, params={"limit": 1}) for _ in range(4)]
-    expect_counter_refused("PLS-040", answers, limit=2, flat_only=True)
+    listing.expect_counter_refused("PLS-040", answers, limit=2, flat_only=True)

@@ -10,29 +10,9 @@ import itertools
 import math
 from typing import Any
 
+import listing_support as listing
 import pytest
 from json_support import arr, at, json_for, key, obj, objs
-from listing_support import (
-    Code,
-    ErrorRow,
-    Family,
-    Page,
-    error_row_params,
-    expect_counter_refused,
-    expect_error,
-    expect_error_row,
-    expect_limit_caps_the_page,
-    expect_list_items,
-    expect_next_link_ends_with_the_walk,
-    expect_next_link_is_the_cursor,
-    expect_updated_since_leaves_out_older,
-    is_int,
-    items_of,
-    page_of,
-    send_error_row,
-    server_time_close,
-    walk,
-)
 
 from delivery_conformance.checks import expect, expect_status
 from delivery_conformance.checks.schema import expect_schema
@@ -80,9 +60,14 @@ def detail(client: DeliveryClient, code: str, role: str = ROLE) -> tuple[Respons
 
 
 @pytest.fixture(scope="module")
-def series_walk(client: DeliveryClient) -> list[Page]:
-    return walk(
-        client, Family.ENVELOPE, "series", role=ROLE, params={"limit": 5}, requirement_id="SER-031"
+def series_walk(client: DeliveryClient) -> list[listing.Page]:
+    return listing.walk(
+        client,
+        listing.Family.ENVELOPE,
+        "series",
+        role=ROLE,
+        params={"limit": 5},
+        requirement_id="SER-031",
     )
 
 
@@ -133,7 +118,7 @@ def test_detail_names_its_code_is_active_and_links_itself(
     due = f"{profile.base_url}/api/delivery/v1/series/{code}"
     expect(
         "SER-032",
-        links.get("self") == due and is_int(body.get("server_time")),
+        links.get("self") == due and listing.is_int(body.get("server_time")),
         expected=f"links.self {due} and server_time",
         actual=links.get("self"),
         response=response,
@@ -273,17 +258,17 @@ def test_detail_agrees_with_the_catalog(client: DeliveryClient, fixture_id: Any)
 
 @META
 @pytest.mark.requirement("SER-023", "SER-030", "PAGE-005", "PAGE-006", "PAGE-007", "PAGE-009")
-def test_list_pages_are_envelopes_of_series_items(series_walk: list[Page]) -> None:
-    expect_list_items(series_walk, "SER-030", "SER-023", "SeriesListItem")
+def test_list_pages_are_envelopes_of_series_items(series_walk: list[listing.Page]) -> None:
+    listing.expect_list_items(series_walk, "SER-030", "SER-023", "SeriesListItem")
 
 
 @META
 @pytest.mark.requirement("PAGE-008")
-def test_server_time_is_close_to_the_response_time(series_walk: list[Page]) -> None:
+def test_server_time_is_close_to_the_response_time(series_walk: list[listing.Page]) -> None:
     page = series_walk[0]
     expect(
         "PAGE-008",
-        server_time_close(page),
+        listing.server_time_close(page),
         expected="within 5 minutes of the response",
         actual=page.body.get("server_time"),
         response=page.response,
@@ -292,11 +277,13 @@ def test_server_time_is_close_to_the_response_time(series_walk: list[Page]) -> N
 
 @META
 @pytest.mark.requirement("SER-027", "SER-031", "PAGE-010")
-def test_walk_is_oldest_first_without_repeats(series_walk: list[Page]) -> None:
-    items = items_of(series_walk)
+def test_walk_is_oldest_first_without_repeats(series_walk: list[listing.Page]) -> None:
+    items = listing.items_of(series_walk)
     times = [i.get("updated_at") for i in items]
     bad = [
-        f"{a} then {b}" for a, b in itertools.pairwise(times) if is_int(a) and is_int(b) and b < a
+        f"{a} then {b}"
+        for a, b in itertools.pairwise(times)
+        if listing.is_int(a) and listing.is_int(b) and b < a
     ]
     expect(
         "SER-027",
@@ -314,22 +301,22 @@ def test_walk_is_oldest_first_without_repeats(series_walk: list[Page]) -> None:
         response=series_walk[-1].response,
     )
     for page in series_walk:
-        expect_next_link_ends_with_the_walk(page)
+        listing.expect_next_link_ends_with_the_walk(page)
 
 
 @META
 @pytest.mark.requirement("PAGE-011")
 def test_following_links_next_equals_passing_the_cursor(client: DeliveryClient) -> None:
-    expect_next_link_is_the_cursor(client, "series", ROLE, 1)
+    listing.expect_next_link_is_the_cursor(client, "series", ROLE, 1)
 
 
 @META
 @pytest.mark.requirement("SER-024", "SER-025")
 def test_list_item_matches_its_detail(
-    client: DeliveryClient, fixture_id: Any, series_walk: list[Page]
+    client: DeliveryClient, fixture_id: Any, series_walk: list[listing.Page]
 ) -> None:
     code = fixture_id("series_code")
-    items = [i for i in items_of(series_walk) if i.get("code") == code]
+    items = [i for i in listing.items_of(series_walk) if i.get("code") == code]
     expect(
         "SER-024",
         len(items) == 1,
@@ -356,10 +343,14 @@ def test_list_item_matches_its_detail(
 
 @pytest.mark.needs(f"role:{ROLE}", "fixture:series_code_unlicensed")
 @pytest.mark.requirement("SER-026")
-def test_unlicensed_series_is_never_active(series_walk: list[Page], fixture_id: Any) -> None:
+def test_unlicensed_series_is_never_active(
+    series_walk: list[listing.Page], fixture_id: Any
+) -> None:
     code = fixture_id("series_code_unlicensed")
     active = [
-        i for i in items_of(series_walk) if i.get("code") == code and i.get("status") == "active"
+        i
+        for i in listing.items_of(series_walk)
+        if i.get("code") == code and i.get("status") == "active"
     ]
     expect(
         "SER-026",
@@ -372,8 +363,8 @@ def test_unlicensed_series_is_never_active(series_walk: list[Page], fixture_id: 
 
 @META
 @pytest.mark.requirement("SER-034", "SER-002")
-def test_every_active_series_opens(client: DeliveryClient, series_walk: list[Page]) -> None:
-    active = [i.get("code") for i in items_of(series_walk) if i.get("status") == "active"]
+def test_every_active_series_opens(client: DeliveryClient, series_walk: list[listing.Page]) -> None:
+    active = [i.get("code") for i in listing.items_of(series_walk) if i.get("status") == "active"]
     for code in active[:: max(1, len(active) // 15)]:
         response = client.get(f"series/{code}", role=ROLE)
         expect_status("SER-034", response, 200, expected=f"200 for {code}")
@@ -384,65 +375,69 @@ def test_every_active_series_opens(client: DeliveryClient, series_walk: list[Pag
 @META
 @pytest.mark.requirement("SER-028")
 def test_updated_since_leaves_out_older_items(
-    client: DeliveryClient, series_walk: list[Page]
+    client: DeliveryClient, series_walk: list[listing.Page]
 ) -> None:
-    expect_updated_since_leaves_out_older("SER-028", client, series_walk, "series", ROLE)
+    listing.expect_updated_since_leaves_out_older("SER-028", client, series_walk, "series", ROLE)
 
 
 @META
 @pytest.mark.requirement("SER-029")
 @pytest.mark.parametrize("limit", [1, 100, None])
 def test_limit_caps_the_page(client: DeliveryClient, limit: int | None) -> None:
-    expect_limit_caps_the_page("SER-029", client, "series", ROLE, limit)
+    listing.expect_limit_caps_the_page("SER-029", client, "series", ROLE, limit)
 
 
 # -- errors (spec: Errors > Series and playlists) ----------------------------------------------
 
 LIST, DETAIL = "series", "series/{code}"
 # (requirement, path template, role or key, query, status, code place, code)
-ERROR_ROWS: list[ErrorRow] = [
-    ("SER-036", LIST, ROLE, {}, 400, Code.ERROR_CODE, "unsupported_version"),
-    ("SER-036", DETAIL, ROLE, {}, 400, Code.ERROR_CODE, "unsupported_version"),
-    ("SER-037", LIST, None, {}, 401, Code.ENVELOPE, 4010),
-    ("SER-037", DETAIL, None, {}, 401, Code.ENVELOPE, 4010),
-    ("SER-038", LIST, "revoked", {}, 401, Code.ENVELOPE, 4011),
-    ("SER-038", DETAIL, "unknown", {}, 401, Code.ENVELOPE, 4011),
-    ("SER-039", LIST, "films_playback", {}, 403, Code.ENVELOPE, 4030),
-    ("SER-039", DETAIL, "webhooks", {}, 403, Code.ENVELOPE, 4030),
-    ("SER-040", LIST, "suspended", {}, 403, Code.ENVELOPE, 4031),
-    ("SER-040", DETAIL, "suspended", {}, 403, Code.ENVELOPE, 4031),
+ERROR_ROWS: list[listing.ErrorRow] = [
+    ("SER-036", LIST, ROLE, {}, 400, listing.Code.ERROR_CODE, "unsupported_version"),
+    ("SER-036", DETAIL, ROLE, {}, 400, listing.Code.ERROR_CODE, "unsupported_version"),
+    ("SER-037", LIST, None, {}, 401, listing.Code.ENVELOPE, 4010),
+    ("SER-037", DETAIL, None, {}, 401, listing.Code.ENVELOPE, 4010),
+    ("SER-038", LIST, "revoked", {}, 401, listing.Code.ENVELOPE, 4011),
+    ("SER-038", DETAIL, "unknown", {}, 401, listing.Code.ENVELOPE, 4011),
+    ("SER-039", LIST, "films_playback", {}, 403, listing.Code.ENVELOPE, 4030),
+    ("SER-039", DETAIL, "webhooks", {}, 403, listing.Code.ENVELOPE, 4030),
+    ("SER-040", LIST, "suspended", {}, 403, listing.Code.ENVELOPE, 4031),
+    ("SER-040", DETAIL, "suspended", {}, 403, listing.Code.ENVELOPE, 4031),
     *[
-        ("SER-041", LIST, ROLE, {"limit": v}, 422, Code.ENVELOPE, 4220)
+        ("SER-041", LIST, ROLE, {"limit": v}, 422, listing.Code.ENVELOPE, 4220)
         for v in ("0", "101", "abc", "")
     ],
     *[
-        ("SER-042", LIST, ROLE, {"updated_since": v}, 422, Code.ENVELOPE, 4220)
+        ("SER-042", LIST, ROLE, {"updated_since": v}, 422, listing.Code.ENVELOPE, 4220)
         for v in ("abc", "-1", "1.5")  # 12 digits: README (SER-042), either answer
     ],
-    ("SER-043", LIST, ROLE, {"cursor": "forged"}, 422, Code.ENVELOPE, 4220),
-    ("SER-046", LIST, "unverifiable", {}, 503, Code.ENVELOPE, 5031),
-    ("SER-046", DETAIL, "unverifiable", {}, 503, Code.ENVELOPE, 5031),
+    ("SER-043", LIST, ROLE, {"cursor": "forged"}, 422, listing.Code.ENVELOPE, 4220),
+    ("SER-046", LIST, "unverifiable", {}, 503, listing.Code.ENVELOPE, 5031),
+    ("SER-046", DETAIL, "unverifiable", {}, 503, listing.Code.ENVELOPE, 5031),
 ]
 
 
 @pytest.mark.needs(f"role:{ROLE}", "fixture:series_code")
-@pytest.mark.parametrize("row", error_row_params(ERROR_ROWS, "SER-047"))
-def test_error_rows(client: DeliveryClient, fixture_id: Any, key: Any, row: ErrorRow) -> None:
+@pytest.mark.parametrize("row", listing.error_row_params(ERROR_ROWS, "SER-047"))
+def test_error_rows(
+    client: DeliveryClient, fixture_id: Any, key: Any, row: listing.ErrorRow
+) -> None:
     requirement_id, template, who, query, status, where, code = row
     path = template.replace("{code}", fixture_id("series_code"))
-    response = send_error_row(client, key, path, who, query, code, UNKNOWN_KEY)
-    expect_error_row(requirement_id, "SER-047", response, status, where, code)
+    response = listing.send_error_row(client, key, path, who, query, code, UNKNOWN_KEY)
+    listing.expect_error_row(requirement_id, "SER-047", response, status, where, code)
 
 
 @META
 @pytest.mark.requirement("SER-043", "SER-047")
 def test_cursor_of_another_list_is_refused(client: DeliveryClient, key: Any) -> None:
     key("films")
-    other = page_of(Family.ENVELOPE, client.get("creatives", role="films", params={"limit": 1}))
+    other = listing.page_of(
+        listing.Family.ENVELOPE, client.get("creatives", role="films", params={"limit": 1})
+    )
     if not isinstance(other.next_cursor, str):
         pytest.skip("not exercised: the creatives list gave no cursor")
     response = client.get("series", role=ROLE, params={"cursor": other.next_cursor})
-    expect_error("SER-043", response, 422, Code.ENVELOPE, 4220)
+    listing.expect_error("SER-043", response, 422, listing.Code.ENVELOPE, 4220)
 
 
 @pytest.mark.needs(f"role:{ROLE}", "fixture:series_code_unlicensed")
@@ -452,7 +447,7 @@ def test_unlicensed_and_unknown_series_get_the_same_404(
 ) -> None:
     for code in (fixture_id("series_code_unlicensed"), "ZZ999999"):
         response = client.get(f"series/{code}", role=ROLE)
-        expect_error("SER-033", response, 404, Code.ENVELOPE, 4040)
+        listing.expect_error("SER-033", response, 404, listing.Code.ENVELOPE, 4040)
 
 
 @pytest.mark.needs("role:limits", "admin")
@@ -460,4 +455,4 @@ def test_unlicensed_and_unknown_series_get_the_same_404(
 def test_catalog_counter_reached_is_a_flat_429(client: DeliveryClient, admin: Any) -> None:
     admin.set_limit("limits", "catalog", 2)
     answers = [client.get("series", role="limits", params={"limit": 1}) for _ in range(4)]
-    expect_counter_refused("SER-044", answers, limit=2, flat_only=True)
+    listing.expect_counter_refused("SER-044", answers, limit=2, flat_only=True)

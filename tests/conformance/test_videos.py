@@ -10,26 +10,9 @@ import itertools
 import uuid
 from typing import Any
 
+import listing_support as listing
 import pytest
 from json_support import arr, json_for, key, obj, objs
-from listing_support import (
-    Code,
-    ErrorRow,
-    Family,
-    Page,
-    error_row_params,
-    expect_counter_refused,
-    expect_error,
-    expect_error_row,
-    is_int,
-    iso_epoch,
-    items_of,
-    page_of,
-    response_time,
-    send_error_row,
-    walk,
-    within,
-)
 
 from delivery_conformance.checks import expect
 from delivery_conformance.checks.schema import expect_schema
@@ -41,10 +24,10 @@ UNKNOWN_KEY = "svc_live_" + "Vv1" * 10 + "Vv"
 
 
 @pytest.fixture(scope="module")
-def rows_walk(client: DeliveryClient, profile: Any) -> list[Page]:
-    return walk(
+def rows_walk(client: DeliveryClient, profile: Any) -> list[listing.Page]:
+    return listing.walk(
         client,
-        Family.VIDEOS,
+        listing.Family.VIDEOS,
         "videos",
         role=ROLE,
         params={"collection": profile.fixtures.get("collection_code", ""), "limit": 1},
@@ -67,11 +50,15 @@ def single(client: DeliveryClient, video: str) -> tuple[Response, dict[str, Any]
 
 def expect_link_times(requirement_id: str, response: Response, body: Any) -> None:
     body = obj(body)
-    low, high = response_time(response)
-    expires, refresh = iso_epoch(body.get("expires_at")), iso_epoch(body.get("refresh_before"))
+    low, high = listing.response_time(response)
+    expires, refresh = (
+        listing.iso_epoch(body.get("expires_at")),
+        listing.iso_epoch(body.get("refresh_before")),
+    )
     expect(
         requirement_id,
-        within(expires, low + 3600, high + 3600) and within(refresh, low + 2700, high + 2700),
+        listing.within(expires, low + 3600, high + 3600)
+        and listing.within(refresh, low + 2700, high + 2700),
         expected="expires_at +1 h and refresh_before +45 min (5 s slack)",
         actual=f"{body.get('expires_at')} / {body.get('refresh_before')}",
         response=response,
@@ -80,7 +67,9 @@ def expect_link_times(requirement_id: str, response: Response, body: Any) -> Non
 
 @COLLECTION
 @pytest.mark.requirement("VID-001", "VID-009", "VID-003")
-def test_pages_and_rows_follow_the_row_table(rows_walk: list[Page], fixture_id: Any) -> None:
+def test_pages_and_rows_follow_the_row_table(
+    rows_walk: list[listing.Page], fixture_id: Any
+) -> None:
     code = fixture_id("collection_code")
     for page in rows_walk:
         expect_schema("VID-009", page.body, "VideoPage", response=page.response)
@@ -100,21 +89,22 @@ def test_pages_and_rows_follow_the_row_table(rows_walk: list[Page], fixture_id: 
 @COLLECTION
 @pytest.mark.requirement("VID-007", "VID-011")
 def test_walks_return_every_row_once_in_collection_order(
-    client: DeliveryClient, rows_walk: list[Page], fixture_id: Any
+    client: DeliveryClient, rows_walk: list[listing.Page], fixture_id: Any
 ) -> None:
-    small = items_of(rows_walk)
+    small = listing.items_of(rows_walk)
     positions = [r.get("position") for r in small]
     expect(
         "VID-007",
-        all(is_int(p) for p in positions) and all(a < b for a, b in itertools.pairwise(positions)),
+        all(listing.is_int(p) for p in positions)
+        and all(a < b for a, b in itertools.pairwise(positions)),
         expected="position increasing along the walk",
         actual=positions[:10],
         response=rows_walk[-1].response,
     )
-    big = items_of(
-        walk(
+    big = listing.items_of(
+        listing.walk(
             client,
-            Family.VIDEOS,
+            listing.Family.VIDEOS,
             "videos",
             role=ROLE,
             params={"collection": fixture_id("collection_code"), "limit": 200},
@@ -133,7 +123,10 @@ def test_walks_return_every_row_once_in_collection_order(
     big_positions = [r.get("position") for r in big]
     expect(
         "VID-007",
-        all(is_int(a) and is_int(b) and a < b for a, b in itertools.pairwise(big_positions)),
+        all(
+            listing.is_int(a) and listing.is_int(b) and a < b
+            for a, b in itertools.pairwise(big_positions)
+        ),
         expected="position increasing with limit=200",
         actual=big_positions[:10],
         response=rows_walk[-1].response,
@@ -147,7 +140,7 @@ def test_limit_caps_the_page(client: DeliveryClient, fixture_id: Any, limit: int
     params: dict[str, str | int] = {"collection": fixture_id("collection_code")}
     if limit is not None:
         params["limit"] = limit
-    page = page_of(Family.VIDEOS, client.get("videos", role=ROLE, params=params))
+    page = listing.page_of(listing.Family.VIDEOS, client.get("videos", role=ROLE, params=params))
     cap = limit or 50
     expect(
         "VID-008",
@@ -181,7 +174,7 @@ def test_list_links_expire_in_one_hour(client: DeliveryClient, fixture_id: Any) 
 @pytest.mark.needs(f"role:{ROLE}", "fixture:video_id", "fixture:collection_code")
 @pytest.mark.requirement("VID-002", "VID-014", "VID-015", "VID-017")
 def test_single_read_returns_the_listed_row(
-    client: DeliveryClient, fixture_id: Any, rows_walk: list[Page]
+    client: DeliveryClient, fixture_id: Any, rows_walk: list[listing.Page]
 ) -> None:
     video = fixture_id("video_id")
     response, body = single(client, video)
@@ -212,10 +205,10 @@ def test_video_in_two_collections_appears_once_under_each(
     video = fixture_id("video_two_collections")
     response, body = single(client, video)
     for code in arr(obj(body).get("collections")):
-        rows = items_of(
-            walk(
+        rows = listing.items_of(
+            listing.walk(
                 client,
-                Family.VIDEOS,
+                listing.Family.VIDEOS,
                 "videos",
                 role=ROLE,
                 params={"collection": code, "limit": 200},
@@ -237,12 +230,17 @@ def test_video_in_two_collections_appears_once_under_each(
 def test_list_without_collection_holds_only_granted_videos(
     client: DeliveryClient, fixture_id: Any
 ) -> None:
-    pages = walk(
-        client, Family.VIDEOS, "videos", role=ROLE, params={"limit": 200}, requirement_id="VID-006"
+    pages = listing.walk(
+        client,
+        listing.Family.VIDEOS,
+        "videos",
+        role=ROLE,
+        params={"limit": 200},
+        requirement_id="VID-006",
     )
     expect(
         "VID-006",
-        fixture_id("video_not_granted") not in {key(r.get("id")) for r in items_of(pages)},
+        fixture_id("video_not_granted") not in {key(r.get("id")) for r in listing.items_of(pages)},
         expected="no video of a collection not granted",
         actual="listed",
         response=pages[-1].response,
@@ -257,58 +255,69 @@ def test_slug_is_not_an_id(client: DeliveryClient, fixture_id: Any) -> None:
     if not isinstance(slug, str) or not slug:
         pytest.skip("not exercised: the video's row has no slug to try as an id (VID-014)")
     response = client.get(f"videos/{slug}", role=ROLE)
-    expect_error("VID-016", response, 400, Code.NONE)
+    listing.expect_error("VID-016", response, 400, listing.Code.NONE)
 
 
 # -- errors (spec: Errors > Open videos) -------------------------------------------------------
 
 LIST, ONE = "videos", "videos/{id}"
-ERROR_ROWS: list[ErrorRow] = [
-    *[("VID-018", LIST, ROLE, {"cursor": "forged"}, 400, Code.NONE, None)],
-    *[("VID-019", LIST, ROLE, {"limit": v}, 400, Code.NONE, None) for v in ("0", "201", "abc", "")],
-    ("VID-020", "videos/not-a-uuid", ROLE, {}, 400, Code.NONE, None),
-    *[("VID-021", p, ROLE, {}, 400, Code.ERROR_CODE, "unsupported_version") for p in (LIST, ONE)],
+ERROR_ROWS: list[listing.ErrorRow] = [
+    *[("VID-018", LIST, ROLE, {"cursor": "forged"}, 400, listing.Code.NONE, None)],
     *[
-        ("VID-022", p, w, {}, 401, Code.NONE, None)
+        ("VID-019", LIST, ROLE, {"limit": v}, 400, listing.Code.NONE, None)
+        for v in ("0", "201", "abc", "")
+    ],
+    ("VID-020", "videos/not-a-uuid", ROLE, {}, 400, listing.Code.NONE, None),
+    *[
+        ("VID-021", p, ROLE, {}, 400, listing.Code.ERROR_CODE, "unsupported_version")
+        for p in (LIST, ONE)
+    ],
+    *[
+        ("VID-022", p, w, {}, 401, listing.Code.NONE, None)
         for p in (LIST, ONE)
         for w in (None, "unknown", "revoked")
     ],
-    *[("VID-023", p, "films", {}, 403, Code.NONE, None) for p in (LIST, ONE)],
+    *[("VID-023", p, "films", {}, 403, listing.Code.NONE, None) for p in (LIST, ONE)],
     *[
-        ("VID-024", p, "videos_unbound", {}, 403, Code.ERROR, "app_not_registered")
+        ("VID-024", p, "videos_unbound", {}, 403, listing.Code.ERROR, "app_not_registered")
         for p in (LIST, ONE)
     ],
-    *[("VID-025", p, "suspended", {}, 403, Code.ERROR, "org_suspended") for p in (LIST, ONE)],
+    *[
+        ("VID-025", p, "suspended", {}, 403, listing.Code.ERROR, "org_suspended")
+        for p in (LIST, ONE)
+    ],
     (
         "VID-026",
         LIST,
         ROLE,
         {"collection": "no-such-collection"},
         404,
-        Code.ERROR,
+        listing.Code.ERROR,
         "collection_not_found",
     ),
-    ("VID-027", f"videos/{uuid.UUID(int=7)}", ROLE, {}, 404, Code.ERROR, "video_not_found"),
+    ("VID-027", f"videos/{uuid.UUID(int=7)}", ROLE, {}, 404, listing.Code.ERROR, "video_not_found"),
     *[
-        ("VID-030", p, "unverifiable", {}, 503, Code.ERROR_CODE, "service_unavailable")
+        ("VID-030", p, "unverifiable", {}, 503, listing.Code.ERROR_CODE, "service_unavailable")
         for p in (LIST, ONE)
     ],
 ]
 FIXTURE_ROWS = [
-    ("VID-026", LIST, "collection_not_granted", 404, Code.ERROR, "collection_not_found"),
-    ("VID-027", ONE, "video_not_granted", 404, Code.ERROR, "video_not_found"),
-    ("VID-029", LIST, "collection_broken", 500, Code.NONE, None),
-    ("VID-029", ONE, "video_broken", 500, Code.NONE, None),
+    ("VID-026", LIST, "collection_not_granted", 404, listing.Code.ERROR, "collection_not_found"),
+    ("VID-027", ONE, "video_not_granted", 404, listing.Code.ERROR, "video_not_found"),
+    ("VID-029", LIST, "collection_broken", 500, listing.Code.NONE, None),
+    ("VID-029", ONE, "video_broken", 500, listing.Code.NONE, None),
 ]
 
 
 @pytest.mark.needs(f"role:{ROLE}", "fixture:video_id")
-@pytest.mark.parametrize("row", error_row_params(ERROR_ROWS, "VID-031"))
-def test_error_rows(client: DeliveryClient, fixture_id: Any, key: Any, row: ErrorRow) -> None:
+@pytest.mark.parametrize("row", listing.error_row_params(ERROR_ROWS, "VID-031"))
+def test_error_rows(
+    client: DeliveryClient, fixture_id: Any, key: Any, row: listing.ErrorRow
+) -> None:
     requirement_id, template, who, query, status, where, code = row
     path = template.replace("{id}", fixture_id("video_id"))
-    response = send_error_row(client, key, path, who, query, code, UNKNOWN_KEY)
-    expect_error_row(requirement_id, "VID-031", response, status, where, code)
+    response = listing.send_error_row(client, key, path, who, query, code, UNKNOWN_KEY)
+    listing.expect_error_row(requirement_id, "VID-031", response, status, where, code)
 
 
 @pytest.mark.needs(f"role:{ROLE}")
@@ -328,7 +337,7 @@ def test_fixture_error_rows(
     template: str,
     fixture: str,
     status: int,
-    where: Code,
+    where: listing.Code,
     code: object,
 ) -> None:
     target = fixture_id(fixture)
@@ -336,17 +345,19 @@ def test_fixture_error_rows(
         response = client.get(LIST, role=ROLE, params={"collection": target})
     else:
         response = client.get(f"videos/{target}", role=ROLE)
-    expect_error_row(requirement_id, "VID-031", response, status, where, code)
+    listing.expect_error_row(requirement_id, "VID-031", response, status, where, code)
 
 
 @pytest.mark.needs("role:films", f"role:{ROLE}")
 @pytest.mark.requirement("VID-018")
 def test_catalog_cursor_is_refused(client: DeliveryClient) -> None:
-    other = page_of(Family.CATALOG, client.get("catalog", role="films", params={"limit": 1}))
+    other = listing.page_of(
+        listing.Family.CATALOG, client.get("catalog", role="films", params={"limit": 1})
+    )
     if not isinstance(other.next_cursor, str):
         pytest.skip("not exercised: the catalog gave no cursor")
     response = client.get("videos", role=ROLE, params={"cursor": other.next_cursor})
-    expect_error("VID-018", response, 400, Code.NONE)
+    listing.expect_error("VID-018", response, 400, listing.Code.NONE)
 
 
 @pytest.mark.needs("role:limits_videos", "admin")
@@ -359,4 +370,4 @@ def test_counters_reached_are_429(
     path = "videos" if counter == "videos" else f"videos/{fixture_id('video_id')}"
     params = {"collection": fixture_id("collection_code")} if counter == "videos" else {}
     answers = [client.get(path, role="limits_videos", params=params) for _ in range(4)]
-    expect_counter_refused("VID-028", answers, limit=2)
+    listing.expect_counter_refused("VID-028", answers, limit=2)

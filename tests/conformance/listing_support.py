@@ -228,6 +228,26 @@ def send_error_row(
     return client.get(path, role=who, params=query, version=version)
 
 
+def check_error_row(
+    client: DeliveryClient,
+    key: Any,
+    row: ErrorRow,
+    fill: str,
+    shape_id: str,
+    unknown_key: str,
+    *,
+    retry_after: bool = True,
+) -> None:
+    """Send one error row (`fill` in place of the template's `{id}` or `{code}`) and judge the
+    answer by the row (`expect_error_row`)."""
+    requirement_id, template, who, query, status, where, code = row
+    path = template.replace("{id}", fill).replace("{code}", fill)
+    response = send_error_row(client, key, path, who, query, code, unknown_key)
+    expect_error_row(
+        requirement_id, shape_id, response, status, where, code, retry_after=retry_after
+    )
+
+
 def expect_error_shapes(requirement_id: str, response: Response) -> None:
     """Raise every envelope/flat error shape and request_id violation of this answer at once."""
     found = error_shape_violations(requirement_id, response)

@@ -12,11 +12,11 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from expect_support import each_requirement, expect_rows_follow
 from json_support import arr, json_for, key, objs
 from listing_support import Code, expect_error, is_int, iso_epoch
 
 from delivery_conformance.checks import expect, expect_status
-from delivery_conformance.checks.schema import expect_schema
 from delivery_conformance.target.client import DeliveryClient, Response
 
 FILMS = pytest.mark.needs("role:films")
@@ -109,9 +109,7 @@ def fail(requirement_id: str, title: str, bad: list[str], response: Response) ->
 
 
 @FILMS
-@pytest.mark.parametrize(
-    "requirement_id", [pytest.param(r, marks=pytest.mark.requirement(r)) for r in FILM_FIELDS]
-)
+@pytest.mark.parametrize("requirement_id", each_requirement(FILM_FIELDS))
 def test_film_fields_follow_the_film_table(catalog: Catalog, requirement_id: str) -> None:
     expect(
         "CAT-055",
@@ -120,21 +118,18 @@ def test_film_fields_follow_the_film_table(catalog: Catalog, requirement_id: str
         actual="none",
         response=catalog.response,
     )
-    for index, film in enumerate(catalog.all_films):
-        expect_schema(
-            requirement_id,
-            film,
-            "Film",
-            fields=FILM_FIELDS[requirement_id],
-            where=f"films[{index}]",
-            response=catalog.response,
-        )
+    expect_rows_follow(
+        requirement_id,
+        catalog.all_films,
+        "Film",
+        FILM_FIELDS[requirement_id],
+        where="films",
+        response=catalog.response,
+    )
 
 
 @FILMS
-@pytest.mark.parametrize(
-    "requirement_id", [pytest.param(r, marks=pytest.mark.requirement(r)) for r in EPISODE_FIELDS]
-)
+@pytest.mark.parametrize("requirement_id", each_requirement(EPISODE_FIELDS))
 def test_episode_fields_follow_the_episode_table(catalog: Catalog, requirement_id: str) -> None:
     expect(
         "CAT-055",
@@ -143,15 +138,14 @@ def test_episode_fields_follow_the_episode_table(catalog: Catalog, requirement_i
         actual="none",
         response=catalog.response,
     )
-    for index, row in enumerate(catalog.all_episodes):
-        expect_schema(
-            requirement_id,
-            row,
-            "Episode",
-            fields=EPISODE_FIELDS[requirement_id],
-            where=f"episodes[{index}]",
-            response=catalog.response,
-        )
+    expect_rows_follow(
+        requirement_id,
+        catalog.all_episodes,
+        "Episode",
+        EPISODE_FIELDS[requirement_id],
+        where="episodes",
+        response=catalog.response,
+    )
 
 
 @FILMS

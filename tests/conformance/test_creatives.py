@@ -13,10 +13,10 @@ from typing import Any
 
 import listing_support as listing
 import pytest
+from expect_support import each_requirement, expect_rows_follow
 from json_support import arr, key, obj, objs
 
 from delivery_conformance.checks import ConformanceFailure, expect
-from delivery_conformance.checks.schema import expect_schema
 from delivery_conformance.target.client import DeliveryClient, Response
 
 ROLE = "films"
@@ -87,9 +87,7 @@ def single(client: DeliveryClient, creative: str) -> tuple[Response, dict[str, A
 
 
 @FILMS
-@pytest.mark.parametrize(
-    "requirement_id", [pytest.param(r, marks=pytest.mark.requirement(r)) for r in RECORD_FIELDS]
-)
+@pytest.mark.parametrize("requirement_id", each_requirement(RECORD_FIELDS))
 def test_records_follow_the_creative_table(
     walked: list[listing.Page] | ConformanceFailure, requirement_id: str
 ) -> None:
@@ -102,15 +100,14 @@ def test_records_follow_the_creative_table(
         response=feed[0].response,
     )
     for page in feed:
-        for index, record in enumerate(page.items):
-            expect_schema(
-                requirement_id,
-                record,
-                "Creative",
-                fields=RECORD_FIELDS[requirement_id],
-                where=f"data.items[{index}]",
-                response=page.response,
-            )
+        expect_rows_follow(
+            requirement_id,
+            page.items,
+            "Creative",
+            RECORD_FIELDS[requirement_id],
+            where="data.items",
+            response=page.response,
+        )
 
 
 def rule_failures(record: dict[str, Any]) -> dict[str, str]:
@@ -194,9 +191,7 @@ RULES = [
 
 
 @FILMS
-@pytest.mark.parametrize(
-    "requirement_id", [pytest.param(r, marks=pytest.mark.requirement(r)) for r in RULES]
-)
+@pytest.mark.parametrize("requirement_id", each_requirement(RULES))
 def test_records_keep_the_rules_across_fields(
     walked: list[listing.Page] | ConformanceFailure, requirement_id: str
 ) -> None:
@@ -425,10 +420,8 @@ ERROR_ROWS: list[listing.ErrorRow] = [
 def test_error_rows(
     client: DeliveryClient, fixture_id: Any, key: Any, row: listing.ErrorRow
 ) -> None:
-    requirement_id, template, who, query, status, where, code = row
-    path = template.replace("{id}", fixture_id("creative_id"))
-    response = listing.send_error_row(client, key, path, who, query, code, UNKNOWN_KEY)
-    listing.expect_error_row(requirement_id, "CRE-062", response, status, where, code)
+    fill = fixture_id("creative_id")
+    listing.check_error_row(client, key, row, fill, "CRE-062", UNKNOWN_KEY)
 
 
 @pytest.mark.needs(f"role:{ROLE}", "fixture:creative_other_org", "role:films_metadata")

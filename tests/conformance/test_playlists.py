@@ -11,6 +11,7 @@ from typing import Any
 
 import listing_support as listing
 import pytest
+from expect_support import each_requirement
 from json_support import arr, json_for, key, obj, objs
 
 from delivery_conformance.checks import expect
@@ -67,9 +68,7 @@ def library(client: DeliveryClient) -> list[listing.Page]:
 
 @VIDEOS
 @pytest.mark.parametrize("fixture", ["playlist_code", "playlist_code_not_granted"])
-@pytest.mark.parametrize(
-    "requirement_id", [pytest.param(r, marks=pytest.mark.requirement(r)) for r in DETAIL_FIELDS]
-)
+@pytest.mark.parametrize("requirement_id", each_requirement(DETAIL_FIELDS))
 def test_detail_fields_follow_the_playlist_table(
     client: DeliveryClient, fixture_id: Any, requirement_id: str, fixture: str
 ) -> None:
@@ -494,12 +493,8 @@ ERROR_ROWS: list[listing.ErrorRow] = [
 def test_error_rows(
     client: DeliveryClient, fixture_id: Any, key: Any, row: listing.ErrorRow
 ) -> None:
-    requirement_id, template, who, query, status, where, code = row
-    path = template.replace("{code}", fixture_id("playlist_code"))
-    response = listing.send_error_row(client, key, path, who, query, code, UNKNOWN_KEY)
-    listing.expect_error_row(
-        requirement_id, "PLS-043", response, status, where, code, retry_after=False
-    )
+    fill = fixture_id("playlist_code")
+    listing.check_error_row(client, key, row, fill, "PLS-043", UNKNOWN_KEY, retry_after=False)
 
 
 @pytest.mark.needs(f"role:{ROLE}", "fixture:playlist_code_withdrawn")

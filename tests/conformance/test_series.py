@@ -12,6 +12,7 @@ from typing import Any
 
 import listing_support as listing
 import pytest
+from expect_support import each_requirement
 from json_support import arr, at, json_for, key, obj, objs
 
 from delivery_conformance.checks import expect, expect_status
@@ -75,9 +76,7 @@ def series_walk(client: DeliveryClient) -> list[listing.Page]:
 
 
 @META
-@pytest.mark.parametrize(
-    "requirement_id", [pytest.param(r, marks=pytest.mark.requirement(r)) for r in DETAIL_FIELDS]
-)
+@pytest.mark.parametrize("requirement_id", each_requirement(DETAIL_FIELDS))
 def test_detail_fields_follow_the_series_table(
     client: DeliveryClient, fixture_id: Any, requirement_id: str
 ) -> None:
@@ -421,10 +420,8 @@ ERROR_ROWS: list[listing.ErrorRow] = [
 def test_error_rows(
     client: DeliveryClient, fixture_id: Any, key: Any, row: listing.ErrorRow
 ) -> None:
-    requirement_id, template, who, query, status, where, code = row
-    path = template.replace("{code}", fixture_id("series_code"))
-    response = listing.send_error_row(client, key, path, who, query, code, UNKNOWN_KEY)
-    listing.expect_error_row(requirement_id, "SER-047", response, status, where, code)
+    fill = fixture_id("series_code")
+    listing.check_error_row(client, key, row, fill, "SER-047", UNKNOWN_KEY)
 
 
 @META

@@ -1,0 +1,64 @@
+"""Small expectations and parameter lists that every area of the suite uses.
+
+Each helper takes the requirement ID it charges as its first argument, so the ID still stands
+in the scenario's own source (where the traceability scan and a reader find it); the helper only
+spares the scenario the wording of the finding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pytest
+from json_support import body_of
+
+from delivery_conformance.checks import expect
+from delivery_conformance.checks.schema import expect_schema
+from delivery_conformance.target.client import Response
+
+__all__ = ["each_requirement", "expect_answered", "expect_equal", "expect_rows_follow"]
+
+
+def each_requirement(table: Iterable[str]) -> list[Any]:
+    """One pytest param per requirement ID of a table (its keys), each marked with its ID."""
+    return [pytest.param(rid, marks=pytest.mark.requirement(rid)) for rid in table]
+
+
+def expect_equal(
+    requirement_id: str, actual: object, due: object, *, what: str = "", response: Response
+) -> None:
+    """`actual` is `due`; the finding reads "<what> <due>" against what came."""
+    expected = f"{what} {due}" if what else due
+    expect(requirement_id, actual == due, expected=expected, actual=actual, response=response)
+
+
+def expect_answered(
+    requirement_id: str, response: Response, status: int, member: str, code: object, *, why: str
+) -> None:
+    """The answer has this status and its body this value in `member` (`error`, `error_code`,
+    `code`); the finding shows both as they came. `why` says what the rule awaits."""
+    seen = body_of(response).get(member)
+    expect(
+        requirement_id,
+        response.status_code == status and seen == code,
+        expected=f"{status} {code}{why}",
+        actual=f"{response.status_code} {seen!r}",
+        response=response,
+    )
+
+
+def expect_rows_follow(
+    requirement_id: str,
+    rows: Iterable[Any],
+    schema: str,
+    fields: tuple[str, ...],
+    *,
+    where: str,
+    response: Response,
+) -> None:
+    """Every row of a list follows the `fields` of its schema table (`where[i]` names the row)."""
+    for index, row in enumerate(rows):
+        expect_schema(
+            requirement_id, row, schema, fields=fields, where=f"{where}[{index}]", response=response
+        )

@@ -26,11 +26,16 @@ def each_requirement(table: Iterable[str]) -> list[Any]:
 
 
 def expect_equal(
-    requirement_id: str, actual: object, due: object, *, what: str = "", response: Response
+    requirement_id: str,
+    actual: object,
+    due: object,
+    *,
+    expected: object = None,
+    response: Response | None,
 ) -> None:
-    """`actual` is `due`; the finding reads "<what> <due>" against what came."""
-    expected = f"{what} {due}" if what else due
-    expect(requirement_id, actual == due, expected=expected, actual=actual, response=response)
+    """`actual == due`; the finding shows `expected` (by default `due`) against `actual`."""
+    shown = due if expected is None else expected
+    expect(requirement_id, actual == due, expected=shown, actual=actual, response=response)
 
 
 def expect_answered(

@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from expect_support import expect_equal
 from json_support import body_of
 
-from delivery_conformance.checks import expect
+from delivery_conformance.checks import expect, expect_status
 from delivery_conformance.spec.endpoints import ENDPOINTS, ErrorFormat
 
 UNKNOWN_KEY = "svc_live_" + "Uk4" * 10 + "n0"
@@ -33,20 +34,10 @@ def _send(client, endpoint, **kwargs):
 
 def _expect_status(rid: str, response, status: int, envelope: int | None = None) -> None:
     data = body_of(response)
-    expect(
-        rid,
-        response.status_code == status,
-        expected=status,
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status(rid, response, status, expected=status)
     if envelope is not None:
-        expect(
-            rid,
-            data.get("code") == envelope,
-            expected=f"envelope code {envelope}",
-            actual=data.get("code"),
-            response=response,
+        expect_equal(
+            rid, data.get("code"), envelope, expected=f"envelope code {envelope}", response=response
         )
 
 
@@ -201,13 +192,7 @@ def test_rate_limit_is_judged_before_the_body(client, admin):
     first = client.post("playback", role="limits", content="not json")
     _expect_status("AUTH-017", first, 400)
     second = client.post("playback", role="limits", content="not json")
-    expect(
-        "AUTH-017",
-        second.status_code == 429,
-        expected="429 before the body is read",
-        actual=second.status_code,
-        response=second,
-    )
+    expect_status("AUTH-017", second, 429, expected="429 before the body is read")
 
 
 @pytest.mark.requirement("AUTH-018")

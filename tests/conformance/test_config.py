@@ -13,9 +13,10 @@ from urllib.parse import urlsplit
 
 import pytest
 from config_support import listed_versions, version_entries
+from expect_support import expect_equal
 from json_support import arr, body_of, obj, objs
 
-from delivery_conformance.checks import CHECKS, assert_conforms, expect
+from delivery_conformance.checks import CHECKS, assert_conforms, expect, expect_status
 
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 UNKNOWN_KEY = "svc_live_" + "Cf8" * 10 + "x9"
@@ -38,13 +39,7 @@ LINKS = (
 def config(client, key):
     key("films")
     response = client.get("config", role="films")
-    expect(
-        "CFG-001",
-        response.status_code == 200,
-        expected=200,
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status("CFG-001", response, 200, expected=200)
     return response
 
 
@@ -133,12 +128,8 @@ def test_config_versions_agree_with_the_headers(client, key, role):
     api = _field(plain, "api")
     api = api if isinstance(api, dict) else {}
     listed = listed_versions(api)
-    expect(
-        "CFG-004",
-        api.get("version") == plain.headers.get("service-version"),
-        expected=plain.headers.get("service-version"),
-        actual=api.get("version"),
-        response=plain,
+    expect_equal(
+        "CFG-004", api.get("version"), plain.headers.get("service-version"), response=plain
     )
     expect(
         "CFG-009",
@@ -158,11 +149,11 @@ def test_config_versions_agree_with_the_headers(client, key, role):
             actual=inner.get("version"),
             response=response,
         )
-        expect(
+        expect_equal(
             "CFG-005",
-            inner.get("pinned_version") == api.get("pinned_version"),
+            inner.get("pinned_version"),
+            api.get("pinned_version"),
             expected=f"pinned_version {api.get('pinned_version')}",
-            actual=inner.get("pinned_version"),
             response=response,
         )
 
@@ -289,7 +280,7 @@ def test_doors_name_every_counter_but_single_video_with_its_unit(client, key, ro
     )
     units = {name: obj(doors.get(name)).get("unit") for name in DOORS}
     wanted = {name: "tickets" if name == "playback" else "requests" for name in DOORS}
-    expect("LIM-010", units == wanted, expected=wanted, actual=units, response=response)
+    expect_equal("LIM-010", units, wanted, response=response)
 
 
 @pytest.mark.requirement("CFG-017", "CFG-032")
@@ -298,7 +289,7 @@ def test_config_door_follows_the_limit_and_refuses_past_it(client, admin):
     admin.set_limit("limits", "config", 3)
     first = client.get("config", role="limits")
     limit = _field(first, "rate_limits.doors.config.limit")
-    expect("CFG-017", limit == 3, expected="doors.config.limit 3", actual=limit, response=first)
+    expect_equal("CFG-017", limit, 3, expected="doors.config.limit 3", response=first)
     answers = [client.get("config", role="limits") for _ in range(3)]
     last = answers[-1]
     expect(

@@ -13,7 +13,7 @@ from typing import Any
 
 import listing_support as listing
 import pytest
-from expect_support import each_requirement, expect_rows_follow
+from expect_support import each_requirement, expect_equal, expect_rows_follow
 from json_support import arr, key, obj, objs
 
 from delivery_conformance.checks import ConformanceFailure, expect
@@ -219,36 +219,20 @@ def test_single_read_returns_the_listed_record(
     feed = settled(walked)
     creative = fixture_id("creative_id")
     listed = [r for r in records(feed) if r.get("creative_id") == creative]
-    expect(
-        "CRE-035",
-        len(listed) == 1,
-        expected="listed once",
-        actual=len(listed),
-        response=feed[0].response,
-    )
+    expect_equal("CRE-035", len(listed), 1, expected="listed once", response=feed[0].response)
     response, data = single(client, creative)
     due = f"{profile.base_url}/api/delivery/v1/creatives/{creative}"
     for record in (listed[0], data):
-        expect(
+        expect_equal(
             "CRE-002",
-            obj(record.get("links")).get("self") == due,
+            obj(record.get("links")).get("self"),
+            due,
             expected=f"links.self {due}",
-            actual=obj(record.get("links")).get("self"),
             response=response,
         )
-    expect(
-        "CRE-004",
-        data.get("creative_id") == creative,
-        expected=creative,
-        actual=data.get("creative_id"),
-        response=response,
-    )
-    expect(
-        "CRE-005",
-        data.get("creative_code") == listed[0].get("creative_code"),
-        expected=listed[0].get("creative_code"),
-        actual=data.get("creative_code"),
-        response=response,
+    expect_equal("CRE-004", data.get("creative_id"), creative, response=response)
+    expect_equal(
+        "CRE-005", data.get("creative_code"), listed[0].get("creative_code"), response=response
     )
     body = response.json_body()
     expect(

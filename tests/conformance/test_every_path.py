@@ -11,10 +11,11 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 import pytest
+from expect_support import expect_equal
 from host_support import require_host_passed_through
 from json_support import body_of
 
-from delivery_conformance.checks import CHECKS, assert_conforms, expect
+from delivery_conformance.checks import CHECKS, assert_conforms, expect, expect_status
 from delivery_conformance.spec.endpoints import ENDPOINTS, Endpoint
 
 UNKNOWN_KEY = "svc_live_" + "Zz9" * 10 + "Q1"
@@ -57,13 +58,7 @@ def test_wrong_method_answers_405_empty_with_allow(client, endpoint, method):
 def test_wrong_method_is_judged_before_the_key(client, method, path, allowed, credential):
     key = UNKNOWN_KEY if credential == "unknown key" else None
     response = client.request(method, path, key=key)
-    expect(
-        "ERR-017",
-        response.status_code == 405,
-        expected="405 before any key check",
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status("ERR-017", response, 405, expected="405 before any key check")
     allow = {m.strip().upper() for m in response.headers.get("allow", "").split(",")}
     expect(
         "ERR-017",
@@ -118,13 +113,7 @@ def test_unknown_path_answers_404_whatever_the_key(client, credential):
 @pytest.mark.parametrize("method", ["GET", "POST"])
 def test_no_key_management_path_exists(client, method):
     response = client.request(method, "keys", role="films", json={} if method == "POST" else None)
-    expect(
-        "AUTH-035",
-        response.status_code == 404,
-        expected="404 not_found on /keys",
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status("AUTH-035", response, 404, expected="404 not_found on /keys")
 
 
 # Each endpoint with a key holding its scope and the fixture its path needs.
@@ -177,13 +166,7 @@ def test_every_endpoint_answers_under_the_v1_prefix(
 def _expect_www_redirect(requirement: str, response, client, profile, path_and_query: str) -> None:
     require_host_passed_through(client, profile, response)
     bare_host = profile.bare_host
-    expect(
-        requirement,
-        response.status_code == 308,
-        expected="308 from the bare host",
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status(requirement, response, 308, expected="308 from the bare host")
     location = urlsplit(response.headers.get("location", ""))
     bare = bare_host.split(":")[0].lower()
     expect(
@@ -194,11 +177,11 @@ def _expect_www_redirect(requirement: str, response, client, profile, path_and_q
         response=response,
     )
     kept = location.path + (f"?{location.query}" if location.query else "")
-    expect(
+    expect_equal(
         requirement,
-        kept == path_and_query,
+        kept,
+        path_and_query,
         expected=f"same path and query {path_and_query}",
-        actual=kept,
         response=response,
     )
 
@@ -334,13 +317,7 @@ def test_errors_listed_without_code_carry_no_error_code(
     if role:
         key(role)
     response = client.request(method, path, role=role, content=payload)
-    expect(
-        "ERR-003",
-        response.status_code == status,
-        expected=status,
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status("ERR-003", response, status, expected=status)
     expect(
         "ERR-003",
         "error_code" not in body_of(response),

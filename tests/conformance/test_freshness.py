@@ -22,7 +22,13 @@ import pytest
 from json_support import arr, at, body_of, obj, objs
 from timing_support import RoundTrip, round_trip
 
-from delivery_conformance.checks import ConformanceFailure, Severity, expect, violation
+from delivery_conformance.checks import (
+    ConformanceFailure,
+    Severity,
+    expect,
+    expect_status,
+    violation,
+)
 
 DEVICE = {"union_info": "conformance-union-01", "drm_kek": "conformance-kek-0001"}
 SUSPENSION_BOUND = REVOCATION_BOUND = 30.0
@@ -168,13 +174,7 @@ def test_rotation_refuses_the_old_secret_and_accepts_the_new(client, admin, key,
     )
     _must("AUTH-033", seen, took, bound, "401 for the old secret", refused)
     accepted = client.get("config", key=new)
-    expect(
-        "AUTH-033",
-        accepted.status_code == 200,
-        expected="200 for the new key",
-        actual=accepted.status_code,
-        response=accepted,
-    )
+    expect_status("AUTH-033", accepted, 200, expected="200 for the new key")
 
 
 @pytest.mark.requirement("AUTH-034")
@@ -195,13 +195,7 @@ def test_rotation_keeps_the_scopes(client, admin, unpaused):
         response=config,
     )
     refused = client.post("playback", key=new, json={"episode_id": "x"})
-    expect(
-        "AUTH-034",
-        refused.status_code == 403,
-        expected="403: still no playback scope",
-        actual=refused.status_code,
-        response=refused,
-    )
+    expect_status("AUTH-034", refused, 403, expected="403: still no playback scope")
 
 
 @pytest.mark.requirement("FRESH-014")
@@ -259,13 +253,7 @@ def _walk_creatives(client, limit: int) -> list[str]:
         if cursor:
             params["cursor"] = str(cursor)
         response = client.get("creatives", role="films_creatives", params=params)
-        expect(
-            "FRESH-021",
-            response.status_code == 200,
-            expected=200,
-            actual=response.status_code,
-            response=response,
-        )
+        expect_status("FRESH-021", response, 200, expected=200)
         data = obj(body_of(response).get("data"))
         ids += [str(item.get("creative_id")) for item in objs(data.get("items"))]
         cursor = data.get("next_cursor")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from delivery_conformance.checks import expect
+from delivery_conformance.checks import expect, expect_status
 from delivery_conformance.target.client import DeliveryClient, Response
 
 # (method, path, role, fixture put into the path, status); each answers an envelope error.
@@ -48,13 +48,7 @@ def test_envelope_error_code_starts_with_the_status(
     if role:
         key(role)
     response = client.get(path.format(fixture_id(fixture) if fixture else ""), role=role)
-    expect(
-        "ERR-009",
-        response.status_code == status,
-        expected=f"status {status}",
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status("ERR-009", response, status, expected=f"status {status}")
     code = _json(response).get("code")
     fits = isinstance(code, int) and not isinstance(code, bool) and 1000 <= code <= 9999
     expect(

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import pytest
 from config_support import config_api, listed_versions, reference
+from expect_support import expect_equal
 from json_support import body_of, objs
 
-from delivery_conformance.checks import CHECKS, assert_conforms, expect
+from delivery_conformance.checks import CHECKS, assert_conforms, expect, expect_status
 
 UNKNOWN_KEY = "svc_live_" + "Qx7" * 10 + "k2"
 DEVICE = {"union_info": "conformance-union-01", "drm_kek": "conformance-kek-0001"}
@@ -114,13 +115,7 @@ def test_bare_host_redirect_carries_the_common_headers(client, profile):
 @pytest.mark.needs("role:videos")
 def test_single_video_200_has_no_service_version(client, fixture_id):
     response = client.get(f"videos/{fixture_id('video_id')}", role="videos")
-    expect(
-        "HDR-004",
-        response.status_code == 200,
-        expected=200,
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status("HDR-004", response, 200, expected=200)
     assert_conforms(response, CHECKS["service_version"])
 
 
@@ -143,13 +138,7 @@ def test_single_video_errors_carry_service_version(
         key(role)
     target = fixture_id(fixture) if fixture else "not-a-uuid"
     response = client.get(f"videos/{target}", role=role)
-    expect(
-        "HDR-005",
-        response.status_code == status,
-        expected=status,
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status("HDR-005", response, status, expected=status)
     expect(
         "HDR-005",
         "service-version" in response.headers,
@@ -166,11 +155,11 @@ def test_service_version_names_the_key_pin(client, key, role):
     api, config = config_api(client, role)
     pinned = reference(api, "pinned_version")
     for response in (config, client.get("catalog", role=role, params={"limit": 1})):
-        expect(
+        expect_equal(
             "HDR-007",
-            response.headers.get("service-version") == pinned,
+            response.headers.get("service-version"),
+            pinned,
             expected=f"Service-Version {pinned}",
-            actual=response.headers.get("service-version"),
             response=response,
         )
 
@@ -203,11 +192,11 @@ def test_service_version_falls_back_to_latest(client, case):
         response = client.get("catalog", role="films", version="1999-01-01")
     else:
         response = client.get("nope")
-    expect(
+    expect_equal(
         "HDR-010",
-        response.headers.get("service-version") == latest,
+        response.headers.get("service-version"),
+        latest,
         expected=f"Service-Version {latest}",
-        actual=response.headers.get("service-version"),
         response=response,
     )
 
@@ -279,13 +268,7 @@ def test_provider_timeout_503_carries_retry_after(client, fixture_id):
         role="films",
         json={"episode_id": fixture_id("episode_provider_timeout"), **DEVICE},
     )
-    expect(
-        "HDR-025",
-        response.status_code == 503,
-        expected=503,
-        actual=response.status_code,
-        response=response,
-    )
+    expect_status("HDR-025", response, 503, expected=503)
     expect(
         "HDR-025",
         response.headers.get("retry-after") is not None,
@@ -323,11 +306,11 @@ def test_429_carries_retry_after_and_rate_limit_headers(client, admin, counter, 
         actual="absent",
         response=response,
     )
-    expect(
+    expect_equal(
         "HDR-027",
-        response.headers.get("x-ratelimit-limit") == "2",
+        response.headers.get("x-ratelimit-limit"),
+        "2",
         expected="X-RateLimit-Limit: 2",
-        actual=response.headers.get("x-ratelimit-limit"),
         response=response,
     )
     expect(
@@ -351,13 +334,7 @@ def test_no_cors_headers_even_for_a_browser_origin(client, method):
     response = client.request(method, "config", role="films", headers=headers)
     assert_conforms(response, CHECKS["no_cors"])
     if method == "OPTIONS":
-        expect(
-            "GEN-002",
-            response.status_code == 405,
-            expected="405 (OPTIONS is a wrong method)",
-            actual=response.status_code,
-            response=response,
-        )
+        expect_status("GEN-002", response, 405, expected="405 (OPTIONS is a wrong method)")
 
 
 @pytest.mark.requirement("GEN-004")
@@ -366,13 +343,7 @@ def test_two_keys_of_one_organisation_see_the_same_catalog(client):
     seen = []
     for role in ("films", "films_metadata"):
         response = client.get("catalog", role=role)
-        expect(
-            "GEN-004",
-            response.status_code == 200,
-            expected=200,
-            actual=response.status_code,
-            response=response,
-        )
+        expect_status("GEN-004", response, 200, expected=200)
         seen.append([film.get("id") for film in objs(body_of(response).get("films"))])
     expect(
         "GEN-004",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from expect_support import expect_equal
 from limits_support import (
     drain_play,
     lower,
@@ -77,11 +78,11 @@ def _spend_tickets(client, episode: str, count: int, limit: int | None = None) -
         if count + back <= goal:
             break
         goal = count + back
-    expect(
+    expect_equal(
         "LIM-006",
-        issued == goal,
+        issued,
+        goal,
         expected=f"{goal} tickets spent under the limit ({goal - count} refilled meanwhile)",
-        actual=issued,
         response=None,
     )
 
@@ -116,12 +117,8 @@ def _expect_whole_429(rid: str, response: Response, reason: str | None = None) -
         response=response,
     )
     if reason is not None:
-        expect(
-            rid,
-            body.get("reason") == reason,
-            expected=f"reason {reason}",
-            actual=body.get("reason"),
-            response=response,
+        expect_equal(
+            rid, body.get("reason"), reason, expected=f"reason {reason}", response=response
         )
 
 
@@ -174,22 +171,18 @@ def test_batch_in_the_shedding_band_sheds_its_prefetch_items(client, admin, epis
     item = {"episode_id": episode}
     response = post(client, {"intent": "play", "episodes": [item, item], **DEVICE}, role="limits")
     items = expect_batch("LIM-040", response, 2)
-    expect(
-        "LIM-040",
-        items[0].get("status") == 200,
-        expected="item 0 (play) issued",
-        actual=items[0].get("status"),
-        response=response,
+    expect_equal(
+        "LIM-040", items[0].get("status"), 200, expected="item 0 (play) issued", response=response
     )
     _expect_refused_item("LIM-040", response, items[1], shed=True)
     _expect_refused_item("PLAY-090", response, items[1], shed=True)
     own = {"intent": "play", "episodes": [item, {**item, "intent": "play"}], **DEVICE}
     both = expect_batch("PLAY-039", post(client, own, role="limits"), 2)
-    expect(
+    expect_equal(
         "PLAY-039",
-        [i.get("status") for i in both] == [200, 200],
+        [i.get("status") for i in both],
+        [200, 200],
         expected="an item with its own intent play is issued while shedding",
-        actual=[i.get("status") for i in both],
         response=response,
     )
 
@@ -203,11 +196,11 @@ def test_next_items_are_prefetch(client, admin, episode):
     )
     items = expect_batch("PLAY-038", response, 2)
     shape = [(i.get("status"), i.get("reason")) for i in items]
-    expect(
+    expect_equal(
         "PLAY-038",
-        shape == [(200, None), (429, "prefetch_shed")],
+        shape,
+        [(200, None), (429, "prefetch_shed")],
         expected="anchor issued, next item shed as a prefetch",
-        actual=shape,
         response=response,
     )
 
@@ -221,11 +214,11 @@ def test_batch_admits_play_items_before_prefetch_items(client, admin, episode):
     response = post(client, {"intent": "play", "episodes": episodes, **DEVICE}, role="limits")
     items = expect_batch("LIM-039", response, 3)
     statuses = [i.get("status") for i in items]
-    expect(
+    expect_equal(
         "PLAY-046",
-        statuses == [200, 429, 200],
+        statuses,
+        [200, 429, 200],
         expected="items 0 and 2 (play) issued, item 1 (prefetch) refused",
-        actual=statuses,
         response=response,
     )
     _expect_refused_item("LIM-040", response, items[1], shed=None)
@@ -248,11 +241,11 @@ def test_batch_is_429_as_a_whole_only_when_no_item_is_issued(client, admin, epis
         response=response,
     )
     # Which item got the last ticket is the admission order's rule (play before prefetch).
-    expect(
+    expect_equal(
         "LIM-039",
-        statuses == [200, 429],
+        statuses,
+        [200, 429],
         expected="items 200 (play) and 429 (prefetch)",
-        actual=statuses,
         response=response,
     )
     _expect_whole_429("LIM-041", post(client, batch, role="limits"))
@@ -302,11 +295,11 @@ def test_play_request_just_before_room_is_held_then_issued(client, admin, episod
     _drain(client, episode, limit, bound)
     held = [_single(client, episode) for _ in range(3)]
     statuses = [r.status_code for r in held]
-    expect(
+    expect_equal(
         "LIM-043",
-        statuses == [200, 200, 200],
+        statuses,
+        [200, 200, 200],
         expected="play requests held and issued",
-        actual=statuses,
         response=held[-1],
     )
     _expect_hold_bounded(held, bound)

@@ -21,6 +21,7 @@ import time
 import uuid
 
 import pytest
+from expect_support import expect_equal
 from json_support import at, objs
 from limits_support import (
     CLOCK_MINUTE,
@@ -194,13 +195,7 @@ def test_full_allowance_is_available_as_a_burst(client, admin, fixture_id):
     batch = play_batch(body["episode_id"])
     start = time.monotonic()
     issued = sum(tickets(post(client, batch, role="limits")) for _ in range(10))
-    expect(
-        "LIM-014",
-        issued == 30,
-        expected="30 tickets in a quick burst",
-        actual=issued,
-        response=None,
-    )
+    expect_equal("LIM-014", issued, 30, expected="30 tickets in a quick burst", response=None)
     level = 30 / 60 * (time.monotonic() - start + rt.worst + HOLD)
     extra = post(client, body, role="limits")
     if level < 1:
@@ -244,13 +239,7 @@ def test_a_batch_costs_one_ticket_per_issued_ticket(client, admin, fixture_id):
     lower(admin, "limits", "playback", 9)
     batch = play_batch(fixture_id("episode_encrypted"))
     issued = [tickets(post(client, batch, role="limits")) for _ in range(3)]
-    expect(
-        "LIM-015",
-        issued == [3, 3, 3],
-        expected="three batches of 3 issued",
-        actual=issued,
-        response=None,
-    )
+    expect_equal("LIM-015", issued, [3, 3, 3], expected="three batches of 3 issued", response=None)
     extra = post(client, _ticket_body(fixture_id), role="limits")
     expect_status("LIM-015", extra, 429, expected="429 after 9 tickets")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from expect_support import expect_equal
 from playback_support import DEVICE, TICKET_FIELDS, body_of, expect_batch, expect_ticket, post
 
 from delivery_conformance.checks import expect
@@ -55,18 +56,18 @@ def test_form_a_answers_one_item_per_episode_in_request_order(client, fixture_id
     response = post(client, {"intent": "play", "episodes": episodes, **DEVICE})
     items = expect_batch("PLAY-026", response, 3)
     _expect_item_frames(response, items)
-    expect(
+    expect_equal(
         "PLAY-026",
-        [i.get("status") for i in items] == [200, 200, 200],
+        [i.get("status") for i in items],
+        [200, 200, 200],
         expected="three tickets",
-        actual=[i.get("status") for i in items],
         response=response,
     )
-    expect(
+    expect_equal(
         "PLAY-026",
-        _numbers(items) == [3, 1, 2],
+        _numbers(items),
+        [3, 1, 2],
         expected="episode_no 3, 1, 2 (as asked)",
-        actual=_numbers(items),
         response=response,
     )
 
@@ -110,12 +111,8 @@ def test_next_adds_the_following_episodes_in_order(client, fixture_id):
     body = {"film_ref": fixture_id("episode_paged_film"), "episode_no": 1, "next": 2, **DEVICE}
     response = post(client, body)
     items = expect_batch("PLAY-036", response, 3)
-    expect(
-        "PLAY-036",
-        _numbers(items) == [1, 2, 3],
-        expected="episode_no 1, 2, 3",
-        actual=_numbers(items),
-        response=response,
+    expect_equal(
+        "PLAY-036", _numbers(items), [1, 2, 3], expected="episode_no 1, 2, 3", response=response
     )
     expect(
         "PLAY-036",
@@ -133,12 +130,8 @@ def test_next_past_the_last_episode_is_a_404_item(client, fixture_id):
     body = {"film_ref": fixture_id("episode_paged_film"), "episode_no": last, "next": 2, **DEVICE}
     response = post(client, body)
     items = expect_batch("PLAY-037", response, 3)
-    expect(
-        "PLAY-037",
-        items[0].get("status") == 200,
-        expected="the anchor issued",
-        actual=items[0].get("status"),
-        response=response,
+    expect_equal(
+        "PLAY-037", items[0].get("status"), 200, expected="the anchor issued", response=response
     )
     for item in items[1:]:
         expect(
@@ -166,13 +159,7 @@ def test_issued_items_carry_the_episode_and_the_ticket(client, fixture_id):
     response = post(client, {"episode_id": anchor, "next": 1, **DEVICE})
     items = expect_batch("PLAY-041", response, 2)
     for item in items:
-        expect(
-            "PLAY-041",
-            item.get("status") == 200,
-            expected="status 200",
-            actual=item.get("status"),
-            response=response,
-        )
+        expect_equal("PLAY-041", item.get("status"), 200, expected="status 200", response=response)
         missing = [
             n
             for n in ("episode_id", "episode_no", "expires_at", "protection", "subtitles")
@@ -205,11 +192,11 @@ def test_a_failed_item_leaves_the_others_issued(client, fixture_id):
     response = post(client, {"intent": "play", "episodes": episodes, **DEVICE})
     items = expect_batch("PLAY-045", response, 2)
     statuses = [(i.get("status"), i.get("error_code")) for i in items]
-    expect(
+    expect_equal(
         "PLAY-045",
-        statuses == [(200, None), (404, "not_ready")],
+        statuses,
+        [(200, None), (404, "not_ready")],
         expected="item 0 issued, item 1 404 not_ready",
-        actual=statuses,
         response=response,
     )
     leaked = [name for name in EPISODE_DATA if name in items[1]]
@@ -232,11 +219,11 @@ def test_a_refused_item_carries_its_reason(client, fixture_id):
     response = post(client, {"intent": "play", "episodes": episodes, **DEVICE})
     item = expect_batch("PLAY-044", response, 2)[1]
     shape = (item.get("status"), item.get("error_code"), item.get("reason"))
-    expect(
+    expect_equal(
         "PLAY-044",
-        shape == (403, "not_entitled", "outside_window"),
+        shape,
+        (403, "not_entitled", "outside_window"),
         expected="403 not_entitled, reason outside_window",
-        actual=shape,
         response=response,
     )
 

@@ -13,6 +13,7 @@ import time
 import uuid
 
 import pytest
+from expect_support import expect_equal
 from playback_support import DEVICE, body_of, expect_answer, expect_batch, post
 
 from delivery_conformance.checks import expect
@@ -47,11 +48,11 @@ def _expect_not_entitled(rid: str, response, answer: dict, reason: str) -> None:
         actual=f"error_code {shape[0]!r}, reason {shape[1]!r}",
         response=response,
     )
-    expect(
+    expect_equal(
         "PLAY-083",
-        shape[2] == reason,
+        shape[2],
+        reason,
         expected=f"error {reason!r} (the reason itself)",
-        actual=shape[2],
         response=response,
     )
 
@@ -155,11 +156,11 @@ def test_suspension_and_its_end_are_seen_on_the_next_requests(client, admin, fix
         "not_entitled",
         what=f"within {SUSPENSION_BOUND:g} s of suspension",
     )
-    expect(
+    expect_equal(
         "PLAY-067",
-        answer.get("reason") == "org_suspended",
+        answer.get("reason"),
+        "org_suspended",
         expected="reason org_suspended",
-        actual=answer.get("reason"),
         response=refused,
     )
     admin.unsuspend("limits")
@@ -185,11 +186,11 @@ def _poll(send, done, bound: float = SUSPENSION_BOUND, step: float = 0.5):
 def test_encrypted_episode_without_device_values_is_sdk_required(client, fixture_id):
     response = post(client, {"episode_id": fixture_id("episode_encrypted")})
     body = expect_answer("PLAY-011", response, 409, "sdk_required")
-    expect(
+    expect_equal(
         "PLAY-089",
-        body.get("protection") == "private-encrypted",
+        body.get("protection"),
+        "private-encrypted",
         expected="protection private-encrypted",
-        actual=body.get("protection"),
         response=response,
     )
 
@@ -240,11 +241,11 @@ def test_no_playable_version_has_no_retry_after(client, fixture_id):
 def test_provider_timeout_asks_to_retry_after_two_seconds(client, fixture_id):
     response = post(client, {"episode_id": fixture_id("episode_provider_timeout"), **DEVICE})
     expect_answer("PLAY-094", response, 503, "service_unavailable")
-    expect(
+    expect_equal(
         "PLAY-094",
-        response.headers.get("retry-after") == "2",
+        response.headers.get("retry-after"),
+        "2",
         expected="Retry-After: 2",
-        actual=response.headers.get("retry-after"),
         response=response,
     )
 
@@ -306,10 +307,10 @@ def test_single_and_batch_item_answer_the_same_status_and_code(
         actual=f"{item.get('status')}, {item.get('error_code')!r}",
         response=batch,
     )
-    expect(
+    expect_equal(
         "PLAY-096",
-        item.get("error_code") == body_of(single).get("error_code"),
+        item.get("error_code"),
+        body_of(single).get("error_code"),
         expected="the single answer's code",
-        actual=item.get("error_code"),
         response=batch,
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from expect_support import expect_equal
 from json_support import at, objs
 from playback_support import (
     DEVICE,
@@ -74,11 +75,11 @@ def test_repeat_with_the_same_viewer_ref_returns_the_same_ticket(client, episode
         actual="a new token",
         response=response,
     )
-    expect(
+    expect_equal(
         "PLAY-003",
-        again[1] == first[1],
+        again[1],
+        first[1],
         expected=f"the same expires_at {first[1]}",
-        actual=again[1],
         response=response,
     )
 
@@ -199,11 +200,11 @@ def test_reuse_rechecks_the_organisation(client, admin, episode):
     answer = expect_answer(
         "PLAY-066", response, 403, "not_entitled", what="for a repeat after suspension"
     )
-    expect(
+    expect_equal(
         "PLAY-066",
-        answer.get("reason") == "org_suspended",
+        answer.get("reason"),
+        "org_suspended",
         expected="reason org_suspended",
-        actual=answer.get("reason"),
         response=response,
     )
 

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 import pytest
+from expect_support import expect_equal
 from json_support import key, objs
 from playback_support import (
     DEVICE,
@@ -69,18 +70,18 @@ def test_episode_id_alone_issues_a_token_pair_for_the_catalog_vid(client, encryp
             actual=type(ticket.get(name)).__name__,
             response=response,
         )
-    expect(
+    expect_equal(
         "PLAY-005",
-        ticket.get("vid") == row.get("vid"),
+        ticket.get("vid"),
+        row.get("vid"),
         expected=f"vid {row.get('vid')!r}",
-        actual=ticket.get("vid"),
         response=response,
     )
-    expect(
+    expect_equal(
         "PLAY-053",
-        ticket.get("protection") == "private-encrypted",
+        ticket.get("protection"),
+        "private-encrypted",
         expected="protection private-encrypted",
-        actual=ticket.get("protection"),
         response=response,
     )
 
@@ -95,11 +96,11 @@ def test_film_ref_by_id_or_slug_names_the_same_episode(client, fixture_id, encry
     number = int(fixture_id("episode_encrypted_no"))
     response = post(client, {"film_ref": ref, "episode_no": number, **DEVICE})
     ticket = expect_answer(rid, response, 200, what=f"for film_ref by {form}")
-    expect(
+    expect_equal(
         rid,
-        ticket.get("vid") == row.get("vid"),
+        ticket.get("vid"),
+        row.get("vid"),
         expected=f"vid {row.get('vid')!r}",
-        actual=ticket.get("vid"),
         response=response,
     )
 
@@ -117,11 +118,11 @@ def test_episode_id_takes_precedence_over_film_ref(client, fixture_id, encrypted
     }
     response = post(client, body)
     ticket = expect_answer("PLAY-006", response, 200)
-    expect(
+    expect_equal(
         "PLAY-006",
-        ticket.get("vid") == row.get("vid"),
+        ticket.get("vid"),
+        row.get("vid"),
         expected=f"vid {row.get('vid')!r}",
-        actual=ticket.get("vid"),
         response=response,
     )
 
@@ -150,11 +151,11 @@ def test_unencrypted_episode_issues_a_manifest_link_without_device_values(client
         actual=sorted(k for k in ticket if k in ("vid", "play_auth_token", "manifest_url")),
         response=response,
     )
-    expect(
+    expect_equal(
         "PLAY-054",
-        ticket.get("protection") == "signed-url-only",
+        ticket.get("protection"),
+        "signed-url-only",
         expected="protection signed-url-only",
-        actual=ticket.get("protection"),
         response=response,
     )
 
@@ -270,11 +271,11 @@ def test_ticket_subtitles_are_webvtt_in_lang_order(client, encrypted):
         response=response,
     )
     langs = [s.get("lang") for s in subtitles if isinstance(s, dict)]
-    expect(
+    expect_equal(
         "PLAY-056",
-        langs == sorted(langs, key=str),
+        langs,
+        sorted(langs, key=str),
         expected="lang in ascending order",
-        actual=langs,
         response=response,
     )
     formats = {key(s.get("format")) for s in subtitles if isinstance(s, dict)}

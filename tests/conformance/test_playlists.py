@@ -11,7 +11,7 @@ from typing import Any
 
 import listing_support as listing
 import pytest
-from expect_support import each_requirement
+from expect_support import each_requirement, expect_equal
 from json_support import arr, json_for, key, obj, objs
 
 from delivery_conformance.checks import expect
@@ -82,13 +82,7 @@ def test_detail_fields_follow_the_playlist_table(
         response=response,
     )
     if requirement_id == "PLS-005":
-        expect(
-            "PLS-005",
-            data.get("status") == "active",
-            expected="active",
-            actual=data.get("status"),
-            response=response,
-        )
+        expect_equal("PLS-005", data.get("status"), "active", response=response)
 
 
 @VIDEOS
@@ -247,12 +241,8 @@ def test_list_item_matches_its_detail(
 ) -> None:
     code = fixture_id("playlist_code")
     items = [i for i in listing.items_of(library) if i.get("code") == code]
-    expect(
-        "PLS-004",
-        len(items) == 1,
-        expected=f"{code} listed once",
-        actual=len(items),
-        response=library[-1].response,
+    expect_equal(
+        "PLS-004", len(items), 1, expected=f"{code} listed once", response=library[-1].response
     )
     response, data = detail(client, code)
     expect(

@@ -12,7 +12,7 @@ from typing import Any
 
 import listing_support as listing
 import pytest
-from expect_support import each_requirement
+from expect_support import each_requirement, expect_equal
 from json_support import arr, at, json_for, key, obj, objs
 
 from delivery_conformance.checks import expect, expect_status
@@ -98,20 +98,8 @@ def test_detail_names_its_code_is_active_and_links_itself(
 ) -> None:
     code = fixture_id("series_code")
     response, data = detail(client, code)
-    expect(
-        "SER-001",
-        data.get("code") == code,
-        expected=code,
-        actual=data.get("code"),
-        response=response,
-    )
-    expect(
-        "SER-002",
-        data.get("status") == "active",
-        expected="active",
-        actual=data.get("status"),
-        response=response,
-    )
+    expect_equal("SER-001", data.get("code"), code, response=response)
+    expect_equal("SER-002", data.get("status"), "active", response=response)
     body = response.json_body()
     links = body.get("links") if isinstance(body.get("links"), dict) else {}
     due = f"{profile.base_url}/api/delivery/v1/series/{code}"
@@ -130,12 +118,8 @@ def test_content_version_holds_between_reads(client: DeliveryClient, fixture_id:
     code = fixture_id("series_code")
     _, first = detail(client, code)
     response, second = detail(client, code)
-    expect(
-        "SER-006",
-        first.get("content_version") == second.get("content_version"),
-        expected=first.get("content_version"),
-        actual=second.get("content_version"),
-        response=response,
+    expect_equal(
+        "SER-006", second.get("content_version"), first.get("content_version"), response=response
     )
 
 
@@ -176,13 +160,7 @@ def test_media_playlist_name_is_the_code(client: DeliveryClient, fixture_id: Any
     code = fixture_id("series_code")
     response, data = detail(client, code)
     media = data.get("media") if isinstance(data.get("media"), dict) else {}
-    expect(
-        "SER-019",
-        media.get("playlist_name") == code,
-        expected=code,
-        actual=media.get("playlist_name"),
-        response=response,
-    )
+    expect_equal("SER-019", media.get("playlist_name"), code, response=response)
 
 
 @pytest.mark.needs(f"role:{ROLE}", "fixture:series_code_long")
@@ -192,19 +170,13 @@ def test_long_series_spreads_over_numbered_playlists(
 ) -> None:
     code = fixture_id("series_code_long")
     response, data = detail(client, code)
-    expect(
-        "SER-002",
-        data.get("status") == "active",
-        expected="active",
-        actual=data.get("status"),
-        response=response,
-    )
+    expect_equal("SER-002", data.get("status"), "active", response=response)
     playlists = arr(obj(data.get("media")).get("playlists"))
     if not playlists:
         pytest.skip("not exercised: no media playlist exists yet")
     names = [p.get("name") for p in playlists if isinstance(p, dict)]
     due = [code] + [f"{code}-{n}" for n in range(2, len(names) + 1)]
-    expect("SER-020", names == due, expected=due, actual=names, response=response)
+    expect_equal("SER-020", names, due, response=response)
     episodes = len(arr(data.get("episodes")))
     expect(
         "SER-020",
@@ -222,20 +194,12 @@ def test_detail_agrees_with_the_catalog(client: DeliveryClient, fixture_id: Any)
     response, data = detail(client, code, role="films")
     catalog = json_for("SER-017", client.get("catalog", role="films"))
     films = [f for f in objs(at(catalog, "films")) if f.get("code") == code]
-    expect(
-        "SER-017",
-        len(films) == 1,
-        expected=f"one catalog film with code {code}",
-        actual=len(films),
-        response=response,
+    expect_equal(
+        "SER-017", len(films), 1, expected=f"one catalog film with code {code}", response=response
     )
     film = films[0]
-    expect(
-        "SER-017",
-        data.get("metadata_version") == film.get("metadata_version"),
-        expected=film.get("metadata_version"),
-        actual=data.get("metadata_version"),
-        response=response,
+    expect_equal(
+        "SER-017", data.get("metadata_version"), film.get("metadata_version"), response=response
     )
     published = [
         r.get("episode_no")
@@ -316,27 +280,15 @@ def test_list_item_matches_its_detail(
 ) -> None:
     code = fixture_id("series_code")
     items = [i for i in listing.items_of(series_walk) if i.get("code") == code]
-    expect(
-        "SER-024",
-        len(items) == 1,
-        expected=f"{code} listed once",
-        actual=len(items),
-        response=series_walk[-1].response,
+    expect_equal(
+        "SER-024", len(items), 1, expected=f"{code} listed once", response=series_walk[-1].response
     )
     response, data = detail(client, code)
-    expect(
-        "SER-024",
-        items[0].get("content_version") == data.get("content_version"),
-        expected=data.get("content_version"),
-        actual=items[0].get("content_version"),
-        response=response,
+    expect_equal(
+        "SER-024", items[0].get("content_version"), data.get("content_version"), response=response
     )
-    expect(
-        "SER-025",
-        items[0].get("episode_count") == len(arr(data.get("episodes"))),
-        expected=len(arr(data.get("episodes"))),
-        actual=items[0].get("episode_count"),
-        response=response,
+    expect_equal(
+        "SER-025", items[0].get("episode_count"), len(arr(data.get("episodes"))), response=response
     )
 
 
@@ -368,7 +320,7 @@ def test_every_active_series_opens(client: DeliveryClient, series_walk: list[lis
         response = client.get(f"series/{code}", role=ROLE)
         expect_status("SER-034", response, 200, expected=f"200 for {code}")
         status = at(response.json_body(), "data.status")
-        expect("SER-002", status == "active", expected="active", actual=status, response=response)
+        expect_equal("SER-002", status, "active", response=response)
 
 
 @META

@@ -16,6 +16,7 @@ import re
 
 import pytest
 from config_support import config_api, dig, listed_versions, reference, version_entries
+from expect_support import expect_equal
 from json_support import body_of
 
 from delivery_conformance.checks import expect
@@ -70,11 +71,11 @@ def test_responses_name_the_pinned_version(client, key, role):
     key(role)
     pinned = reference(_api(client, role), "pinned_version")
     response = client.get("catalog", role=role, params={"limit": 1})
-    expect(
+    expect_equal(
         "VER-002",
-        response.headers.get("service-version") == pinned,
+        response.headers.get("service-version"),
+        pinned,
         expected=f"Service-Version {pinned}",
-        actual=response.headers.get("service-version"),
         response=response,
     )
 
@@ -95,11 +96,11 @@ def test_version_header_serves_one_request_without_moving_the_pin(client):
         actual=f"version {during.get('version')}, pin {during.get('pinned_version')}",
     )
     after = client.get("config", role="films")
-    expect(
+    expect_equal(
         "VER-003",
-        after.headers.get("service-version") == pinned,
+        after.headers.get("service-version"),
+        pinned,
         expected=f"back to {pinned}",
-        actual=after.headers.get("service-version"),
         response=after,
     )
 

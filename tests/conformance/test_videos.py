@@ -12,6 +12,7 @@ from typing import Any
 
 import listing_support as listing
 import pytest
+from expect_support import expect_equal
 from json_support import arr, json_for, key, obj, objs
 
 from delivery_conformance.checks import expect
@@ -77,13 +78,7 @@ def test_pages_and_rows_follow_the_row_table(
             expect_schema(
                 "VID-001", row, "VideoRow", where=f"rows[{index}]", response=page.response
             )
-            expect(
-                "VID-003",
-                row.get("collection") == code,
-                expected=code,
-                actual=row.get("collection"),
-                response=page.response,
-            )
+            expect_equal("VID-003", row.get("collection"), code, response=page.response)
 
 
 @COLLECTION
@@ -187,13 +182,7 @@ def test_single_read_returns_the_listed_row(
         actual=collections[:3],
         response=response,
     )
-    expect(
-        "VID-002",
-        body["row"].get("id") == video,
-        expected=video,
-        actual=body["row"].get("id"),
-        response=response,
-    )
+    expect_equal("VID-002", body["row"].get("id"), video, response=response)
     expect_link_times("VID-017", response, body)
 
 

@@ -233,6 +233,8 @@ class SandboxApp:
         if sb.faults.enabled(FaultName.request_id_repeated):
             request_id = "req_" + "0" * 26
         exchange = Exchange(request_id, sb.versions.latest, f"{scope['scheme']}://{host}")
+        if simulated is not None:  # read by the faults of coverage_faults_10.py
+            exchange.extra["service_simulate"] = simulated
         reply = await self.answer(scope, receive, exchange, host, authorization, version, simulated)
         mangle_reply(reply, sb.faults, scope["path"], exchange)
         mangle_reply_2(reply, sb.faults, scope["path"], exchange)

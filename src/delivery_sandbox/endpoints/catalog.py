@@ -17,6 +17,7 @@ import orjson
 
 from delivery_sandbox.endpoints import cursors
 from delivery_sandbox.endpoints.listing import iso
+from delivery_sandbox.faults.coverage_faults_10 import page_size, with_refused
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.coverage_faults_2 import unpublished_licensed
@@ -206,7 +207,9 @@ def _films(sb: Sandbox, caller: Caller, now: float) -> list[Film]:
 
     Requirements: CAT-081.
     """
-    films = sb.store.licensed_films(caller.org_id, now)
+    films = with_refused(
+        sb.store.licensed_films(caller.org_id, now), sb.store, caller.org_id, now, sb.faults
+    )
     if sb.faults.enabled(FaultName.catalog_lists_unpublished):
         films += unpublished_licensed(sb.store, caller.org_id, now)
     if sb.faults.enabled(FaultName.catalog_sort_broken):
@@ -256,7 +259,7 @@ def build(
             start = next(
                 (i for i, f in enumerate(films) if (f.display_order, f.id) > after), len(films)
             )
-    size = limit if limit is not None else CURSOR_PAGE
+    size = page_size(limit, CURSOR_PAGE, sb.faults)
     page = films[start : start + size]
     body = _page(sb, caller, page, now)
     next_cursor = None

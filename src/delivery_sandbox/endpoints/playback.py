@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 from starlette.requests import Request
 
+from delivery_sandbox.faults.coverage_faults_10 import partial_batch_charge
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Exchange, Reply
@@ -479,6 +480,8 @@ async def _issue(
     reply = _render(sb, exchange, caller, request, final)
     if scenario is not None and not sb.faults.enabled(FaultName.simulated_header_missing):
         reply.headers.append((simulate.SIMULATED_HEADER, scenario.name.encode()))
+    if scenario is not None:
+        partial_batch_charge(sb.limits, caller.org_id, now, sb.faults)
     return reply
 
 

@@ -318,6 +318,11 @@ from delivery_sandbox.faults.coverage_faults_8 import COVERAGE_FAULT_ROWS_8  # n
 
 register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_8))
 
+# Tenth block: GET /catalog fields, inclusion and paging; simulations (coverage_faults_10.py).
+from delivery_sandbox.faults.coverage_faults_10 import COVERAGE_FAULT_ROWS_10  # noqa: E402
+
+register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_10))
+
 # Collateral (kill rate, blame precision): requirements a fault legitimately breaks beside its
 # own, each with the reason. A failure of any other requirement under the fault is mis-blame.
 COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {

@@ -28,6 +28,7 @@ from delivery_sandbox.endpoints import (
     share,
     videos,
 )
+from delivery_sandbox.faults.coverage_faults_13 import mangle_reply_13
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.coverage_faults import mangle_reply
@@ -238,6 +239,7 @@ class SandboxApp:
         reply = await self.answer(scope, receive, exchange, host, authorization, version, simulated)
         mangle_reply(reply, sb.faults, scope["path"], exchange)
         mangle_reply_2(reply, sb.faults, scope["path"], exchange)
+        mangle_reply_13(reply, sb.faults, scope, exchange)
         await send_reply(send, exchange, reply, sb.faults)
 
     async def answer(

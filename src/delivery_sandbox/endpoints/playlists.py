@@ -21,6 +21,7 @@ from delivery_sandbox.endpoints.listing import (
     parse_epoch,
     parse_limit,
 )
+from delivery_sandbox.faults.coverage_faults_13 import bend_list_13
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
@@ -228,6 +229,8 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         after = cursors.decode(sb.cursor_secret, "playlists", binding, query["cursor"])
         if after is None:
             return _error(sb, exchange, 422, 4220, errors.MSG_CURSOR)
+    bent = bend_list_13(sb.faults, "playlists", limit, since, after, category)
+    limit, since, after, category = bent
     key = ("playlists", caller, now // 30)
     rows = sb.cache.get(key)
     if rows is None:

@@ -19,6 +19,7 @@ from delivery_sandbox.endpoints.listing import (
     parse_epoch,
     parse_limit,
 )
+from delivery_sandbox.faults.coverage_faults_13 import bend_list_13
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
@@ -162,6 +163,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         after = cursors.decode(sb.cursor_secret, "series", binding, query["cursor"])
         if after is None:
             return _error(sb, exchange, 422, 4220, errors.MSG_CURSOR)
+    limit, since, after, _ = bend_list_13(sb.faults, "series", limit, since, after)
     key = ("series", caller, int(now // CACHE_SECONDS))
     rows = sb.cache.get(key)
     if rows is None:

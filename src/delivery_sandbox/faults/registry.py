@@ -323,6 +323,11 @@ from delivery_sandbox.faults.coverage_faults_10 import COVERAGE_FAULT_ROWS_10  #
 
 register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_10))
 
+# Thirteenth block: series and playlists fields, lists, error codes (coverage_faults_13.py).
+from delivery_sandbox.faults.coverage_faults_13 import COVERAGE_FAULT_ROWS_13  # noqa: E402
+
+register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_13))
+
 # Collateral (kill rate, blame precision): requirements a fault legitimately breaks beside its
 # own, each with the reason. A failure of any other requirement under the fault is mis-blame.
 COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {

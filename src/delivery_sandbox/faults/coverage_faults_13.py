@@ -1,0 +1,270 @@
+"""Thirteenth block of coverage faults (issue 13; README: Requirement proofs): series and
+playlists (detail fields, list filters and paging, envelope error codes).
+
+Spec sections: Resources and their fields > Series, Playlist detail; Endpoints > GET /series,
+GET /playlists; Errors > Series and playlists (envelope).
+
+Hooks: `mangle_reply_13` (app.py, after the answer is built: it sees the query, so an error
+row can tell a bad `limit` from a forged `cursor`) and `bend_list_13` (the list handlers of
+series.py and playlists.py, after the query is validated).
+"""
+
+# Fault tables hold one row a line, so their long rows are exempt from the line length.
+# ruff: noqa: E501
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs
+
+import orjson
+
+from delivery_sandbox.faults.coverage_faults_3 import (
+    Body,
+    Row,
+    _data,
+    _detail,
+    _rows,
+    apply_table,
+    rows_of,
+    table_of,
+)
+from delivery_sandbox.faults.names import FaultName
+
+if TYPE_CHECKING:
+    from delivery_sandbox.faults.registry import FaultSwitch
+    from delivery_sandbox.http.headers import Exchange, Reply
+
+__all__ = ["COVERAGE_FAULT_ROWS_13", "bend_list_13", "mangle_reply_13"]
+
+Query = dict[str, str]
+
+
+def _field(name: str, value: Any) -> Callable[[Body], None]:
+    """Set one member of `data` (a detail answer) to a value of the wrong type or set."""
+    return lambda body: _data(body).update({name: value}) if _data(body) else None
+
+
+def _first(rows: str, name: str, value: Any) -> Callable[[Body], None]:
+    """Set one member of the first item of `data.<rows>`."""
+
+    def change(body: Body) -> None:
+        found = _rows(_data(body), rows)
+        if found:
+            found[0][name] = value
+
+    return change
+
+
+def _append(rows: str, item: Body) -> Callable[[Body], None]:
+    def change(body: Body) -> None:
+        data = _data(body)
+        if data:
+            data[rows] = [*_rows(data, rows), dict(item)]
+
+    return change
+
+
+def _media_playlist_renamed(body: Body) -> None:
+    playlists = _rows(_data(body).get("media") or {}, "playlists")
+    if playlists:
+        playlists[0]["name"] = f"{playlists[0].get('name')}-1"
+
+
+_SERIES, _PLAYLIST = _detail("series"), _detail("playlists")
+_BAD_IMAGE = {
+    "kind": "cover",
+    "source": "media_space",
+    "url": None,
+    "expires_at": None,
+    "space": 5,
+    "uri": None,
+}
+_BAD_PERSON = {"name": "Extra", "role": "cameo", "description": None, "avatar_url": None}
+_RELATIVE_IMAGE = {
+    "kind": "poster_3_4",
+    "lang": None,
+    "url": "/img/poster.jpg",
+    "width": None,
+    "height": None,
+}
+
+BLOCK_13: tuple[Row, ...] = (
+    ("series_film_status_number", "SER-003", "the series detail film_status is a number", _SERIES, _field("film_status", 3)),
+    ("series_tier_number", "SER-004", "the series detail tier is a number", _SERIES, _field("tier", 1)),
+    ("series_updated_at_iso", "SER-005", "the series detail updated_at is an ISO string", _SERIES, _field("updated_at", "2026-01-01T00:00:00Z")),
+    ("series_language_number", "SER-007", "the series detail language is a number", _SERIES, _field("language", 7)),
+    ("series_synopsis_i18n_string", "SER-008", "the series detail synopsis_i18n is a string", _SERIES, _field("synopsis_i18n", "synopsis")),
+    ("series_genres_string", "SER-009", "the series detail genres is one string", _SERIES, _field("genres", "drama")),
+    ("series_poster_without_url", "SER-010", "the series detail poster is an object without url", _SERIES, _field("poster", {"href": "https://example.invalid/p.jpg"})),
+    ("series_content_rating_pg", "SER-011", "the series detail content_rating is PG-13", _SERIES, _field("content_rating", "PG-13")),
+    ("series_person_role_cameo", "SER-013", "a series person has role cameo", _SERIES, _append("people", _BAD_PERSON)),
+    ("series_image_url_relative", "SER-014", "a series image url is a relative path", _SERIES, _append("images", _RELATIVE_IMAGE)),
+    ("series_trailer_string", "SER-016", "the series detail trailer is a string", _SERIES, _field("trailer", "trailer")),
+    ("series_metadata_time_iso", "SER-018", "the series metadata_updated_at is an ISO string", _SERIES, _field("metadata_updated_at", "2026-01-01T00:00:00Z")),
+    ("series_media_playlist_misnamed", "SER-020", "the first media playlist of a series is named <code>-1", _SERIES, _media_playlist_renamed),
+    ("series_episode_ready_string", "SER-022", "a series episode's ready is the string yes", _SERIES, _first("episodes", "ready", "yes")),
+    ("playlist_description_number", "PLS-005", "the playlist detail description is a number", _PLAYLIST, _field("description", 0)),
+    ("playlist_image_space_number", "PLS-009", "a playlist image has a numeric space", _PLAYLIST, _append("images", _BAD_IMAGE)),
+    ("playlist_clip_difficulty_expert", "PLS-013", "a playlist clip has difficulty expert", _PLAYLIST, _first("clips", "difficulty", "expert")),
+)  # fmt: skip
+BODY_FAULTS_13 = table_of(BLOCK_13)
+
+
+# -- answers bent with the query in hand ---------------------------------------------------------
+# name -> (rules, summary, endpoint, status, code the answer has, query member it needs, new code)
+_CODES: tuple[tuple[str, tuple[str, ...], str, str, int, object, str | None, object], ...] = (
+    ("series_version_code_wrong", ("SER-036",), "series answer an unknown version with error_code version_unsupported", "series", 400, "unsupported_version", None, "version_unsupported"),
+    ("playlists_version_code_wrong", ("PLS-028",), "playlists answer an unknown version with error_code version_unsupported", "playlists", 400, "unsupported_version", None, "version_unsupported"),
+    ("series_no_key_4011", ("SER-037",), "series answer a missing key with 4011", "series", 401, 4010, None, 4011),
+    ("playlists_no_key_4011", ("PLS-029",), "playlists answer a missing key with 4011", "playlists", 401, 4010, None, 4011),
+    ("series_scope_4033", ("SER-039",), "series answer a key without metadata:read with 4033", "series", 403, 4030, None, 4033),
+    ("playlists_scope_4033", ("PLS-031",), "playlists answer a key without metadata:read with 4033", "playlists", 403, 4030, None, 4033),
+    ("series_suspended_4030", ("SER-040",), "series answer a suspended organisation with 4030", "series", 403, 4031, None, 4030),
+    ("playlists_suspended_4030", ("PLS-032",), "playlists answer a suspended organisation with 4030", "playlists", 403, 4031, None, 4030),
+    ("series_limit_4221", ("SER-041",), "GET /series answers a bad limit with 4221", "series", 422, 4220, "limit", 4221),
+    ("playlists_limit_4221", ("PLS-036",), "GET /playlists answers a bad limit with 4221", "playlists", 422, 4220, "limit", 4221),
+    ("playlists_cursor_4221", ("PLS-038",), "GET /playlists answers a forged cursor with 4221", "playlists", 422, 4220, "cursor", 4221),
+)  # fmt: skip
+_BY_CODE = {row[0]: row[3:] for row in _CODES}
+# Rows bent inside the list handlers (`bend_list_13`) or as a whole answer (`_whole`).
+HOOK_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("playlists_unknown_category_empty", ("PLS-035",), "GET /playlists answers an unknown category with an empty page, not 404"),
+    ("playlists_codes_lowercase_at_100", ("PLS-002",), "playlist codes come lowercase in pages of 100"),
+    ("playlist_clip_ids_per_read", ("PLS-014",), "playlist clips get fresh ids on every read"),
+    ("series_limit_one_gives_two", ("SER-029",), "GET /series answers limit=1 with two items"),
+    ("playlists_limit_one_gives_two", ("PLS-021",), "GET /playlists answers limit=1 with two items"),
+    ("series_updated_since_ignored", ("SER-028",), "GET /series ignores a valid updated_since"),
+    ("playlists_updated_since_ignored", ("PLS-020",), "GET /playlists ignores a valid updated_since"),
+    ("playlists_category_ignored", ("PLS-019",), "GET /playlists ignores a known category"),
+    ("series_cursor_repeats_last", ("SER-031",), "the series cursor resumes at the last item of the page it ends"),
+)  # fmt: skip
+COVERAGE_FAULT_ROWS_13 = rows_of(BLOCK_13) + tuple((n, r, s) for n, r, s, *_ in _CODES) + HOOK_ROWS
+
+
+# Hook rows `_bend` applies to a whole answer (the others bend the list handlers' query).
+_WHOLE = {FaultName.playlists_unknown_category_empty, FaultName.playlists_codes_lowercase_at_100, FaultName.playlist_clip_ids_per_read}  # fmt: skip
+
+
+def _endpoint(path: str) -> tuple[str, bool]:
+    """(`series`/`playlists`/..., whether it is a detail path) of an API path."""
+    parts = path.rstrip("/").split("/")
+    if "v1" not in parts or parts[-1] == "v1":
+        return "", False
+    at = parts.index("v1") + 1
+    return parts[at], len(parts) > at + 1
+
+
+def _query(scope: dict[str, Any]) -> Query:
+    raw = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    return {k: v[-1] for k, v in raw.items()}
+
+
+def _empty_page(body: Body, exchange: Exchange) -> Body:
+    links = {"self": f"{exchange.base_url}/api/delivery/v1/playlists", "next": None}
+    data: Body = {"items": [], "next_cursor": None}
+    return {
+        "code": 0,
+        "message": "ok",
+        "data": data,
+        "server_time": body.get("server_time"),
+        "links": links,
+    }
+
+
+def _fresh_clip_ids(body: Body, faults: FaultSwitch) -> None:
+    read = next(faults.memo("clip_reads_13", lambda on: itertools.count(1)))
+    for i, clip in enumerate(_rows(_data(body), "clips")):
+        clip["id"] = str(uuid.UUID(int=(read << 20) + i, version=4))
+
+
+def _bend(
+    body: Body, status: int, faults: FaultSwitch, path: str, query: Query, exchange: Exchange
+) -> Body:
+    on = faults.on
+    endpoint, detail = _endpoint(path)
+    code = body.get("code") if "code" in body else body.get("error_code")
+    for name in sorted(on & _BY_CODE.keys()):
+        where, due, had, needs, new = _BY_CODE[name]
+        if (
+            endpoint == where
+            and status == due
+            and code == had
+            and (needs is None or needs in query)
+        ):
+            body["code" if isinstance(new, int) else "error_code"] = new
+    if endpoint != "playlists" or status not in (200, 404):
+        return body
+    if (
+        FaultName.playlists_unknown_category_empty in on
+        and status == 404
+        and not detail
+        and "category" in query
+    ):
+        return _empty_page(body, exchange)
+    if (
+        FaultName.playlists_codes_lowercase_at_100 in on
+        and not detail
+        and query.get("limit") == "100"
+    ):
+        for item in _rows(_data(body), "items"):
+            item["code"] = str(item.get("code")).lower()
+    if FaultName.playlist_clip_ids_per_read in on and status == 200 and detail:
+        _fresh_clip_ids(body, faults)
+    return body
+
+
+def mangle_reply_13(
+    reply: Reply, faults: FaultSwitch, scope: dict[str, Any], exchange: Exchange
+) -> None:
+    """Apply this block's switched-on faults to the answer of the request `scope`, in place."""
+    path = scope.get("path", "")
+    bent = apply_table(BODY_FAULTS_13, reply.status, reply.body, faults, path)
+    if bent is not None:
+        reply.body = bent
+    if not faults.on & (_BY_CODE.keys() | _WHOLE) or not reply.body:
+        return
+    try:
+        body = orjson.loads(reply.body)
+    except orjson.JSONDecodeError:
+        return
+    if isinstance(body, dict):
+        new = _bend(body, reply.status, faults, path, _query(scope), exchange)
+        if new is not body:
+            reply.status = 200
+        reply.body = orjson.dumps(new)
+
+
+_LIMIT_ONE = {
+    "series": FaultName.series_limit_one_gives_two,
+    "playlists": FaultName.playlists_limit_one_gives_two,
+}
+_SINCE = {
+    "series": FaultName.series_updated_since_ignored,
+    "playlists": FaultName.playlists_updated_since_ignored,
+}
+
+
+def bend_list_13(
+    faults: FaultSwitch,
+    endpoint: str,
+    limit: int,
+    since: int | None,
+    after: list[Any] | None,
+    category: str | None = None,
+) -> tuple[int, int | None, list[Any] | None, str | None]:
+    """(limit, updated_since, cursor position, category) of a validated list query, as this
+    block's switched-on faults read them. A cursor position whose code loses its last letter
+    sorts just before the row it named, so the next page starts with that row again."""
+    if limit == 1 and faults.enabled(_LIMIT_ONE[endpoint]):
+        limit = 2
+    if faults.enabled(_SINCE[endpoint]):
+        since = None
+    if faults.enabled(FaultName.playlists_category_ignored):
+        category = None
+    if after and endpoint == "series" and faults.enabled(FaultName.series_cursor_repeats_last):
+        after = [*after[:-1], str(after[-1])[:-1]]
+    return limit, since, after, category

@@ -17,7 +17,13 @@ from delivery_conformance.checks import expect
 from delivery_conformance.checks.schema import expect_schema
 from delivery_conformance.target.client import Response
 
-__all__ = ["each_requirement", "expect_answered", "expect_equal", "expect_rows_follow"]
+__all__ = [
+    "each_requirement",
+    "expect_answered",
+    "expect_equal",
+    "expect_header",
+    "expect_rows_follow",
+]
 
 
 def each_requirement(table: Iterable[str]) -> list[Any]:
@@ -38,8 +44,22 @@ def expect_equal(
     expect(requirement_id, actual == due, expected=shown, actual=actual, response=response)
 
 
+def expect_header(
+    requirement_id: str, response: Response, name: str, due: object, *, expected: object = None
+) -> None:
+    """The answer's header `name` reads `due` (absent: None); the finding names the header."""
+    shown = f"{name}: {due}" if expected is None else expected
+    expect_equal(requirement_id, response.headers.get(name), due, expected=shown, response=response)
+
+
 def expect_answered(
-    requirement_id: str, response: Response, status: int, member: str, code: object, *, why: str
+    requirement_id: str,
+    response: Response,
+    status: int,
+    member: str,
+    code: object,
+    *,
+    why: str = "",
 ) -> None:
     """The answer has this status and its body this value in `member` (`error`, `error_code`,
     `code`); the finding shows both as they came. `why` says what the rule awaits."""

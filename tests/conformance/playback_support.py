@@ -18,6 +18,7 @@ from delivery_conformance.checks import expect
 from delivery_conformance.target.client import DeliveryClient, Response
 
 __all__ = [
+    "BASIC_DEVICE",
     "DEVICE",
     "OTHER_DEVICE",
     "TICKET_FIELDS",
@@ -25,6 +26,7 @@ __all__ = [
     "error_problems",
     "expect_answer",
     "expect_batch",
+    "expect_refused_whole",
     "expect_ticket",
     "iso_epoch",
     "items_of",
@@ -37,6 +39,8 @@ __all__ = [
 
 DEVICE = {"union_info": "union-info-0123456789", "drm_kek": "drm-kek-ABCDEFGHIJKLMNOP"}
 OTHER_DEVICE = {"union_info": "union-info-9876543210", "drm_kek": "drm-kek-QRSTUVWXYZ123456"}
+# The one device of the scenarios outside the playback area (headers, scopes, config, simulate).
+BASIC_DEVICE = {"union_info": "conformance-union-01", "drm_kek": "conformance-kek-0001"}
 TICKET_FIELDS = ("vid", "play_auth_token", "manifest_url")
 _NO_CODE = object()
 
@@ -92,6 +96,22 @@ def expect_answer(
         response=response,
     )
     return body
+
+
+def expect_refused_whole(rid: str, response: Response, reason: str) -> None:
+    """A whole request refused as one ticket would be: 403 `not_entitled` whose `reason` and
+    `error` are both `reason` (spec: Errors > Playback, per-ticket shape)."""
+    data = body_of(response)
+    expect(
+        rid,
+        response.status_code == 403
+        and data.get("error_code") == "not_entitled"
+        and data.get("reason") == reason
+        and data.get("error") == reason,
+        expected=f"403 not_entitled, reason and error {reason}",
+        actual=f"{response.status_code} {data}",
+        response=response,
+    )
 
 
 def expect_batch(rid: str, response: Response, count: int) -> list[dict[str, Any]]:

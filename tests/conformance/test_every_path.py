@@ -11,9 +11,10 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 import pytest
-from expect_support import expect_equal
+from expect_support import expect_answered, expect_equal
 from host_support import require_host_passed_through
 from json_support import body_of
+from playback_support import BASIC_DEVICE
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect, expect_status
 from delivery_conformance.spec.endpoints import ENDPOINTS, Endpoint
@@ -23,7 +24,6 @@ DUMMY_ID = "00000000-0000-4000-8000-000000000000"
 DUMMY_CODE = "ZZ999999"
 # HEAD is not sent to GET endpoints: HTTP lets a server answer HEAD like GET (README: ERR-016).
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
-DEVICE = {"union_info": "conformance-union-01", "drm_kek": "conformance-kek-0001"}
 UNKNOWN_PATHS = ("nope", "catalog/extra", "config/", "v2/catalog", "creatives/x/file/more", "keys")
 ERROR_CHECKS = (CHECKS["flat_error"], CHECKS["envelope_error"], CHECKS["error_request_id"])
 
@@ -99,12 +99,8 @@ def test_unknown_path_answers_404_whatever_the_key(client, credential):
     headers = {"Authorization": "Token nothing"} if credential == "malformed header" else None
     key = UNKNOWN_KEY if credential == "unknown key" else None
     response = client.get("nope", key=key, headers=headers)
-    expect(
-        "ERR-014",
-        response.status_code == 404 and body_of(response).get("error_code") == "not_found",
-        expected="404 not_found before any key check",
-        actual=f"{response.status_code} {body_of(response).get('error_code')!r}",
-        response=response,
+    expect_answered(
+        "ERR-014", response, 404, "error_code", "not_found", why=" before any key check"
     )
 
 
@@ -331,7 +327,9 @@ def test_errors_listed_without_code_carry_no_error_code(
 @pytest.mark.needs("role:films", "fixture:episode_stream_error")
 def test_playback_502_carries_no_error_code(client, fixture_id):
     response = client.post(
-        "playback", role="films", json={"episode_id": fixture_id("episode_stream_error"), **DEVICE}
+        "playback",
+        role="films",
+        json={"episode_id": fixture_id("episode_stream_error"), **BASIC_DEVICE},
     )
     expect(
         "ERR-003",

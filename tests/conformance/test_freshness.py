@@ -30,7 +30,6 @@ from delivery_conformance.checks import (
     violation,
 )
 
-DEVICE = {"union_info": "conformance-union-01", "drm_kek": "conformance-kek-0001"}
 SUSPENSION_BOUND = REVOCATION_BOUND = 30.0
 USUAL = 2.0  # "about 1 s": the should-level bound, with a second of slack
 CREATED_BOUND = 5.0

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import pytest
 from config_support import config_api, listed_versions, reference
-from expect_support import expect_equal
+from expect_support import expect_header
 from json_support import body_of, objs
+from playback_support import BASIC_DEVICE
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect, expect_status
 
 UNKNOWN_KEY = "svc_live_" + "Qx7" * 10 + "k2"
-DEVICE = {"union_info": "conformance-union-01", "drm_kek": "conformance-kek-0001"}
 HEADER_CHECKS = tuple(
     CHECKS[name]
     for name in (
@@ -68,7 +68,7 @@ def _send(client, key, fixture_id, method, path, role, fixture, body):
     value = fixture_id(fixture) if fixture else ""
     version = "1999-01-01" if body == "bad version" else None
     if body == "ticket":
-        return client.post(path, role=role, json={"episode_id": value, **DEVICE})
+        return client.post(path, role=role, json={"episode_id": value, **BASIC_DEVICE})
     content = body if body == "not json" else None
     return client.request(method, path.format(value), role=role, content=content, version=version)
 
@@ -155,13 +155,7 @@ def test_service_version_names_the_key_pin(client, key, role):
     api, config = config_api(client, role)
     pinned = reference(api, "pinned_version")
     for response in (config, client.get("catalog", role=role, params={"limit": 1})):
-        expect_equal(
-            "HDR-007",
-            response.headers.get("service-version"),
-            pinned,
-            expected=f"Service-Version {pinned}",
-            response=response,
-        )
+        expect_header("HDR-007", response, "service-version", pinned)
 
 
 @pytest.mark.requirement("HDR-008")
@@ -192,13 +186,7 @@ def test_service_version_falls_back_to_latest(client, case):
         response = client.get("catalog", role="films", version="1999-01-01")
     else:
         response = client.get("nope")
-    expect_equal(
-        "HDR-010",
-        response.headers.get("service-version"),
-        latest,
-        expected=f"Service-Version {latest}",
-        response=response,
-    )
+    expect_header("HDR-010", response, "service-version", latest)
 
 
 @pytest.mark.requirement("HDR-013")
@@ -266,7 +254,7 @@ def test_provider_timeout_503_carries_retry_after(client, fixture_id):
     response = client.post(
         "playback",
         role="films",
-        json={"episode_id": fixture_id("episode_provider_timeout"), **DEVICE},
+        json={"episode_id": fixture_id("episode_provider_timeout"), **BASIC_DEVICE},
     )
     expect_status("HDR-025", response, 503, expected=503)
     expect(
@@ -306,13 +294,7 @@ def test_429_carries_retry_after_and_rate_limit_headers(client, admin, counter, 
         actual="absent",
         response=response,
     )
-    expect_equal(
-        "HDR-027",
-        response.headers.get("x-ratelimit-limit"),
-        "2",
-        expected="X-RateLimit-Limit: 2",
-        response=response,
-    )
+    expect_header("HDR-027", response, "x-ratelimit-limit", "2", expected="X-RateLimit-Limit: 2")
     expect(
         "ERR-006",
         "code" not in body_of(response),

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from json_support import at, obj, objs
 from listing_support import Code, Family, error_shape_violations, expect_error, items_of, walk
+from playback_support import BASIC_DEVICE
 
 from delivery_conformance.checks import ConformanceFailure, expect
 from delivery_conformance.target.client import DeliveryClient
 
-DEVICE = {"union_info": "conformance-union-01", "drm_kek": "conformance-kek-0001"}
 LICENCE_BOUND = 30.0  # spec: Freshness, licence changes in catalog and tickets
 EPISODE_CATALOG_BOUND, EPISODE_TICKET_BOUND = 30.0, 60.0
 POLL_EVERY = 0.25
@@ -184,7 +184,7 @@ def test_licence_ended_or_suspended_withdraws_the_series_and_leaves_the_catalog(
 def test_licence_suspension_reaches_ticket_requests_within_30_s(
     client: DeliveryClient, admin: Any, fixture_id: Any, unpaused: None
 ) -> None:
-    body = {"episode_id": fixture_id("episode_encrypted"), **DEVICE}
+    body = {"episode_id": fixture_id("episode_encrypted"), **BASIC_DEVICE}
     first = client.post("playback", role="films_playback", json=body)
     if first.status_code != 200:
         pytest.skip(f"not exercised: episode_encrypted is not issuable ({first.status_code})")
@@ -221,7 +221,7 @@ def test_withdrawn_episode_leaves_the_catalog_and_ticket_requests(
     client: DeliveryClient, admin: Any, fixture_id: Any, unpaused: None
 ) -> None:
     episode_id = fixture_id("episode_encrypted")
-    body = {"episode_id": episode_id, **DEVICE}
+    body = {"episode_id": episode_id, **BASIC_DEVICE}
 
     def listed(response: Any) -> bool:
         data = response.json_body()

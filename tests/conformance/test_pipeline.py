@@ -5,7 +5,7 @@ Common response headers; Versioning item 2 (the response names the key's pinned 
 from __future__ import annotations
 
 import pytest
-from expect_support import expect_equal
+from expect_support import expect_header
 
 from delivery_conformance.checks import assert_conforms, expect
 from delivery_conformance.target.client import DeliveryClient
@@ -39,10 +39,10 @@ def test_config_answers_every_valid_key_with_the_common_headers(
     body = response.json_body()
     api = body.get("api") if isinstance(body, dict) else None
     pinned = api.get("pinned_version") if isinstance(api, dict) else None
-    expect_equal(
+    expect_header(
         "VER-002",
-        response.headers.get("service-version"),
+        response,
+        "service-version",
         pinned,
         expected=f"Service-Version equal to api.pinned_version {pinned!r}",
-        response=response,
     )

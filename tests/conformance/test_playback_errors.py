@@ -13,7 +13,7 @@ import time
 import uuid
 
 import pytest
-from expect_support import expect_equal
+from expect_support import expect_equal, expect_header
 from playback_support import DEVICE, body_of, expect_answer, expect_batch, post
 
 from delivery_conformance.checks import expect
@@ -241,13 +241,7 @@ def test_no_playable_version_has_no_retry_after(client, fixture_id):
 def test_provider_timeout_asks_to_retry_after_two_seconds(client, fixture_id):
     response = post(client, {"episode_id": fixture_id("episode_provider_timeout"), **DEVICE})
     expect_answer("PLAY-094", response, 503, "service_unavailable")
-    expect_equal(
-        "PLAY-094",
-        response.headers.get("retry-after"),
-        "2",
-        expected="Retry-After: 2",
-        response=response,
-    )
+    expect_header("PLAY-094", response, "retry-after", "2", expected="Retry-After: 2")
 
 
 @pytest.mark.requirement("PLAY-085")

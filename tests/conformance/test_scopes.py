@@ -13,10 +13,9 @@ from dataclasses import dataclass
 
 import pytest
 from json_support import at, body_of
+from playback_support import BASIC_DEVICE
 
 from delivery_conformance.checks import expect
-
-DEVICE = {"union_info": "conformance-union-01", "drm_kek": "conformance-kek-0001"}
 
 
 @dataclass(frozen=True)
@@ -144,7 +143,9 @@ def test_scope_matrix(client, fixture_id, role, operation, cell):
     template, fixture, _, _ = CALLS[operation]
     value = fixture_id(fixture) if fixture else ""
     if operation == "postPlayback":
-        response = client.post("playback", role=role.name, json={"episode_id": value, **DEVICE})
+        response = client.post(
+            "playback", role=role.name, json={"episode_id": value, **BASIC_DEVICE}
+        )
     else:
         response = client.get(template.format(value), role=role.name)
     rid = cell.requirements[0]

@@ -16,7 +16,7 @@ import re
 
 import pytest
 from config_support import config_api, dig, listed_versions, reference, version_entries
-from expect_support import expect_equal
+from expect_support import expect_answered, expect_header
 from json_support import body_of
 
 from delivery_conformance.checks import expect
@@ -48,13 +48,7 @@ def _rels(response) -> set[str]:
 
 def _expect_unsupported(rid: str, response) -> dict:
     data = body_of(response)
-    expect(
-        rid,
-        response.status_code == 400 and data.get("error_code") == "unsupported_version",
-        expected="400 unsupported_version",
-        actual=f"{response.status_code} {data.get('error_code')!r}",
-        response=response,
-    )
+    expect_answered(rid, response, 400, "error_code", "unsupported_version")
     return data
 
 
@@ -71,13 +65,7 @@ def test_responses_name_the_pinned_version(client, key, role):
     key(role)
     pinned = reference(_api(client, role), "pinned_version")
     response = client.get("catalog", role=role, params={"limit": 1})
-    expect_equal(
-        "VER-002",
-        response.headers.get("service-version"),
-        pinned,
-        expected=f"Service-Version {pinned}",
-        response=response,
-    )
+    expect_header("VER-002", response, "service-version", pinned)
 
 
 @pytest.mark.requirement("VER-003")
@@ -96,13 +84,7 @@ def test_version_header_serves_one_request_without_moving_the_pin(client):
         actual=f"version {during.get('version')}, pin {during.get('pinned_version')}",
     )
     after = client.get("config", role="films")
-    expect_equal(
-        "VER-003",
-        after.headers.get("service-version"),
-        pinned,
-        expected=f"back to {pinned}",
-        response=after,
-    )
+    expect_header("VER-003", after, "service-version", pinned, expected=f"back to {pinned}")
 
 
 @pytest.mark.requirement("VER-004", "VER-009")

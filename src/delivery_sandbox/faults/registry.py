@@ -7,6 +7,9 @@ from this file, `playback_rows.py` and `coverage_rows.py`). The harness learns i
 (`memo`), so no module caches anything keyed by a sandbox.
 """
 
+# Fault tables hold one row a line, so their long rows are exempt from the line length.
+# ruff: noqa: E501
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
@@ -16,6 +19,7 @@ from typing import Any
 from delivery_sandbox.faults.coverage_rows import COVERAGE_FAULT_ROWS, COVERAGE_FAULT_ROWS_2
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.playback_rows import PLAYBACK_FAULT_ROWS
+from delivery_sandbox.faults.rows import fault_rows
 
 __all__ = ["FAULTS", "Fault", "FaultSwitch", "UnknownFault", "markdown"]
 
@@ -38,170 +42,85 @@ class UnknownFault(ValueError):
 
 
 _TABLE: tuple[Fault, ...] = (
-    # Headers and general rules
-    Fault("api_status_missing", ("HDR-001",), "Service-API-Status left out of every response"),
-    Fault("service_version_missing", ("HDR-003",), "Service-Version left out of every response"),
-    Fault(
-        "video_single_version_header",
-        ("HDR-004",),
-        "Service-Version sent on 200 of GET /videos/{id}",
-    ),
-    Fault("request_id_bad_format", ("HDR-012",), "Service-Request-Id without the req_ prefix"),
-    Fault("request_id_not_echoed", ("HDR-013",), "error bodies carry no request_id"),
-    Fault(
-        "cache_control_public",
-        ("HDR-015",),
-        "Cache-Control: public, max-age=60 instead of no-store",
-    ),
-    Fault(
-        "deprecation_headers_missing",
-        ("HDR-017",),
-        "no Deprecation/Sunset/Link on 200 of a deprecated version",
-    ),
-    Fault("ratelimit_limit_missing", ("HDR-027",), "429 without X-RateLimit-Limit"),
-    Fault("cors_header_sent", ("GEN-002",), "Access-Control-Allow-Origin: * on every response"),
-    Fault(
-        "simulated_beyond_error_table",
-        ("SIM-008",),
-        "Service-Simulate: internal_error answers 500 on GET /catalog and GET /config too",
-    ),
-    Fault("cookie_set", ("GEN-003",), "a Set-Cookie header on every response"),
-    # Errors and every-path rules
-    Fault(
-        "envelope_code_mismatch",
-        ("ERR-009",),
-        "envelope error code whose first three digits are not the status",
-    ),
-    Fault(
-        "wrong_method_404",
-        ("ERR-015",),
-        "wrong method on a real path answers 404 not_found instead of 405",
-    ),
-    Fault(
-        "org_suspended_with_error_code", ("ERR-003",), "flat org_suspended 403 carries error_code"
-    ),
-    # Authentication and versions
-    Fault(
-        "version_checked_after_key",
-        ("AUTH-010",),
-        "bad Service-Version checked after the key (401 wins)",
-    ),
-    Fault("auth_scheme_lax", ("AUTH-002",), "a key is accepted without the Bearer scheme"),
-    Fault("revoked_key_accepted", ("AUTH-007",), "a revoked key is still accepted"),
-    Fault("scope_not_enforced", ("AUTH-026", "AUTH-028", "AUTH-032"), "metadata:read not enforced"),
-    # Config
-    Fault(
-        "config_lists_video_door", ("CFG-016",), "rate_limits.doors lists the single-video counter"
-    ),
-    Fault("config_test_org_string", ("CFG-012",), "key.test_organisation is the string 'true'"),
-    # Catalog
-    Fault("catalog_display_order_string", ("CAT-009",), "film display_order is a string"),
-    Fault("catalog_sort_broken", ("CAT-010",), "films sorted by title descending"),
-    Fault(
-        "catalog_episode_order_broken", ("CAT-034",), "episodes of a film in descending episode_no"
-    ),
-    Fault("catalog_placeholders_missing", ("CAT-052",), "no placeholder rows for planned episodes"),
-    Fault(
-        "catalog_bad_cursor_accepted",
-        ("CAT-068",),
-        "a forged catalog cursor answers the first page",
-    ),
-    Fault(
-        "catalog_cursor_missing",
-        ("CAT-062", "PAGE-001"),
-        "paged catalog never returns a next_cursor",
-    ),
-    # Creatives
-    Fault("creative_updated_at_iso", ("CRE-008",), "creative updated_at is a string"),
-    Fault("creatives_order_broken", ("CRE-027",), "creatives newest first"),
-    Fault(
-        "creatives_updated_since_inclusive",
-        ("CRE-028",),
-        "updated_since includes records of that second",
-    ),
-    Fault("creatives_empty_limit_accepted", ("CRE-055",), "an empty limit= is read as the default"),
-    # Series and playlists
-    Fault(
-        "series_withdrawn_unlisted",
-        ("STATE-001",),
-        "withdrawn series vanish from GET /series at once",
-    ),
-    Fault(
-        "series_withdrawn_detail_served",
-        ("STATE-004",),
-        "GET /series/{code} of a withdrawn series answers 200",
-    ),
-    Fault(
-        "playlists_open_to_film_orgs",
-        ("PLS-033", "PLS-034"),
-        "film organisations may read playlists",
-    ),
-    Fault(
-        "playlists_full_page_without_cursor",
-        ("PLS-022",),
-        "a full last page of playlists has no cursor",
-    ),
-    Fault(
-        "playlist_ungranted_media_shown",
-        ("PLS-016",),
-        "media object filled on a playlist not granted",
-    ),
-    # Open videos
-    Fault("videos_not_ready_listed", ("VID-012",), "videos not ready to play are listed"),
-    Fault("videos_order_broken", ("VID-007",), "rows of a page in reverse collection order"),
-    # Property tests (tests/properties): faults a hand-written scenario is unlikely to meet
-    Fault("creatives_limit_max_500", ("CRE-030",), "GET /creatives?limit=100 answers 500"),
-    Fault("series_since_zero_refused", ("SER-042",), "GET /series?updated_since=0 is 422 4220"),
-    Fault("videos_bad_limit_coded", ("VID-019",), "a bad limit on GET /videos carries error_code"),
-    Fault("playlists_bad_category_404", ("PLS-039",), "a malformed category is 404, not 4220"),
-    Fault("cache_control_missing_on_422", ("HDR-014",), "no Cache-Control on 422 answers only"),
-    Fault(
-        "playlists_since_2038_500",
-        ("PLS-037",),
-        "GET /playlists?updated_since past 2147483647 (after 2038-01-19) answers 500",
-    ),
-    # Outages, second organisation, not-ready videos (admin outages, videos_other, video_not_ready)
-    Fault(
-        "outage_retry_after_missing",
-        ("CAT-076", "CFG-034"),
-        "a catalog or config outage 503 has no Retry-After",
-    ),
-    Fault(
-        "outage_envelope_500",
-        ("SER-045", "PLS-041", "CRE-059"),
-        "a series, playlists or creatives outage answers 500 5000 instead of 503 5030",
-    ),
-    Fault(
-        "playlist_metadata_version_per_org",
-        ("PLS-006",),
-        "a playlist's metadata_version differs by organisation",
-    ),
-    Fault("video_not_ready_served", ("VID-027",), "GET /videos/{id} serves a video not ready yet"),
-    # A `should` alone (the severity proof: a warning, exit 0; --strict: exit 1)
-    Fault(
-        "suspension_seen_late",
-        ("FRESH-007",),
-        "an organisation suspension takes effect 4 s after it is made (within 30 s, not about 1 s)",
+    *(
+        Fault(*row)
+        for row in fault_rows("""
+# Headers and general rules
+api_status_missing                 | HDR-001                    | Service-API-Status left out of every response
+service_version_missing            | HDR-003                    | Service-Version left out of every response
+video_single_version_header        | HDR-004                    | Service-Version sent on 200 of GET /videos/{id}
+request_id_bad_format              | HDR-012                    | Service-Request-Id without the req_ prefix
+request_id_not_echoed              | HDR-013                    | error bodies carry no request_id
+cache_control_public               | HDR-015                    | Cache-Control: public, max-age=60 instead of no-store
+deprecation_headers_missing        | HDR-017                    | no Deprecation/Sunset/Link on 200 of a deprecated version
+ratelimit_limit_missing            | HDR-027                    | 429 without X-RateLimit-Limit
+cors_header_sent                   | GEN-002                    | Access-Control-Allow-Origin: * on every response
+simulated_beyond_error_table       | SIM-008                    | Service-Simulate: internal_error answers 500 on GET /catalog and GET /config too
+cookie_set                         | GEN-003                    | a Set-Cookie header on every response
+# Errors and every-path rules
+envelope_code_mismatch             | ERR-009                    | envelope error code whose first three digits are not the status
+wrong_method_404                   | ERR-015                    | wrong method on a real path answers 404 not_found instead of 405
+org_suspended_with_error_code      | ERR-003                    | flat org_suspended 403 carries error_code
+# Authentication and versions
+version_checked_after_key          | AUTH-010                   | bad Service-Version checked after the key (401 wins)
+auth_scheme_lax                    | AUTH-002                   | a key is accepted without the Bearer scheme
+revoked_key_accepted               | AUTH-007                   | a revoked key is still accepted
+scope_not_enforced                 | AUTH-026 AUTH-028 AUTH-032 | metadata:read not enforced
+# Config
+config_lists_video_door            | CFG-016                    | rate_limits.doors lists the single-video counter
+config_test_org_string             | CFG-012                    | key.test_organisation is the string 'true'
+# Catalog
+catalog_display_order_string       | CAT-009                    | film display_order is a string
+catalog_sort_broken                | CAT-010                    | films sorted by title descending
+catalog_episode_order_broken       | CAT-034                    | episodes of a film in descending episode_no
+catalog_placeholders_missing       | CAT-052                    | no placeholder rows for planned episodes
+catalog_bad_cursor_accepted        | CAT-068                    | a forged catalog cursor answers the first page
+catalog_cursor_missing             | CAT-062 PAGE-001           | paged catalog never returns a next_cursor
+# Creatives
+creative_updated_at_iso            | CRE-008                    | creative updated_at is a string
+creatives_order_broken             | CRE-027                    | creatives newest first
+creatives_updated_since_inclusive  | CRE-028                    | updated_since includes records of that second
+creatives_empty_limit_accepted     | CRE-055                    | an empty limit= is read as the default
+# Series and playlists
+series_withdrawn_unlisted          | STATE-001                  | withdrawn series vanish from GET /series at once
+series_withdrawn_detail_served     | STATE-004                  | GET /series/{code} of a withdrawn series answers 200
+playlists_open_to_film_orgs        | PLS-033 PLS-034            | film organisations may read playlists
+playlists_full_page_without_cursor | PLS-022                    | a full last page of playlists has no cursor
+playlist_ungranted_media_shown     | PLS-016                    | media object filled on a playlist not granted
+# Open videos
+videos_not_ready_listed            | VID-012                    | videos not ready to play are listed
+videos_order_broken                | VID-007                    | rows of a page in reverse collection order
+# Property tests (tests/properties): faults a hand-written scenario is unlikely to meet
+creatives_limit_max_500            | CRE-030                    | GET /creatives?limit=100 answers 500
+series_since_zero_refused          | SER-042                    | GET /series?updated_since=0 is 422 4220
+videos_bad_limit_coded             | VID-019                    | a bad limit on GET /videos carries error_code
+playlists_bad_category_404         | PLS-039                    | a malformed category is 404, not 4220
+cache_control_missing_on_422       | HDR-014                    | no Cache-Control on 422 answers only
+playlists_since_2038_500           | PLS-037                    | GET /playlists?updated_since past 2147483647 (after 2038-01-19) answers 500
+# Outages, second organisation, not-ready videos (admin outages, videos_other, video_not_ready)
+outage_retry_after_missing         | CAT-076 CFG-034            | a catalog or config outage 503 has no Retry-After
+outage_envelope_500                | SER-045 PLS-041 CRE-059    | a series, playlists or creatives outage answers 500 5000 instead of 503 5030
+playlist_metadata_version_per_org  | PLS-006                    | a playlist's metadata_version differs by organisation
+video_not_ready_served             | VID-027                    | GET /videos/{id} serves a video not ready yet
+# A `should` alone (the severity proof: a warning, exit 0; --strict: exit 1)
+suspension_seen_late               | FRESH-007                  | an organisation suspension takes effect 4 s after it is made (within 30 s, not about 1 s)
+""")
     ),
     # Subtle limiter deviations: only the load campaigns measure finely enough (load_only)
     *(
-        Fault(name, ids, summary, load_only=True)
-        for name, ids, summary in (
-            ("bucket_capacity_5pc_low", ("LIM-014", "LIM-007"), "buckets hold 95 % of the limit"),
-            ("bucket_capacity_5pc_high", ("LIM-014", "LIM-006"), "buckets hold 105 % of the limit"),
-            ("bucket_refill_5pc_slow", ("LIM-013", "LIM-007"), "refill at 95 % of limit/60"),
-            ("bucket_refill_5pc_fast", ("LIM-013", "LIM-006"), "refill at 105 % of limit/60"),
-            ("shed_at_15pc", ("LIM-035",), "prefetch is shed with 15 % of the allowance left"),
-            ("shed_at_25pc", ("LIM-035",), "prefetch is shed with 25 % of the allowance left"),
-            ("play_hold_1s", ("LIM-043",), "a play request is held up to 1 s"),
-            (
-                "minute_counter_5pc_low",
-                ("LIM-022", "LIM-025", "LIM-026", "LIM-028", "LIM-007"),
-                "clock-minute counters admit 95 % of their limit",
-            ),
-            ("simulated_limit_285", ("SIM-005",), "the simulated-response limit is 285 (x scale)"),
-            ("config_spends_catalog", ("LIM-021",), "GET /config also spends the catalog counter"),
-        )
+        Fault(*row, load_only=True)
+        for row in fault_rows("""
+bucket_capacity_5pc_low  | LIM-014 LIM-007                         | buckets hold 95 % of the limit
+bucket_capacity_5pc_high | LIM-014 LIM-006                         | buckets hold 105 % of the limit
+bucket_refill_5pc_slow   | LIM-013 LIM-007                         | refill at 95 % of limit/60
+bucket_refill_5pc_fast   | LIM-013 LIM-006                         | refill at 105 % of limit/60
+shed_at_15pc             | LIM-035                                 | prefetch is shed with 15 % of the allowance left
+shed_at_25pc             | LIM-035                                 | prefetch is shed with 25 % of the allowance left
+play_hold_1s             | LIM-043                                 | a play request is held up to 1 s
+minute_counter_5pc_low   | LIM-022 LIM-025 LIM-026 LIM-028 LIM-007 | clock-minute counters admit 95 % of their limit
+simulated_limit_285      | SIM-005                                 | the simulated-response limit is 285 (x scale)
+config_spends_catalog    | LIM-021                                 | GET /config also spends the catalog counter
+""")
     ),
 )
 
@@ -318,15 +237,30 @@ from delivery_sandbox.faults.coverage_faults_8 import COVERAGE_FAULT_ROWS_8  # n
 
 register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_8))
 
+# Ninth block: authentication, versions, bare host, error bodies (coverage_faults_9.py).
+from delivery_sandbox.faults.coverage_faults_9 import COVERAGE_FAULT_ROWS_9  # noqa: E402
+
+register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_9))
+
 # Tenth block: GET /catalog fields, inclusion and paging; simulations (coverage_faults_10.py).
 from delivery_sandbox.faults.coverage_faults_10 import COVERAGE_FAULT_ROWS_10  # noqa: E402
 
 register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_10))
 
+# Eleventh block: the creatives endpoints, records, codes and hooks (coverage_faults_11.py).
+from delivery_sandbox.faults.coverage_faults_11 import COVERAGE_FAULT_ROWS_11  # noqa: E402
+
+register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_11))
+
 # Thirteenth block: series and playlists fields, lists, error codes (coverage_faults_13.py).
 from delivery_sandbox.faults.coverage_faults_13 import COVERAGE_FAULT_ROWS_13  # noqa: E402
 
 register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_13))
+
+# Twelfth block: POST /playback body, tickets and errors; open videos (coverage_faults_12.py).
+from delivery_sandbox.faults.coverage_faults_12 import COVERAGE_FAULT_ROWS_12  # noqa: E402
+
+register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_12))
 
 # Collateral (kill rate, blame precision): requirements a fault legitimately breaks beside its
 # own, each with the reason. A failure of any other requirement under the fault is mis-blame.

@@ -29,6 +29,7 @@ from delivery_sandbox.endpoints import (
     videos,
 )
 from delivery_sandbox.faults.coverage_faults_13 import mangle_reply_13
+from delivery_sandbox.faults.coverage_faults_9 import mangle_reply_9, request_key_9
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.coverage_faults import mangle_reply
@@ -236,9 +237,11 @@ class SandboxApp:
         exchange = Exchange(request_id, sb.versions.latest, f"{scope['scheme']}://{host}")
         if simulated is not None:  # read by the faults of coverage_faults_10.py
             exchange.extra["service_simulate"] = simulated
+        authorization = request_key_9(scope, authorization, sb.faults)
         reply = await self.answer(scope, receive, exchange, host, authorization, version, simulated)
         mangle_reply(reply, sb.faults, scope["path"], exchange)
         mangle_reply_2(reply, sb.faults, scope["path"], exchange)
+        reply = mangle_reply_9(reply, sb, scope, exchange)
         mangle_reply_13(reply, sb.faults, scope, exchange)
         await send_reply(send, exchange, reply, sb.faults)
 

@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from delivery_sandbox.control.outages import AREAS
+from delivery_sandbox.faults.coverage_faults_9 import rotate_9
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.registry import UnknownFault
 from delivery_sandbox.http.headers import Exchange, Reply, bearer_key
@@ -162,7 +163,7 @@ async def _role_action(sb: Sandbox, role: str, action: str, receive: Any, now: f
         sb.accounts.revoke(role)
     elif action == "rotate":
         try:
-            result["key"] = sb.accounts.rotate(role)
+            result["key"] = rotate_9(sb, role)  # the ninth block's rotation faults
         except PermissionError as exc:
             raise AdminError(400, str(exc)) from exc
     elif action == "suspend":

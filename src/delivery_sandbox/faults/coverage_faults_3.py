@@ -20,8 +20,8 @@ import orjson
 if TYPE_CHECKING:
     from delivery_sandbox.faults.registry import FaultSwitch
 
-__all__ = ["BODY_FAULTS_3", "COVERAGE_FAULT_ROWS_3", "apply_table", "mangle_body_3", "rows_of",
-           "table_of"]  # fmt: skip
+__all__ = ["BODY_FAULTS_3", "COVERAGE_FAULT_ROWS_3", "apply_table", "json_object", "mangle_body_3",
+           "rows_of", "table_of"]  # fmt: skip
 
 Body = dict[str, Any]
 Where = Callable[[list[str]], bool]  # the path split on "/"
@@ -330,6 +330,15 @@ def mangle_body_3(status: int, body: bytes, faults: FaultSwitch, path: str) -> b
     return apply_table(BODY_FAULTS_3, status, body, faults, path)
 
 
+def json_object(raw: bytes) -> Body | None:
+    """The JSON object a body holds, or None when it holds no JSON or another JSON value."""
+    try:
+        decoded = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return decoded if isinstance(decoded, dict) else None
+
+
 def apply_table(
     table: Table, status: int, body: bytes, faults: FaultSwitch, path: str
 ) -> bytes | None:
@@ -341,11 +350,8 @@ def apply_table(
     chosen = [table[n][1] for n in sorted(on) if table[n][0](parts)]
     if not chosen:
         return None
-    try:
-        decoded = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(decoded, dict):
+    decoded = json_object(body)
+    if decoded is None:
         return None
     for change in chosen:
         change(decoded)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from delivery_sandbox.faults.coverage_faults_3 import json_object
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.rows import FaultRow, fault_rows
 
@@ -59,11 +60,8 @@ def mangle_error_6(reply: Reply, faults: FaultSwitch, path: str) -> None:
             _set_header(reply, b"x-ratelimit-window", b"120")
     if not reply.body:
         return
-    try:
-        body: Any = orjson.loads(reply.body)
-    except orjson.JSONDecodeError:
-        return
-    if not isinstance(body, dict):
+    body: Any = json_object(reply.body)
+    if body is None:
         return
     envelope = isinstance(body.get("code"), int) and "message" in body
     if FaultName.envelope_error_with_data in on and envelope:

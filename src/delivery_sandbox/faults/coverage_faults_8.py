@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from delivery_sandbox.faults.coverage_faults_3 import json_object
+
 if TYPE_CHECKING:
     from delivery_sandbox.faults.registry import FaultSwitch
     from delivery_sandbox.http.headers import Reply
@@ -106,11 +108,8 @@ def mangle_error_8(reply: Reply, faults: FaultSwitch, path: str) -> None:
     on = faults.on & _BY_NAME.keys()
     if not on or not reply.body:
         return
-    try:
-        body: Any = orjson.loads(reply.body)
-    except orjson.JSONDecodeError:
-        return
-    if not isinstance(body, dict):
+    body: Any = json_object(reply.body)
+    if body is None:
         return
     parts = path.rstrip("/").split("/")
     for name in sorted(on):

@@ -19,7 +19,7 @@ from delivery_sandbox.endpoints.listing import (
     parse_epoch,
     parse_limit,
 )
-from delivery_sandbox.faults.coverage_faults_13 import bend_list_13
+from delivery_sandbox.faults.coverage_faults_13 import bend_list_13, unlicensed_state_13
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
@@ -115,6 +115,7 @@ def _rows(sb: Sandbox, caller: Caller, now: float) -> list[dict[str, Any]]:
     rows = []
     for film in sb.store.films.values():
         state = sb.store.series_state(caller.org_id, film, now)
+        state = state or unlicensed_state_13(sb.faults, film.code, film.updated_at)
         if state is None:
             continue
         status, updated_at, withdrawn_at = state

@@ -27,6 +27,8 @@ from delivery_sandbox.faults.coverage_faults_3 import (
     Row,
     _data,
     _detail,
+    _doors,
+    _is,
     _rows,
     apply_table,
     rows_of,
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
     from delivery_sandbox.faults.registry import FaultSwitch
     from delivery_sandbox.http.headers import Exchange, Reply
 
-__all__ = ["COVERAGE_FAULT_ROWS_13", "bend_list_13", "mangle_reply_13"]
+__all__ = ["COVERAGE_FAULT_ROWS_13", "bend_list_13", "mangle_reply_13", "unlicensed_state_13"]
 
 Query = dict[str, str]
 
@@ -72,6 +74,18 @@ def _media_playlist_renamed(body: Body) -> None:
     playlists = _rows(_data(body).get("media") or {}, "playlists")
     if playlists:
         playlists[0]["name"] = f"{playlists[0].get('name')}-1"
+
+
+def _video_door(body: Body) -> None:
+    doors = _doors(body)
+    if doors:
+        doors["video"] = {"limit": 10800, "unit": "requests"}
+
+
+def _doors_one_above(body: Body) -> None:
+    for door in _doors(body).values():
+        if isinstance(door, dict) and isinstance(door.get("limit"), int):
+            door["limit"] += 1
 
 
 _SERIES, _PLAYLIST = _detail("series"), _detail("playlists")
@@ -109,6 +123,8 @@ BLOCK_13: tuple[Row, ...] = (
     ("series_episode_ready_string", "SER-022", "a series episode's ready is the string yes", _SERIES, _first("episodes", "ready", "yes")),
     ("playlist_description_number", "PLS-005", "the playlist detail description is a number", _PLAYLIST, _field("description", 0)),
     ("playlist_image_space_number", "PLS-009", "a playlist image has a numeric space", _PLAYLIST, _append("images", _BAD_IMAGE)),
+    ("config_video_door_listed", "LIM-008", "/config lists the single-video counter as a door", _is("config"), _video_door),
+    ("config_doors_one_above", "LIM-009", "/config doors report one more than the organisation's limit", _is("config"), _doors_one_above),
     ("playlist_clip_difficulty_expert", "PLS-013", "a playlist clip has difficulty expert", _PLAYLIST, _first("clips", "difficulty", "expert")),
 )  # fmt: skip
 BODY_FAULTS_13 = table_of(BLOCK_13)
@@ -141,12 +157,15 @@ HOOK_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("playlists_updated_since_ignored", ("PLS-020",), "GET /playlists ignores a valid updated_since"),
     ("playlists_category_ignored", ("PLS-019",), "GET /playlists ignores a known category"),
     ("series_cursor_repeats_last", ("SER-031",), "the series cursor resumes at the last item of the page it ends"),
+    ("series_content_version_per_read", ("SER-006",), "the series content_version changes on every read"),
+    ("series_null_member_404", ("SER-034",), "a series whose detail holds a null member answers 404 4040"),
+    ("series_unlicensed_listed", ("SER-026",), "GET /series lists series the organisation holds no licence for as active"),
 )  # fmt: skip
 COVERAGE_FAULT_ROWS_13 = rows_of(BLOCK_13) + tuple((n, r, s) for n, r, s, *_ in _CODES) + HOOK_ROWS
 
 
 # Hook rows `_bend` applies to a whole answer (the others bend the list handlers' query).
-_WHOLE = {FaultName.playlists_unknown_category_empty, FaultName.playlists_codes_lowercase_at_100, FaultName.playlist_clip_ids_per_read}  # fmt: skip
+_WHOLE = {FaultName.playlists_unknown_category_empty, FaultName.playlists_codes_lowercase_at_100, FaultName.playlist_clip_ids_per_read, FaultName.series_content_version_per_read, FaultName.series_null_member_404}  # fmt: skip
 
 
 def _endpoint(path: str) -> tuple[str, bool]:
@@ -175,8 +194,23 @@ def _empty_page(body: Body, exchange: Exchange) -> Body:
     }
 
 
+def _read_number(faults: FaultSwitch) -> int:
+    """1, 2, 3... one per call while the switched-on set stays the same."""
+    return int(next(faults.memo("reads_13", lambda on: itertools.count(1))))
+
+
+def _series_detail(body: Body, faults: FaultSwitch, exchange: Exchange) -> Body:
+    data = _data(body)
+    if FaultName.series_null_member_404 in faults.on and None in data.values():
+        found = {"code": 4040, "message": "no such series", "server_time": body.get("server_time")}
+        return found | {"request_id": exchange.request_id}
+    if FaultName.series_content_version_per_read in faults.on and data:
+        data["content_version"] = f"{data.get('content_version')}-{_read_number(faults)}"
+    return body
+
+
 def _fresh_clip_ids(body: Body, faults: FaultSwitch) -> None:
-    read = next(faults.memo("clip_reads_13", lambda on: itertools.count(1)))
+    read = _read_number(faults)
     for i, clip in enumerate(_rows(_data(body), "clips")):
         clip["id"] = str(uuid.UUID(int=(read << 20) + i, version=4))
 
@@ -196,6 +230,8 @@ def _bend(
             and (needs is None or needs in query)
         ):
             body["code" if isinstance(new, int) else "error_code"] = new
+    if endpoint == "series" and detail and status == 200:
+        return _series_detail(body, faults, exchange)
     if endpoint != "playlists" or status not in (200, 404):
         return body
     if (
@@ -234,7 +270,7 @@ def mangle_reply_13(
     if isinstance(body, dict):
         new = _bend(body, reply.status, faults, path, _query(scope), exchange)
         if new is not body:
-            reply.status = 200
+            reply.status = 200 if new.get("code") == 0 else 404
         reply.body = orjson.dumps(new)
 
 
@@ -268,3 +304,13 @@ def bend_list_13(
     if after and endpoint == "series" and faults.enabled(FaultName.series_cursor_repeats_last):
         after = [*after[:-1], str(after[-1])[:-1]]
     return limit, since, after, category
+
+
+def unlicensed_state_13(
+    faults: FaultSwitch, code: str | None, updated_at: int
+) -> tuple[str, int, None] | None:
+    """The list state of a series the organisation holds no licence for: none, or active under
+    `series_unlicensed_listed`."""
+    if code is None or not faults.enabled(FaultName.series_unlicensed_listed):
+        return None
+    return ("active", updated_at, None)

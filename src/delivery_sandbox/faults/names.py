@@ -371,6 +371,11 @@ class FaultName(StrEnum):
     playlists_updated_since_ignored = "playlists_updated_since_ignored"
     playlists_category_ignored = "playlists_category_ignored"
     series_cursor_repeats_last = "series_cursor_repeats_last"
+    config_video_door_listed = "config_video_door_listed"
+    config_doors_one_above = "config_doors_one_above"
+    series_content_version_per_read = "series_content_version_per_read"
+    series_null_member_404 = "series_null_member_404"
+    series_unlicensed_listed = "series_unlicensed_listed"
     # Ninth block (coverage_faults_9.py): authentication, versions, bare host, error bodies.
     missing_key_403_on_config = "missing_key_403_on_config"
     query_key_accepted = "query_key_accepted"

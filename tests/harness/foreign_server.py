@@ -22,11 +22,9 @@ import copy
 import json
 import random
 import re
-import socket
 import string
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -37,8 +35,8 @@ from typing import Any
 
 import jsonschema
 import referencing
-import uvicorn
 import yaml
+from harness_support import served
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -471,26 +469,8 @@ def _break(
 @contextmanager
 def serve(seed: int, mode: str) -> Iterator[str]:
     """The foreign server on 127.0.0.1 (a free port, a thread); yields its base URL."""
-    foreign = ForeignApp(seed, mode)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        foreign.app(), log_level="error", lifespan="off", access_log=False, loop="asyncio"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+    with served(ForeignApp(seed, mode).app()) as url:
+        yield url
 
 
 ROLES = (

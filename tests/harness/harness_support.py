@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
+import uvicorn
 
 from delivery_conformance.target.client import DeliveryClient, Response
 from delivery_conformance.target.profile import AdminEndpoint, TargetProfile
@@ -103,3 +108,26 @@ def run_results(report_dir: Path) -> dict[str, Any]:
     """results.json of the one run written under `report_dir` (not the `latest` pointer)."""
     (found,) = [p for p in report_dir.glob("*/results.json") if p.parent.name != "latest"]
     return dict(json.loads(found.read_text(encoding="utf-8")))
+
+
+@contextmanager
+def served(app: Any) -> Iterator[str]:
+    """An ASGI app served on 127.0.0.1 (a free port, a daemon thread); yields its base URL."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(
+        app, log_level="error", lifespan="off", access_log=False, loop="asyncio"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()

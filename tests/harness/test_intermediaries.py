@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
+from harness_support import served
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -67,22 +64,8 @@ def proxy_app(upstream: str) -> Starlette:
 
 @contextmanager
 def proxy(upstream: str) -> Iterator[str]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(
-        uvicorn.Config(proxy_app(upstream), log_level="error", lifespan="off", loop="asyncio")
-    )
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+    with served(proxy_app(upstream)) as url:
+        yield url
 
 
 def bare_host_run(profile: Path, report_dir: Path) -> tuple[int, dict]:

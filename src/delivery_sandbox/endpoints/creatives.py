@@ -20,6 +20,13 @@ from delivery_sandbox.endpoints.listing import (
     parse_limit,
 )
 from delivery_sandbox.endpoints.share import download_link, export_rights_active
+from delivery_sandbox.faults.coverage_faults_11 import (
+    default_limit_11,
+    file_as_json_11,
+    foreign_listed_11,
+    miss_11,
+    since_11,
+)
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.coverage_faults_2 import link_listed
@@ -119,12 +126,12 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     raw_limit = query.get("limit")
     if raw_limit == "" and sb.faults.enabled(FaultName.creatives_empty_limit_accepted):
         raw_limit = None
-    limit = parse_limit(raw_limit, MAX_LIMIT, DEFAULT_LIMIT)
+    limit = parse_limit(raw_limit, MAX_LIMIT, default_limit_11(DEFAULT_LIMIT, sb.faults))
     if limit is None:
         return _env_error(sb, exchange, 422, 4220, errors.MSG_LIMIT)
     if limit == MAX_LIMIT and sb.faults.enabled(FaultName.creatives_limit_max_500):  # properties
         return errors.flat(exchange, sb.faults, 500, "internal error")
-    since = parse_epoch(query.get("updated_since"))
+    since = since_11(parse_epoch(query.get("updated_since")), sb.faults)
     if since is False:
         return _env_error(sb, exchange, 422, 4221, errors.MSG_UPDATED_SINCE)
     binding = f"u={since}"
@@ -138,7 +145,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     rows = [
         c
         for c in sb.store.creatives.values()
-        if c.org_id == caller.org_id
+        if (c.org_id == caller.org_id or foreign_listed_11(sb.faults))
         and c.visible
         and (since is None or c.updated_at > since or (not strict and c.updated_at == since))
     ]
@@ -184,7 +191,8 @@ async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call
     """
     creative = _find(sb, caller, call.params["id"])
     if creative is None:
-        return _env_error(sb, exchange, 404, 4040, errors.MSG_NO_CREATIVE)
+        status, code = miss_11(sb.store.creatives, caller.org_id, call.params["id"], sb.faults)
+        return _env_error(sb, exchange, status, code, errors.MSG_NO_CREATIVE)
     record = creative_record(sb, creative, exchange.base_url)
     return Reply(200, ok_envelope(record, sb.now(), {"self": record["links"]["self"]}))
 
@@ -205,7 +213,7 @@ async def handle_file(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     if creative.link_failure:
         return _env_error(sb, exchange, 503, 5032, errors.MSG_LINK_FAILED, [(b"retry-after", b"2")])
     url, expires = download_link(sb, exchange.base_url, creative, now)
-    if call.query.get("redirect") == "0":
+    if file_as_json_11(call.query.get("redirect"), sb.faults):
         links = {"self": f"{exchange.base_url}{PATH}/{creative.id}/file?redirect=0"}
         return Reply(200, ok_envelope({"url": url, "expires_at": expires}, now, links))
     return Reply(302, b"", [(b"location", url.encode())], content_type=None)

@@ -20,6 +20,7 @@ import hashlib
 import hmac
 from urllib.parse import parse_qsl, quote
 
+from delivery_sandbox.faults.coverage_faults_11 import rights_open_11
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.coverage_faults_2 import link_revoked, share_link_ttl
 from delivery_sandbox.http.headers import Exchange, Reply
@@ -130,7 +131,7 @@ def open_share_link(sb: Sandbox, exchange: Exchange, token: str) -> Reply:
         link_revoked(sb.store, creative.id, sb.faults)
         or not creative.visible
         or not creative.final_ready
-        or not export_rights_active(sb, creative, now)
+        or not rights_open_11(export_rights_active(sb, creative, now), sb.faults)
     ):
         return _refusal(sb, exchange, 410, MSG_SHARE_GONE, "gone")
     if creative.link_failure:

@@ -1,0 +1,261 @@
+"""Eleventh block of coverage faults (issue 13; README: Requirement proofs): the creatives
+endpoints. Record fields are bent in every record of a list page and of a single read alike (so
+the two reads still agree); error codes are bent after the error is built; a few choices the
+handlers make go through the small hooks at the bottom.
+
+Spec sections: Resources and their fields > Creative record; Endpoints > GET /creatives,
+GET /creatives/{id}, GET /creatives/{id}/file; Errors > Creatives list, single read and file;
+Paging and envelopes (the walk's end).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from delivery_sandbox.faults.names import FaultName
+
+if TYPE_CHECKING:
+    from delivery_sandbox.faults.registry import FaultSwitch
+    from delivery_sandbox.http.headers import Reply
+
+__all__ = ["COVERAGE_FAULT_ROWS_11", "default_limit_11", "file_as_json_11", "foreign_listed_11",
+           "mangle_creatives_11", "miss_11", "rights_open_11", "since_11"]  # fmt: skip
+
+Body = dict[str, Any]
+SIGNED_PREVIEW = "https://cdn.sandbox.test/preview/{}.mp4?signature=sandbox&expires=1"
+OTHER_ASPECT = {"reels_9x16": "1:1", "feed_4x5": "9:16", "square_1x1": "4:5"}
+
+
+def _dict(record: Body, name: str) -> Body:
+    found = record.get(name)
+    return found if isinstance(found, dict) else {}
+
+
+def _unready(change: Callable[[Body], None]) -> Callable[[Body], None]:
+    """`change` on records whose final file is not ready (none of them the fixtures' ready
+    creative, which other scenarios read and open)."""
+
+    def bend(record: Body) -> None:
+        if _dict(record, "final").get("ready") is False:
+            change(record)
+
+    return bend
+
+
+def _set(**values: Any) -> Callable[[Body], None]:
+    return lambda record: record.update(values)
+
+
+def _inner(name: str, **values: Any) -> Callable[[Body], None]:
+    return lambda record: _dict(record, name).update(values)
+
+
+def _episode_twice(record: Body) -> None:
+    episodes = record.get("episodes")
+    if isinstance(episodes, list) and episodes:
+        episodes.append(episodes[0])
+
+
+def _scene_reversed(record: Body) -> None:
+    scenes = record.get("scenes")
+    if isinstance(scenes, list) and scenes and isinstance(scenes[0], dict):
+        first = scenes[0]
+        first["start_ms"], first["end_ms"] = first.get("end_ms"), first.get("start_ms")
+
+
+def _hook_null(record: Body) -> None:
+    if record.get("scenes"):
+        record["hook"] = None
+
+
+def _formula_string(record: Body) -> None:
+    formula = record.get("formula")
+    if isinstance(formula, dict):
+        record["formula"] = formula.get("name")
+
+
+def _ends_midday(record: Body) -> None:
+    rights = _dict(record, "rights")
+    if isinstance(rights.get("ends_at"), int):
+        rights["ends_at"] += 43_200
+
+
+def _aspect_other(record: Body) -> None:
+    placement = record.get("placement")
+    if isinstance(placement, str) and placement in OTHER_ASPECT:
+        record["aspect"] = OTHER_ASPECT[placement]
+
+
+def _pushed_unready(record: Body) -> None:
+    if record.get("status") == "pushed":
+        _dict(record, "final").update(ready=False, file_url=None)
+
+
+def _record_bend(field: str, make: Callable[[Any], Any]) -> Callable[[Body], None]:
+    """Replace `field` by `make(old value)`."""
+    return lambda record: record.update({field: make(record.get(field))})
+
+
+# name -> (rule, summary, change to one creative record)
+RECORD_ROWS: tuple[tuple[str, str, str, Callable[[Body], None]], ...] = (
+    ("creative_signed_preview", "CRE-001", "records carry a signed preview_url",
+     lambda r: r.update(preview_url=SIGNED_PREVIEW.format(r.get("creative_id")))),
+    ("creative_schema_version_text", "CRE-003", "schema_version is the string \"1\"",
+     _set(schema_version="1")),
+    ("creative_id_prefixed", "CRE-004", "records not ready carry creative_id cr_<uuid>",
+     _unready(_record_bend("creative_id", lambda v: f"cr_{v}"))),
+    ("creative_code_number", "CRE-005", "creative_code is a number",
+     _record_bend("creative_code", lambda v: len(str(v)))),
+    ("creative_name_number", "CRE-006", "name is a number",
+     _record_bend("name", lambda v: len(str(v)))),
+    ("creative_status_archived", "CRE-007", "approved records have status archived",
+     lambda r: r.update(status="archived") if r.get("status") == "approved" else None),
+    ("creative_org_slug_null", "CRE-009", "org.slug is null", _inner("org", slug=None)),
+    ("creative_created_by_email_number", "CRE-010", "created_by.email is a number",
+     _inner("created_by", email=0)),
+    ("creative_film_genres_null", "CRE-011", "film.genres is null", _inner("film", genres=None)),
+    ("creative_episode_twice", "CRE-012", "a record's first episode listed twice",
+     _episode_twice),
+    ("creative_placement_number", "CRE-013", "placement is a number",
+     _record_bend("placement", lambda v: 916 if v is not None else None)),
+    ("creative_aspect_mismatch", "CRE-014", "aspect belongs to another placement",
+     _aspect_other),
+    ("creative_duration_fraction", "CRE-015", "duration_ms has a fraction",
+     _record_bend("duration_ms", lambda v: v + 0.5 if isinstance(v, int) else v)),
+    ("creative_scene_reversed", "CRE-016", "the first scene ends before it starts",
+     _scene_reversed),
+    ("creative_hook_null", "CRE-017", "hook null although scenes are listed", _hook_null),
+    ("creative_formula_string", "CRE-018", "formula is its name as a string", _formula_string),
+    ("creative_rights_midday", "CRE-019", "rights.ends_at falls at 12:00 UTC", _ends_midday),
+    ("creative_parent_not_uuid", "CRE-020", "lineage.parent_creative_id is no UUID",
+     _inner("lineage", parent_creative_id="CR-00001")),
+    ("creative_pushed_unready", "CRE-021", "pushed records have final.ready false",
+     _pushed_unready),
+    ("creative_file_url_unready", "CRE-022", "records not ready carry a file_url",
+     _unready(_inner("final", file_url="http://127.0.0.1/api/c/pending.mp4"))),
+    ("creative_target_25fps", "CRE-025", "final.target.fps is 25",
+     lambda r: _dict(_dict(r, "final"), "target").update(fps=25)),
+)  # fmt: skip
+_RECORDS = {name: change for name, _, _, change in RECORD_ROWS}
+
+# name -> (rule, summary, (status, code) bent, new code): envelope errors of the creatives paths.
+CODE_ROWS: tuple[tuple[str, str, str, tuple[int, int], int], ...] = (
+    ("creatives_no_key_4011", "CRE-045", "a missing key answers 4011", (401, 4010), 4011),
+    ("creatives_scope_4034", "CRE-047", "a key without creatives:export answers 4034",
+     (403, 4030), 4034),
+    ("creatives_suspended_4030", "CRE-048", "a suspended organisation answers 4030",
+     (403, 4031), 4030),
+    ("creatives_limit_4221", "CRE-054", "a bad limit answers 4221", (422, 4220), 4221),
+    ("creatives_since_4220", "CRE-056", "a bad updated_since answers 4220", (422, 4221), 4220),
+    ("creative_file_409_4091", "CRE-053", "a final still being made answers 4091", (409, 4090),
+     4091),
+    ("creative_file_503_5030", "CRE-061", "a link that could not be prepared answers 5030",
+     (503, 5032), 5030),
+)  # fmt: skip
+_CODES = {name: (status_code, new) for name, _, _, status_code, new in CODE_ROWS}
+
+# Rows whose change is made by a hook below or by a branch of `mangle_creatives_11`.
+HOOK_ROWS: tuple[tuple[str, str, str], ...] = (
+    ("creatives_version_code_other", "CRE-044", "a bad version answers error_code bad_version"),
+    ("creatives_walk_never_ends", "CRE-033", 'the last page\'s next_cursor is "end" (refused)'),
+    ("creatives_foreign_listed", "CRE-026", "GET /creatives lists other organisations' too"),
+    ("creatives_since_10_digits", "CRE-029", "an 11-digit updated_since answers 4221"),
+    ("creatives_default_limit_60", "CRE-031", "without limit a page holds 60 creatives"),
+    ("creative_foreign_403", "CRE-036", "another organisation's creative answers 403 4030"),
+    ("creative_unknown_410", "CRE-050", "an unknown creative id answers 410 4100"),
+    ("creative_malformed_404_4041", "CRE-051", "an id that is no UUID answers 404 4041"),
+    ("creative_file_json_by_default", "CRE-037", "the file answers 200 JSON without redirect"),
+    ("creative_file_json_any_redirect", "CRE-041", "redirect=1 or false answers the file as JSON"),
+    ("share_link_ignores_rights", "CRE-024", "final.file_url opens after the rights ended"),
+)
+COVERAGE_FAULT_ROWS_11: tuple[tuple[str, tuple[str, ...], str], ...] = tuple(
+    (name, (rid,), summary)
+    for name, rid, summary in (
+        *((n, r, s) for n, r, s, _ in RECORD_ROWS),
+        *((n, r, s) for n, r, s, _, _ in CODE_ROWS),
+        *HOOK_ROWS,
+    )
+)
+_NAMES = frozenset(row[0] for row in COVERAGE_FAULT_ROWS_11)
+
+
+def _bend_body(body: Body, status: int, parts: list[str], on: set[str]) -> None:
+    if status == 200 and parts[-1] != "file":
+        data = _dict(body, "data")
+        items = data.get("items") if parts[-1] == "creatives" else [data]
+        for name in sorted(on & _RECORDS.keys()):
+            for record in items if isinstance(items, list) else []:
+                if isinstance(record, dict):
+                    _RECORDS[name](record)
+        last = parts[-1] == "creatives" and data.get("next_cursor", "") is None
+        if "creatives_walk_never_ends" in on and last:
+            data["next_cursor"] = "end"
+    for name in sorted(on & _CODES.keys()):
+        (status_due, code), new = _CODES[name]
+        if status == status_due and body.get("code") == code:
+            body["code"] = new
+    if "creatives_version_code_other" in on and body.get("error_code") == "unsupported_version":
+        body["error_code"] = "bad_version"
+
+
+def mangle_creatives_11(reply: Reply, faults: FaultSwitch, path: str) -> None:
+    """Apply this block's switched-on body and code faults to an answer of a creatives path."""
+    parts = path.rstrip("/").split("/")
+    on: set[str] = set(faults.on & _NAMES)
+    if not on or "creatives" not in parts[-3:] or not reply.body:
+        return
+    try:
+        body: Any = orjson.loads(reply.body)
+    except orjson.JSONDecodeError:
+        return
+    if isinstance(body, dict):
+        _bend_body(body, reply.status, parts, on)
+        reply.body = orjson.dumps(body)
+
+
+# -- hooks of the creatives handlers and of the share link --------------------------------------
+
+
+def foreign_listed_11(faults: FaultSwitch) -> bool:
+    """GET /creatives keeps creatives of every organisation (fault creatives_foreign_listed)."""
+    return faults.enabled(FaultName.creatives_foreign_listed)
+
+
+def since_11(since: int | bool | None, faults: FaultSwitch) -> int | bool | None:
+    """The parsed `updated_since`; False (refused) for 11 digits under creatives_since_10_digits."""
+    if isinstance(since, int) and not isinstance(since, bool) and since >= 10**10:
+        return False if faults.enabled(FaultName.creatives_since_10_digits) else since
+    return since
+
+
+def default_limit_11(limit: int, faults: FaultSwitch) -> int:
+    return 60 if faults.enabled(FaultName.creatives_default_limit_60) else limit
+
+
+def miss_11(known: Any, org_id: str, raw: str, faults: FaultSwitch) -> tuple[int, int]:
+    """(status, envelope code) for a creative id the single read does not find: 404 4040 for
+    all, bent by creative_foreign_403, creative_unknown_410 or creative_malformed_404_4041.
+    `known` is the store's creatives by id."""
+    found = known.get(raw.lower())
+    if found is not None and found.org_id != org_id:
+        return (403, 4030) if faults.enabled(FaultName.creative_foreign_403) else (404, 4040)
+    if found is None and len(raw) == 36 and raw.count("-") == 4:
+        return (410, 4100) if faults.enabled(FaultName.creative_unknown_410) else (404, 4040)
+    if found is None:
+        return (404, 4041) if faults.enabled(FaultName.creative_malformed_404_4041) else (404, 4040)
+    return 404, 4040
+
+
+def file_as_json_11(redirect: str | None, faults: FaultSwitch) -> bool:
+    """The file is answered as JSON: `redirect=0`, or any value / none under the faults."""
+    if redirect is None:
+        return faults.enabled(FaultName.creative_file_json_by_default)
+    return redirect == "0" or faults.enabled(FaultName.creative_file_json_any_redirect)
+
+
+def rights_open_11(active: bool, faults: FaultSwitch) -> bool:
+    """The share link may open: export rights active, or share_link_ignores_rights."""
+    return active or faults.enabled(FaultName.share_link_ignores_rights)

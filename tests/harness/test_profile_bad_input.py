@@ -131,27 +131,26 @@ def test_a_byte_order_mark_is_read(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "profile OK" in out and "roles (1 of 17): films" in out and KEY not in out
 
 
-def test_a_key_variable_with_a_typo_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+# A key variable the profile check refuses: (variable, value, what the one line says).
+BAD_KEY_VARIABLES = {
+    "typo": ("DELIVERY_KEY_VIDEO", KEY2,
+             "'DELIVERY_KEY_VIDEO' (did you mean 'DELIVERY_KEY_VIDEOS'?)"),
+    "empty": ("DELIVERY_KEY_VIDEOS", "", "set but empty"),
+    "repeats_a_file_key": ("DELIVERY_KEY_VIDEOS", KEY,
+                           "roles 'films' and 'videos' have the same key"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(BAD_KEY_VARIABLES))
+def test_a_bad_key_variable_is_refused(
+    case: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("DELIVERY_KEY_VIDEO", KEY2)
-    result = run(capsys, "check-profile", str(write(tmp_path, GOOD)))
-    assert_refused(*result, "'DELIVERY_KEY_VIDEO' (did you mean 'DELIVERY_KEY_VIDEOS'?)")
-
-
-def test_an_empty_key_variable_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("DELIVERY_KEY_VIDEOS", "")
-    assert_refused(*run(capsys, "check-profile", str(write(tmp_path, GOOD))), "set but empty")
-
-
-def test_a_key_variable_that_repeats_a_file_key_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("DELIVERY_KEY_VIDEOS", KEY)
-    result = run(capsys, "check-profile", str(write(tmp_path, GOOD)))
-    assert_refused(*result, "roles 'films' and 'videos' have the same key")
+    name, value, fragment = BAD_KEY_VARIABLES[case]
+    monkeypatch.setenv(name, value)
+    assert_refused(*run(capsys, "check-profile", str(write(tmp_path, GOOD))), fragment)
 
 
 def test_a_password_from_a_variable_is_not_printed(

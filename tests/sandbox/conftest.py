@@ -1,4 +1,5 @@
-"""Fixtures: a fresh in-process sandbox per test (spec version set or extended)."""
+"""Fixtures: a fresh in-process sandbox per test (spec version set or extended), and a playback
+sandbox whose sleeps move its own clock (`env`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 from sandbox_api import Api, make_api
+from sandbox_playback_support import Sandboxed, patch_sleep
 
 from delivery_sandbox.http.versions import VersionSetName
 
@@ -20,5 +22,13 @@ def api() -> Iterator[Api]:
 @pytest.fixture
 def ext() -> Iterator[Api]:
     made = make_api(versions=VersionSetName.EXTENDED)
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandboxed]:
+    made = Sandboxed()
+    patch_sleep(monkeypatch, made)
     yield made
     made.close()

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sandbox_playback_support import DEVICE, T0, Sandboxed, patch_sleep
+from sandbox_playback_support import DEVICE, T0, Sandboxed
 
 from delivery_sandbox.playback.tickets import iso_utc
-
-
-@pytest.fixture
-def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandboxed]:
-    made = Sandboxed()
-    patch_sleep(monkeypatch, made)
-    yield made
-    made.close()
 
 
 def statuses(response: Any) -> list[int]:

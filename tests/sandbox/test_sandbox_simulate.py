@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import orjson
 import pytest
-from sandbox_playback_support import DEVICE, T0, Sandboxed, patch_sleep
+from sandbox_playback_support import DEVICE, T0, Sandboxed
 
 from delivery_sandbox.http.headers import Exchange
 from delivery_sandbox.playback.simulate import (
@@ -17,14 +15,6 @@ from delivery_sandbox.playback.simulate import (
 )
 
 PLAYBACK_SCENARIOS = [n for n in scenarios_for("playback") if n != "partial_batch"]
-
-
-@pytest.fixture
-def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandboxed]:
-    made = Sandboxed()
-    patch_sleep(monkeypatch, made)
-    yield made
-    made.close()
 
 
 def test_table_covers_every_error_a_partner_must_handle() -> None:

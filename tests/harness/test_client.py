@@ -150,56 +150,58 @@ def test_client_keeps_no_cookie_between_requests() -> None:
     assert "cookie" not in seen[1].headers
 
 
-def test_client_sleeps_under_the_pacing_budget_with_an_injected_clock() -> None:
-    now = [0.0]
-    slept: list[float] = []
+class FakeClock:
+    """An injected clock whose sleeps move it and are kept (`slept`)."""
 
-    def sleep(seconds: float) -> None:
-        slept.append(seconds)
-        now[0] += seconds
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
 
-    client = DeliveryClient(
-        make_profile(),
-        transport=httpx.MockTransport(answer(200, {})),
-        pacer=Pacer({"config": 4}),
-        sleep=sleep,
-        clock=lambda: now[0],
-    )
-    for _ in range(3):
-        client.get("config", role="films")
-    assert slept == [pytest.approx(60.0)]
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
 
 
-def test_a_burst_is_neither_delayed_nor_charged_and_pacing_resumes_after_it() -> None:
-    now = [0.0]
-    slept: list[float] = []
-
-    def sleep(seconds: float) -> None:
-        slept.append(seconds)
-        now[0] += seconds
-
-    pacer = Pacer({"config": 4})
-    client = DeliveryClient(
+def paced_client(pacer: Pacer, clock: FakeClock) -> DeliveryClient:
+    """A client on a mock target that answers 200, paced on the fake clock."""
+    return DeliveryClient(
         make_profile(),
         transport=httpx.MockTransport(answer(200, {})),
         pacer=pacer,
-        sleep=sleep,
-        clock=lambda: now[0],
+        sleep=clock.sleep,
+        clock=clock,
     )
+
+
+def test_client_sleeps_under_the_pacing_budget_with_an_injected_clock() -> None:
+    clock = FakeClock()
+    client = paced_client(Pacer({"config": 4}), clock)
+    for _ in range(3):
+        client.get("config", role="films")
+    assert clock.slept == [pytest.approx(60.0)]
+
+
+def test_a_burst_is_neither_delayed_nor_charged_and_pacing_resumes_after_it() -> None:
+    clock = FakeClock()
+    pacer = Pacer({"config": 4})
+    client = paced_client(pacer, clock)
     client.get("config", role="films")
     with client.burst("the scenario drains a lowered counter"):
         for _ in range(5):
             client.get("config", role="films")
         assert client.bursting == "the scenario drains a lowered counter"
-    assert slept == [] and pacer.used("config", now[0]) == 1 and client.bursting is None
+    assert clock.slept == [] and pacer.used("config", clock.now) == 1 and client.bursting is None
     client.get("config", role="films")
     client.get("config", role="films")
-    assert slept == [pytest.approx(60.0)]
+    assert clock.slept == [pytest.approx(60.0)]
     with pytest.raises(HarnessFailure, match="say why"), client.burst(" "):
         pass
     with client.burst("a freshness poll on shared counters", charged=True):
         client.get("config", role="films")
-    assert slept == [pytest.approx(60.0)] and pacer.used("config", now[0]) == 2  # charged
+    assert clock.slept == [pytest.approx(60.0)] and pacer.used("config", clock.now) == 2  # charged
 
 
 def test_simulated_requests_use_their_own_counter_and_playback_batches_cost_tickets() -> None:

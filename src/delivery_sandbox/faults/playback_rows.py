@@ -23,8 +23,8 @@ batch_whole_429_early           | LIM-041 PLAY-047  | a batch is refused whole w
 retry_after_wrong               | LIM-033 LIM-034   | Retry-After is 30 s too long
 ratelimit_limit_wrong           | LIM-031           | X-RateLimit-Limit is twice the real limit
 clock_minute_rolling            | LIM-024           | clock-minute windows roll from the first request instead of the UTC minute
-play_token_ttl_short            | PLAY-051          | play tokens expire after 20 minutes instead of 30
-manifest_ttl_long               | PLAY-052          | manifest links expire after 30 minutes instead of 15
+play_token_ttl_short            | PLAY-051 STATE-018 | play tokens expire after 20 minutes instead of 30
+manifest_ttl_long               | PLAY-052 STATE-019 | manifest links expire after 30 minutes instead of 15
 reuse_ignores_device            | PLAY-002 PLAY-062 | reuse returns a ticket issued for other device values
 reuse_counted                   | LIM-017 PLAY-065  | a reused ticket spends a ticket of the limit
 simulated_consumes_limit        | SIM-004           | simulations spend the endpoint counter

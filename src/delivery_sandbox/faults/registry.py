@@ -287,12 +287,6 @@ COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {
     "outage_retry_after_missing": (
         ("HDR-025", "the outage 503 is retryable: HDR-025 wants its Retry-After as well"),
     ),
-    "play_token_ttl_short": (
-        ("STATE-018", "States and transitions restates the 30-minute play-token lifetime"),
-    ),
-    "manifest_ttl_long": (
-        ("STATE-019", "States and transitions restates the 15-minute manifest lifetime"),
-    ),
     "device_value_untrimmed": tuple(
         (rid, "its rows send null-like words padded with spaces: untrimmed, none is recognised")
         for rid in ("PLAY-016", "PLAY-017", "PLAY-018")

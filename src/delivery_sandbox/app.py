@@ -28,8 +28,9 @@ from delivery_sandbox.endpoints import (
     share,
     videos,
 )
-from delivery_sandbox.faults.coverage_faults_13 import mangle_reply_13
 from delivery_sandbox.faults.coverage_faults_9 import mangle_reply_9, request_key_9
+from delivery_sandbox.faults.coverage_faults_12 import playback_body_12
+from delivery_sandbox.faults.coverage_faults_13 import mangle_reply_13
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.coverage_faults import mangle_reply
@@ -291,7 +292,8 @@ class SandboxApp:
         if route.handler is None:
             # POST /playback reads the first Service-Simulate header, as Starlette's did.
             first = None if simulated is None else _first_header(scope, b"service-simulate")
-            return await playback.answer(sb, exchange, outcome, first, partial(_read_body, receive))
+            read = playback_body_12(partial(_read_body, receive), scope, sb, exchange)  # faults
+            return await playback.answer(sb, exchange, outcome, first, read)
         if sb.outages:  # a named outage (admin API): the endpoint's retryable 503
             down = outages.reply_for(sb, route.endpoint.name, route.endpoint.family, exchange)
             if down is not None:

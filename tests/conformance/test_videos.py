@@ -66,19 +66,33 @@ def expect_link_times(requirement_id: str, response: Response, body: Any) -> Non
     )
 
 
+# spec: Resources > Open video row; the open video endpoints are frozen (no new fields).
+ROW_FIELDS = frozenset(
+    {"id", "slug", "title", "order_code", "collection", "position", "duration_ms"}
+    | {"muscle_groups", "equipment", "difficulty", "kcal_est", "mp4"}
+)
+
+
 @COLLECTION
-@pytest.mark.requirement("VID-001", "VID-009", "VID-003")
+@pytest.mark.requirement("VID-001", "VID-009", "VID-003", "VID-013")
 def test_pages_and_rows_follow_the_row_table(
     rows_walk: list[listing.Page], fixture_id: Any
 ) -> None:
     code = fixture_id("collection_code")
-    for page in rows_walk:
-        expect_schema("VID-009", page.body, "VideoPage", response=page.response)
+    for page in rows_walk:  # the rows first: a bad row is VID-001's, not the page's
         for index, row in enumerate(page.items):
             expect_schema(
                 "VID-001", row, "VideoRow", where=f"rows[{index}]", response=page.response
             )
+            expect(
+                "VID-013",
+                set(row) <= ROW_FIELDS,
+                expected="only the documented row fields",
+                actual=sorted(set(row) - ROW_FIELDS),
+                response=page.response,
+            )
             expect_equal("VID-003", row.get("collection"), code, response=page.response)
+        expect_schema("VID-009", page.body, "VideoPage", response=page.response)
 
 
 @COLLECTION

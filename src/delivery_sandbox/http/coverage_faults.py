@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from delivery_sandbox.faults.coverage_faults_7 import mangle_headers_7
+from delivery_sandbox.faults.coverage_faults_12 import mangle_reply_12
 from delivery_sandbox.faults.names import FaultName
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ SUCCESS_ENVELOPE = b'{"code":0,"message":"ok",'
 
 def mangle_reply(reply: Reply, faults: FaultSwitch, path: str, exchange: Exchange) -> None:
     """Apply the switched-on body faults to a 200 JSON answer of `path`, in place."""
+    mangle_reply_12(reply, faults, path, exchange)  # the twelfth block: playback, open videos
     if BODY_FAULTS.isdisjoint(faults.on) or reply.status != 200 or not reply.body:
         return
     if faults.on & CALLER_FAULTS:

@@ -1,0 +1,438 @@
+"""Twelfth block of coverage faults (issue 13; README: Requirement proofs): POST /playback and the
+open video endpoints. Each row breaks one rule of the playback body, of a ticket or of an error
+answer, or one rule of the open video rows and their flat errors.
+
+Two hooks: `playback_body_12` (endpoints/playback.py) bends the body a request sent before the
+sandbox reads it, and notes what the answer needs to know about it in `Exchange.extra`;
+`mangle_reply_12` (http/coverage_faults.py) bends the answer once it is built.
+
+Spec sections: Endpoints > POST /playback (body table, batch forms, reuse, the two ticket
+shapes, subtitles); Errors > Playback; Resources > Open video row; Endpoints > GET /videos;
+Errors > Open videos (flat).
+"""
+
+# Fault tables hold one row a line, so their long rows are exempt from the line length.
+# ruff: noqa: E501
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from delivery_sandbox.faults.coverage_faults_3 import json_object
+
+if TYPE_CHECKING:
+    from delivery_sandbox.faults.registry import FaultSwitch
+    from delivery_sandbox.http.headers import Exchange, Reply
+    from delivery_sandbox.state.context import Sandbox
+
+__all__ = ["COVERAGE_FAULT_ROWS_12", "mangle_reply_12", "playback_body_12"]
+
+Body = dict[str, Any]
+UUID = re.compile(r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\Z")
+REFUSED = b"[]"  # a body that is no JSON object: the whole-request 400 without a code
+NOTE = "coverage_faults_12"  # the key of what the request hook notes in Exchange.extra
+
+
+# -- the request side: the body as the sandbox will read it ------------------------------------
+
+
+def _no_content_type(body: Body, headers: dict[str, str]) -> Body | bytes:
+    return b"" if "content-type" not in headers else body
+
+
+def _pop(*names: str, when: Callable[[Body], bool] = lambda b: True) -> Callable[..., Body]:
+    def change(body: Body, headers: dict[str, str]) -> Body:
+        if when(body):
+            for name in names:
+                body.pop(name, None)
+        return body
+
+    return change
+
+
+def _next_episode(uuid: bool) -> Callable[..., Body]:
+    """A top-level `film_ref` of the given form resolves to the following episode."""
+
+    def change(body: Body, headers: dict[str, str]) -> Body:
+        ref, number = body.get("film_ref"), body.get("episode_no")
+        if "episode_id" in body or not isinstance(ref, str) or type(number) is not int:
+            return body
+        if bool(UUID.match(ref)) == uuid:
+            body["episode_no"] = number + 1
+        return body
+
+    return change
+
+
+def _half_pair_dropped(body: Body, headers: dict[str, str]) -> Body:
+    if (body.get("union_info") is None) != (body.get("drm_kek") is None):
+        body.pop("union_info", None)
+        body.pop("drm_kek", None)
+    return body
+
+
+def _device_length(name: str, length: int, value: str) -> Callable[..., Body]:
+    """A `name` of exactly `length` characters (no padding) is replaced by `value`."""
+
+    def change(body: Body, headers: dict[str, str]) -> Body:
+        sent = body.get(name)
+        if isinstance(sent, str) and sent == sent.strip() and len(sent) == length:
+            body[name] = value
+        return body
+
+    return change
+
+
+def _refuse(when: Callable[[Body], bool]) -> Callable[..., Body | bytes]:
+    return lambda body, headers: REFUSED if when(body) else body
+
+
+def _unknown_intent(body: Body) -> bool:
+    return (
+        "episodes" not in body and "intent" in body and body["intent"] not in ("play", "prefetch")
+    )
+
+
+def _long_viewer_ref(body: Body) -> bool:
+    ref = body.get("viewer_ref")
+    return isinstance(ref, str) and len(ref) >= 256
+
+
+def _items(change: Callable[[list[Any]], list[Any]]) -> Callable[..., Body]:
+    def bend(body: Body, headers: dict[str, str]) -> Body:
+        if isinstance(body.get("episodes"), list):
+            body["episodes"] = change(body["episodes"])
+        return body
+
+    return bend
+
+
+def _names_an_episode(item: object) -> bool:
+    if not isinstance(item, dict):
+        return False
+    number = item.get("episode_no")
+    whole = type(number) is int and number >= 1
+    return isinstance(item.get("episode_id"), str) or (
+        isinstance(item.get("film_ref"), str) and whole
+    )
+
+
+def _next_clamped(body: Body, headers: dict[str, str]) -> Body:
+    count = body.get("next")
+    if isinstance(count, int | float | str) and not isinstance(count, bool):
+        try:
+            body["next"] = min(2, max(0, int(float(count))))
+        except ValueError:
+            return body
+    return body
+
+
+def _set(name: str, value: object, when: Callable[[Body], bool]) -> Callable[..., Body]:
+    def change(body: Body, headers: dict[str, str]) -> Body:
+        if when(body):
+            body[name] = value
+        return body
+
+    return change
+
+
+def _has(name: str) -> Callable[[Body], bool]:
+    return lambda body: name in body
+
+
+def _in_batch(body: Body) -> bool:
+    return "episodes" in body
+
+
+def _no_anchor(body: Body) -> bool:
+    return "next" in body and "episode_id" not in body and "film_ref" not in body
+
+
+def _prefetch_with_viewer(body: Body) -> bool:
+    return "viewer_ref" in body and body.get("intent") == "prefetch"
+
+
+RequestChange = Callable[[Body, dict[str, str]], Body | bytes]
+# name -> (rules, summary, change to the request body)
+_REQUEST_ROWS: tuple[tuple[str, tuple[str, ...], str, RequestChange], ...] = (
+    ("playback_content_type_required", ("PLAY-004",), "a playback body sent without Content-Type is read as empty", _no_content_type),
+    ("film_ref_wins_over_episode_id", ("PLAY-006",), "film_ref + episode_no take precedence over episode_id", _pop("episode_id", when=lambda b: "film_ref" in b and not _in_batch(b))),
+    ("film_ref_id_next_episode", ("PLAY-007",), "film_ref given as the film id names the following episode", _next_episode(True)),
+    ("film_ref_slug_next_episode", ("PLAY-008",), "film_ref given as the slug names the following episode", _next_episode(False)),
+    ("device_half_pair_ignored", ("PLAY-012",), "one device value without the other is ignored, not refused", _half_pair_dropped),
+    ("union_info_seven_accepted", ("PLAY-013",), "a union_info of 7 characters is accepted", _device_length("union_info", 7, "union-info-long-enough")),
+    ("device_value_eight_refused", ("PLAY-014",), "a union_info of exactly 8 characters is refused as too short", _device_length("union_info", 8, "short")),
+    ("drm_kek_seven_accepted", ("PLAY-018",), "a drm_kek of 7 characters is accepted (union_info keeps its minimum)", _device_length("drm_kek", 7, "drm-kek-long-enough")),
+    ("unknown_intent_refused", ("PLAY-022",), "an intent other than play or prefetch answers 400", _refuse(_unknown_intent)),
+    ("viewer_ref_max_255", ("PLAY-024",), "a viewer_ref of 256 characters answers 400", _refuse(_long_viewer_ref)),
+    ("episodes_empty_ignored", ("PLAY-028",), "an empty episodes array is read as absent", _pop("episodes", when=lambda b: b.get("episodes") == [])),
+    ("episodes_over_three_cut", ("PLAY-029",), "more than 3 episodes are cut to the first 3", _items(lambda items: items[:3])),
+    ("batch_item_without_episode_dropped", ("PLAY-030",), "episodes items naming no episode are left out", _items(lambda items: [i for i in items if _names_an_episode(i)] or items)),
+    ("batch_top_level_episode_ignored", ("PLAY-031",), "top-level episode fields beside episodes are ignored", _pop("episode_id", "film_ref", "episode_no", when=_in_batch)),
+    ("batch_next_ignored", ("PLAY-032",), "next beside episodes is ignored", _pop("next", when=_in_batch)),
+    ("next_clamped", ("PLAY-033",), "next outside 0 to 2 is clamped to a whole number in range", _next_clamped),
+    ("next_without_anchor_ignored", ("PLAY-034",), "next without an anchor episode is ignored", _pop("next", when=_no_anchor)),
+    ("reuse_without_viewer_ref", ("PLAY-059",), "requests without viewer_ref share one reuse key", _set("viewer_ref", "anonymous", lambda b: "viewer_ref" not in b)),
+    ("reuse_never", ("PLAY-060",), "viewer_ref is ignored: every repeat mints a new ticket", _pop("viewer_ref")),
+    ("reuse_ignores_viewer_ref", ("PLAY-061",), "every viewer_ref shares one reuse key", _set("viewer_ref", "everyone", _has("viewer_ref"))),
+    ("reuse_ignores_intent_class", ("PLAY-063",), "a prefetch with a viewer_ref reuses the play ticket", _set("intent", "play", _prefetch_with_viewer)),
+)  # fmt: skip
+_REQUEST = {name: change for name, _, _, change in _REQUEST_ROWS}
+
+
+def playback_body_12(
+    read: Callable[[], Awaitable[bytes]], scope: dict[str, Any], sb: Sandbox, exchange: Exchange
+) -> Callable[[], Awaitable[bytes]]:
+    """The body reader of POST /playback with this block's request faults applied; notes in
+    `exchange.extra` whether the request sent device values and whether it names a published
+    episode that is not ready to stream."""
+    on = sb.faults.on & (_REQUEST.keys() | _NOTED)
+    if not on:
+        return read
+
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+
+    async def bent() -> bytes:
+        raw = await read()
+        body = json_object(raw)
+        if body is None:
+            return raw
+        episode = (
+            sb.store.episode(body["episode_id"])
+            if isinstance(body.get("episode_id"), str)
+            else None
+        )
+        exchange.extra[NOTE] = {
+            "device": body.get("union_info") is not None,
+            "not_ready": episode is not None and not episode.stream_ready,
+        }
+        for name in sorted(on & _REQUEST.keys()):
+            changed = _REQUEST[name](body, headers)
+            if isinstance(changed, bytes):
+                return changed
+            body = changed
+        return orjson.dumps(body)
+
+    return bent
+
+
+# -- the answer side ----------------------------------------------------------------------------
+
+
+def _note(exchange: Exchange, name: str) -> bool:
+    return bool(exchange.extra.get(NOTE, {}).get(name))
+
+
+def _answers(body: Body) -> list[Body]:
+    """The single answer, or the items of a batch."""
+    items = body.get("items")
+    return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else [body]
+
+
+def _error(was: int, code: str | None, status: int, **fields: object) -> Callable[..., int | None]:
+    """Every answer (single or item) of status `was` with `code` becomes `status` with `fields`."""
+
+    def change(reply: Reply, body: Body, exchange: Exchange) -> int | None:
+        hit = False
+        for answer in _answers(body):
+            if answer.get("status", reply.status) == was and answer.get("error_code") == code:
+                answer.update(fields)
+                hit = True
+                if "status" in answer:
+                    answer["status"] = status
+        return status if hit and "items" not in body else None
+
+    return change
+
+
+def _reason(old: str, new: str) -> Callable[..., int | None]:
+    def change(reply: Reply, body: Body, exchange: Exchange) -> int | None:
+        for answer in _answers(body):
+            if answer.get("reason") == old:
+                answer.update(reason=new, error=new)
+        return None
+
+    return change
+
+
+def _fields_first(reply: Reply, body: Body, exchange: Exchange) -> int | None:
+    if isinstance(body.get("fields"), list):
+        body["fields"] = body["fields"][:1]
+    return None
+
+
+def _unencrypted_needs_device(reply: Reply, body: Body, exchange: Exchange) -> int | None:
+    if reply.status != 200 or "manifest_url" not in body or _note(exchange, "device"):
+        return None
+    body.clear()
+    body.update(error="send union_info and drm_kek", error_code="sdk_required")
+    body["request_id"] = exchange.request_id
+    body["protection"] = "private-encrypted"
+    return 409
+
+
+def _first_failure(reply: Reply, body: Body, exchange: Exchange) -> int | None:
+    items = _answers(body) if "items" in body else []
+    failed = [i for i in items if i.get("status") != 200]
+    if not failed or len(failed) == len(items):
+        return None
+    first = {k: v for k, v in failed[0].items() if k not in ("request", "status")}
+    body.clear()
+    body.update(first, request_id=exchange.request_id)
+    return int(failed[0]["status"])
+
+
+def _single(shape: str, name: str, value: object) -> Callable[..., int | None]:
+    """A single 200 ticket holding `shape` gets `name` set to `value`."""
+
+    def change(reply: Reply, body: Body, exchange: Exchange) -> int | None:
+        if reply.status == 200 and "items" not in body and shape in body:
+            body[name] = value
+        return None
+
+    return change
+
+
+def _subtitles_per_answer(reply: Reply, body: Body, exchange: Exchange) -> int | None:
+    for answer in _answers(body):
+        for track in answer.get("subtitles") or []:
+            if isinstance(track, dict) and isinstance(track.get("url"), str):
+                sep = "&" if "?" in track["url"] else "?"
+                track["url"] += f"{sep}r={exchange.request_id}"
+    return None
+
+
+def _not_ready_503(reply: Reply, body: Body, exchange: Exchange) -> int | None:
+    if (
+        reply.status == 404
+        and body.get("error_code") == "not_ready"
+        and _note(exchange, "not_ready")
+    ):
+        return 503
+    return None
+
+
+def _item_403_code(reply: Reply, body: Body, exchange: Exchange) -> int | None:
+    for item in _answers(body) if "items" in body else []:
+        if item.get("status") == 403:
+            item["error_code"] = "forbidden"
+    return None
+
+
+AnswerChange = Callable[["Reply", Body, "Exchange"], int | None]  # returns a new status or None
+_PLAYBACK_ROWS: tuple[tuple[str, tuple[str, ...], str, AnswerChange], ...] = (
+    ("sdk_required_as_400", ("PLAY-011",), "an encrypted episode without device values answers 400 invalid_request", _error(409, "sdk_required", 400, error_code="invalid_request")),
+    ("device_fields_first_only", ("PLAY-019",), "invalid_device_info names only the first rejected field", _fields_first),
+    ("unencrypted_needs_device", ("PLAY-020",), "an unencrypted episode without device values answers 409 sdk_required", _unencrypted_needs_device),
+    ("batch_fails_with_its_first_item", ("PLAY-045",), "a batch with a failed item answers that item's error for the whole request", _first_failure),
+    ("play_token_empty", ("PLAY-048",), "an encrypted ticket's play_auth_token is empty", _single("play_auth_token", "play_auth_token", "")),
+    ("manifest_ticket_with_vid", ("PLAY-049",), "an unencrypted ticket carries a vid beside manifest_url", _single("manifest_url", "vid", "vid-unencrypted")),
+    ("subtitle_url_per_ticket", ("PLAY-058",), "subtitle urls change with every ticket", _subtitles_per_answer),
+    ("outside_window_not_found", ("PLAY-078",), "a film outside its window is refused with reason entitlement_not_found", _reason("outside_window", "entitlement_not_found")),
+    ("no_licence_outside_window", ("PLAY-079",), "a film without a licence is refused with reason outside_window", _reason("entitlement_not_found", "outside_window")),
+    ("suspended_licence_not_found", ("PLAY-080",), "a suspended licence is refused with reason entitlement_not_found", _reason("entitlement_suspended", "entitlement_not_found")),
+    ("streaming_disabled_suspended", ("PLAY-081",), "a licence without streaming is refused with reason entitlement_suspended", _reason("streaming_disabled", "entitlement_suspended")),
+    ("org_suspended_reason_wrong", ("PLAY-082",), "a suspended organisation is refused with reason entitlement_suspended", _reason("org_suspended", "entitlement_suspended")),
+    ("not_ready_episode_503", ("PLAY-088",), "a published episode not ready to stream answers 503 not_ready", _not_ready_503),
+    ("stream_502_with_error_code", ("PLAY-091",), "a stream that could not be prepared answers 502 with error_code stream_error", _error(502, None, 502, error_code="stream_error")),
+    ("no_playable_404", ("PLAY-092",), "an episode with no playable version answers 404 not_ready", _error(503, "not_ready", 404)),
+    ("batch_item_403_forbidden", ("PLAY-096",), "a batch item refused 403 has error_code forbidden (the single answer keeps not_entitled)", _item_403_code),
+)  # fmt: skip
+_PLAYBACK = {name: change for name, _, _, change in _PLAYBACK_ROWS}
+_NOTED = frozenset({"unencrypted_needs_device", "not_ready_episode_503"})
+
+
+# -- the open videos ----------------------------------------------------------------------------
+
+
+def _rows(change: Callable[[list[Any], Body], None]) -> Callable[[Reply, Body], None]:
+    def bend(reply: Reply, body: Body) -> None:
+        rows = body.get("rows")
+        if reply.status == 200 and isinstance(rows, list):
+            change([r for r in rows if isinstance(r, dict)], body)
+
+    return bend
+
+
+def _each_row(name: str, value: Callable[[Any], Any]) -> Callable[[Reply, Body], None]:
+    """Every row's `name` (`mp4.p480` reaches into `mp4`) replaced by `value` of it; a name the
+    row lacks is added."""
+
+    def change(rows: list[Any], body: Body) -> None:
+        *outer, last = name.split(".")
+        for row in rows:
+            holder = row.get(outer[0]) if outer else row
+            if isinstance(holder, dict):
+                holder[last] = value(holder.get(last))
+
+    return _rows(change)
+
+
+def _last_row_lost(rows: list[Any], body: Body) -> None:
+    if body.get("next_cursor") and isinstance(body.get("rows"), list) and body["rows"]:
+        body["rows"].pop()
+
+
+def _single_row_id(reply: Reply, body: Body) -> None:
+    row = body.get("row")
+    if reply.status == 200 and isinstance(row, dict) and isinstance(row.get("id"), str):
+        row["id"] = row["id"].upper()
+
+
+def _flat_error(status: int, said: str | None, **fields: object) -> Callable[[Reply, Body], None]:
+    def change(reply: Reply, body: Body) -> None:
+        if reply.status == status and (said is None or body.get("error") == said):
+            body.update(fields)
+
+    return change
+
+
+def _version_error(reply: Reply, body: Body) -> None:
+    if reply.status == 400 and body.get("error_code") == "unsupported_version":
+        body.pop("error_code")
+        body["error"] = "unsupported_version"
+
+
+_VIDEO_ROWS: tuple[tuple[str, tuple[str, ...], str, Callable[[Reply, Body], None]], ...] = (
+    ("video_position_string", ("VID-001",), "open video rows carry position as a string", _each_row("position", str)),
+    ("video_single_id_upper", ("VID-002",), "GET /videos/{id} answers the row's id in upper case", _single_row_id),
+    ("video_p480_null", ("VID-005",), "open video rows have mp4.p480 null", _each_row("mp4.p480", lambda v: None)),
+    ("videos_page_loses_last_row", ("VID-011",), "a page with a next_cursor leaves out its last row", _rows(_last_row_lost)),
+    ("video_rows_extra_field", ("VID-013",), "open video rows carry an undocumented `hls` field", _each_row("hls", lambda v: None)),
+    ("videos_version_error_flat", ("VID-021",), "the open videos' unsupported_version is in `error`, without error_code", _version_error),
+    ("videos_scope_403_coded", ("VID-023",), "the open videos' 403 for a missing scope carries error_code forbidden", _flat_error(403, "the key lacks the scope this endpoint needs", error_code="forbidden")),
+    ("videos_app_not_registered_renamed", ("VID-024",), "the open videos' 403 for an unbound key says app_unregistered", _flat_error(403, "app_not_registered", error="app_unregistered")),
+    ("videos_org_suspended_renamed", ("VID-025",), "the open videos' 403 for a suspended organisation says suspended", _flat_error(403, "org_suspended", error="suspended")),
+    ("videos_collection_not_found_renamed", ("VID-026",), "GET /videos' 404 for a collection says not_found", _flat_error(404, "collection_not_found", error="not_found")),
+    ("videos_500_with_error_code", ("VID-029",), "the open videos' 500 carries error_code internal_error", _flat_error(500, None, error_code="internal_error")),
+)  # fmt: skip
+_VIDEOS = {name: change for name, _, _, change in _VIDEO_ROWS}
+
+COVERAGE_FAULT_ROWS_12: tuple[tuple[str, tuple[str, ...], str], ...] = tuple(
+    (name, rules, summary)
+    for name, rules, summary, _ in (*_REQUEST_ROWS, *_PLAYBACK_ROWS, *_VIDEO_ROWS)
+)
+
+
+def mangle_reply_12(reply: Reply, faults: FaultSwitch, path: str, exchange: Exchange) -> None:
+    """Apply this block's answer faults to a JSON answer of POST /playback or the open videos,
+    in place."""
+    endpoint = path.rstrip("/").split("/v1/")[-1].split("/")[0]
+    table: dict[str, Any] = (
+        _PLAYBACK if endpoint == "playback" else _VIDEOS if endpoint == "videos" else {}
+    )
+    on = faults.on & table.keys()
+    body = json_object(reply.body) if on and reply.body else None
+    if body is None:
+        return
+    for name in sorted(on):
+        if endpoint == "playback":
+            status = table[name](reply, body, exchange)
+            reply.status = reply.status if status is None else status
+        else:
+            table[name](reply, body)
+    reply.body = orjson.dumps(body)

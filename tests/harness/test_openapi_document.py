@@ -18,6 +18,7 @@ from openapi_spec_validator.validation import OpenAPIV31SpecValidator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+from delivery_conformance.spec.endpoints import ENDPOINTS
 from delivery_conformance.spec.error_table import (
     ALL_OPERATIONS,
     ERROR_TABLE,
@@ -30,20 +31,9 @@ DOCUMENT_PATH = Path(__file__).resolve().parents[2] / "spec" / "openapi.yaml"
 DOC_URI = "urn:delivery-api-v1:openapi"
 PREFIX = "/api/delivery/v1"
 
-# spec: Endpoints - the twelve operations, by operation id.
+# spec: Endpoints - the twelve operations, by operation id: the harness's one endpoint table.
 OPERATIONS: dict[str, tuple[str, str]] = {
-    "getCatalog": ("get", "/catalog"),
-    "getConfig": ("get", "/config"),
-    "listCreatives": ("get", "/creatives"),
-    "getCreative": ("get", "/creatives/{id}"),
-    "getCreativeFile": ("get", "/creatives/{id}/file"),
-    "postPlayback": ("post", "/playback"),
-    "listPlaylists": ("get", "/playlists"),
-    "getPlaylist": ("get", "/playlists/{code}"),
-    "listSeries": ("get", "/series"),
-    "getSeries": ("get", "/series/{code}"),
-    "listVideos": ("get", "/videos"),
-    "getVideo": ("get", "/videos/{id}"),
+    str(e.operation): (e.method.lower(), e.template) for e in ENDPOINTS
 }
 
 # spec: Limits > Other constants - (minimum, maximum, default) of `limit` per list operation.

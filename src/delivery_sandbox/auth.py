@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from delivery_sandbox.faults.coverage_faults_13 import counter_key_13
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.registry import FaultSwitch
 from delivery_sandbox.http import errors
@@ -135,7 +136,8 @@ def authenticate(
                 exchange, faults, sb.limits, caller.org_id, scenario, endpoint.counter, now
             )
     if endpoint.counter is not None:
-        refusal = sb.limits.take_request(caller.org_id, endpoint.counter, now)
+        whose = counter_key_13(faults, caller.org_id, caller.role, endpoint.name, endpoint.counter)
+        refusal = sb.limits.take_request(*whose, now)
         if refusal is not None:
             return errors.rate_limited(
                 exchange, faults, refusal.retry_after, refusal.limit, refusal.window

@@ -40,7 +40,8 @@ if TYPE_CHECKING:
     from delivery_sandbox.faults.registry import FaultSwitch
     from delivery_sandbox.http.headers import Exchange, Reply
 
-__all__ = ["COVERAGE_FAULT_ROWS_13", "bend_list_13", "mangle_reply_13", "unlicensed_state_13"]
+__all__ = ["COVERAGE_FAULT_ROWS_13", "bend_list_13", "counter_key_13", "mangle_reply_13",
+           "unlicensed_state_13"]  # fmt: skip
 
 Query = dict[str, str]
 
@@ -159,6 +160,10 @@ HOOK_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("series_cursor_repeats_last", ("SER-031",), "the series cursor resumes at the last item of the page it ends"),
     ("series_content_version_per_read", ("SER-006",), "the series content_version changes on every read"),
     ("series_null_member_404", ("SER-034",), "a series whose detail holds a null member answers 404 4040"),
+    ("limits_counted_per_key", ("LIM-001",), "rate counters kept per key: a second key of the organisation draws from a fresh counter"),
+    ("metadata_lists_own_counter", ("LIM-021",), "GET /series and GET /playlists (list and detail) count on counters of their own, not the catalog counter"),
+    ("creative_file_own_counter", ("LIM-023",), "GET /creatives/{id}/file counts on a counter of its own"),
+    ("video_single_on_list_counter", ("LIM-027",), "GET /videos/{id} counts on the GET /videos counter"),
     ("series_unlicensed_listed", ("SER-026",), "GET /series lists series the organisation holds no licence for as active"),
 )  # fmt: skip
 COVERAGE_FAULT_ROWS_13 = rows_of(BLOCK_13) + tuple((n, r, s) for n, r, s, *_ in _CODES) + HOOK_ROWS
@@ -314,3 +319,26 @@ def unlicensed_state_13(
     if code is None or not faults.enabled(FaultName.series_unlicensed_listed):
         return None
     return ("active", updated_at, None)
+
+
+_OWN_COUNTER = {
+    FaultName.metadata_lists_own_counter: ("series", "series_one", "playlists", "playlist"),
+    FaultName.creative_file_own_counter: ("creative_file",),
+}
+
+
+def counter_key_13(
+    faults: FaultSwitch, org_id: str, role: str, endpoint: str, counter: str
+) -> tuple[str, str]:
+    """(whose counter, which counter) a request draws from: the organisation's `counter`, or
+    under this block's faults a counter of the key, of the endpoint, or of the video list. A
+    counter kept under another name than the organisation's gets the default limit, as a
+    counter the organisation's override never reaches would."""
+    if faults.enabled(FaultName.limits_counted_per_key):
+        return f"{org_id}/{role}", counter
+    for fault, endpoints in _OWN_COUNTER.items():
+        if endpoint in endpoints and faults.enabled(fault):
+            return f"{org_id}/{endpoint}", counter
+    if counter == "video" and faults.enabled(FaultName.video_single_on_list_counter):
+        return org_id, "videos"
+    return org_id, counter

@@ -422,6 +422,10 @@ class FaultName(StrEnum):
     playlists_updated_since_ignored = "playlists_updated_since_ignored"
     playlists_category_ignored = "playlists_category_ignored"
     series_cursor_repeats_last = "series_cursor_repeats_last"
+    limits_counted_per_key = "limits_counted_per_key"
+    metadata_lists_own_counter = "metadata_lists_own_counter"
+    creative_file_own_counter = "creative_file_own_counter"
+    video_single_on_list_counter = "video_single_on_list_counter"
     # Eleventh block (coverage_faults_11.py): the creatives endpoints (record fields, codes, hooks).
     creative_signed_preview = "creative_signed_preview"
     creative_schema_version_text = "creative_schema_version_text"

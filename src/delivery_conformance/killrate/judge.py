@@ -36,6 +36,8 @@ LISTED_TESTS = 20  # failing tests listed per fault in the report
 
 
 class Mode(Enum):
+    """Which tests a fault run selects: the rules it names, the whole suite, or the properties."""
+
     TARGETED = "targeted"
     FULL = "full"
     PROPERTIES = "properties"

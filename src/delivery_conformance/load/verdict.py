@@ -51,6 +51,8 @@ class ExitCode(IntEnum):
 
 
 class Outcome(Enum):
+    """How one figure came out: inside its range, outside it, or not measurable."""
+
     PASS = "pass"
     FAIL = "fail"
     INVALID = "invalid"

@@ -126,6 +126,8 @@ class RequirementView:
 
 @dataclass(frozen=True)
 class GroupView:
+    """One group of requirements in the report, with its counts by status."""
+
     name: str
     requirements: tuple[RequirementView, ...]
     counts: Mapping[str, int]
@@ -133,6 +135,8 @@ class GroupView:
 
 @dataclass(frozen=True)
 class RunView:
+    """The run as the report shows it: its verdict word and line, exit code and target."""
+
     word: str
     line: str
     exit_code: int

@@ -40,11 +40,15 @@ class RequirementsError(ValueError):
 
 
 class Level(Enum):
+    """How binding a requirement is: a must fails a run, a should warns."""
+
     MUST = "must"
     SHOULD = "should"
 
 
 class Role(Enum):
+    """Which side a requirement binds: the server under test or a client."""
+
     SERVER = "server"
     CLIENT = "client"
 

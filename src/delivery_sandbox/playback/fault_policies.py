@@ -22,51 +22,45 @@ __all__ = ["Tuning", "apply_faults"]
 
 @dataclass(frozen=True)
 class Tuning:
+    """The request-body rules, ticket policy and batch refusal the switched-on faults set."""
+
     body: BodyRules
     tickets: TicketPolicy
     whole_429_early: bool
 
 
-def _pick(on: frozenset[FaultName], values: dict[FaultName, float], default: float) -> float:
-    """The value of the first switched-on fault of `values`, else the default."""
-    return next((v for name, v in values.items() if name in on), default)
+# Fault -> (the policy field it bends, the value it sets there); the first switched-on row wins.
+BENT_VALUES: dict[FaultName, tuple[str, float]] = {
+    FaultName.shed_threshold_wrong: ("shed_fraction", 0.5),
+    FaultName.shed_at_15pc: ("shed_fraction", 0.15),
+    FaultName.shed_at_25pc: ("shed_fraction", 0.25),
+    FaultName.play_hold_too_long: ("max_hold_s", 3.0),
+    FaultName.play_hold_1s: ("max_hold_s", 1.0),
+    FaultName.bucket_refills_too_fast: ("refill_factor", 2.0),
+    FaultName.bucket_refill_5pc_slow: ("refill_factor", 0.95),
+    FaultName.bucket_refill_5pc_fast: ("refill_factor", 1.05),
+    FaultName.bucket_holds_too_much: ("capacity_factor", 1.5),
+    FaultName.bucket_capacity_5pc_low: ("capacity_factor", 0.95),
+    FaultName.bucket_capacity_5pc_high: ("capacity_factor", 1.05),
+}
+
+
+def _pick(on: frozenset[FaultName], field: str, default: float) -> float:
+    """The value the first switched-on fault of `BENT_VALUES` sets on `field`, else the default."""
+    return next((v for name, (f, v) in BENT_VALUES.items() if f == field and name in on), default)
 
 
 def _build(on: frozenset[FaultName]) -> tuple[Tuning, AdmissionPolicy, LimitQuirks]:
     policy = AdmissionPolicy(
-        shed_fraction=_pick(
-            on,
-            {
-                FaultName.shed_threshold_wrong: 0.5,
-                FaultName.shed_at_15pc: 0.15,
-                FaultName.shed_at_25pc: 0.25,
-            },
-            0.2,
-        ),
-        max_hold_s=_pick(on, {FaultName.play_hold_too_long: 3.0, FaultName.play_hold_1s: 1.0}, 0.5),
+        shed_fraction=_pick(on, "shed_fraction", 0.2),
+        max_hold_s=_pick(on, "max_hold_s", 0.5),
         hold_play=FaultName.no_play_hold not in on,
         shed_prefetch=FaultName.no_prefetch_shedding not in on,
         play_first=FaultName.prefetch_admitted_first not in on,
     )
     quirks = LimitQuirks(
-        refill_factor=_pick(
-            on,
-            {
-                FaultName.bucket_refills_too_fast: 2.0,
-                FaultName.bucket_refill_5pc_slow: 0.95,
-                FaultName.bucket_refill_5pc_fast: 1.05,
-            },
-            1.0,
-        ),
-        capacity_factor=_pick(
-            on,
-            {
-                FaultName.bucket_holds_too_much: 1.5,
-                FaultName.bucket_capacity_5pc_low: 0.95,
-                FaultName.bucket_capacity_5pc_high: 1.05,
-            },
-            1.0,
-        ),
+        refill_factor=_pick(on, "refill_factor", 1.0),
+        capacity_factor=_pick(on, "capacity_factor", 1.0),
         minute_limit_factor=0.95 if FaultName.minute_counter_5pc_low in on else 1.0,
         simulated_limit_factor=0.95 if FaultName.simulated_limit_285 in on else 1.0,
         config_spends_catalog=FaultName.config_spends_catalog in on,

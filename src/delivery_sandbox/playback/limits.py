@@ -47,6 +47,8 @@ WINDOW_SECONDS = 60
 
 
 class Refill(Enum):
+    """How a counter gets its allowance back: a token bucket or a UTC clock minute."""
+
     CONTINUOUS = "continuous"
     CLOCK_MINUTE = "clock_minute"
 

@@ -19,11 +19,15 @@ KEY_ALPHABET = string.ascii_letters + string.digits
 
 
 class OrgKind(StrEnum):
+    """What an organisation licenses: films (catalog, series, playback) or open videos."""
+
     FILMS = "films"
     VIDEOS = "videos"
 
 
 class Pin(StrEnum):
+    """The Service-Version a key is pinned to, by its life cycle (spec: Versioning)."""
+
     LATEST = "latest"
     RETIRED = "retired"
     DEPRECATED = "deprecated"

@@ -287,6 +287,20 @@ def _retired_pin_header_ignored(seen: Seen) -> None:
         )  # fmt: skip
 
 
+def _config(dotted: str, value: Any) -> Bend:
+    """/config reports `value` at `dotted` (a field the Config section fixes)."""
+    *outer, last = dotted.split(".")
+
+    def bend(seen: Seen) -> None:
+        node = seen.body if seen.endpoint == "config" and seen.reply.status == 200 else None
+        for name in outer:
+            node = node.get(name) if isinstance(node, dict) else None
+        if isinstance(node, dict) and last in node:
+            node[last] = value
+
+    return bend
+
+
 def _no_key(seen: Seen) -> bool:
     return seen.reply.status == 401
 
@@ -341,6 +355,16 @@ _ROWS: tuple[tuple[str, tuple[str, ...], str, Bend | None], ...] = (
     ("current_pin_upgrade_to", ("VER-009",), "a 400 unsupported_version for a keyed request always carries upgrade_to", _current_pin_upgrade_to),
     ("retired_pin_header_ignored", ("VER-010",), "a key with a retired pin is refused 400 even with a supported Service-Version", _retired_pin_header_ignored),
     ("rotation_resets_pin", ("VER-011",), "a rotated key is pinned to the latest version", None),
+    ("config_status_stable", ("CFG-002",), "/config api.status is stable", _config("api.status", "stable")),
+    ("config_path_version_v2", ("CFG-003",), "/config api.path_version is v2", _config("api.path_version", "v2")),
+    ("config_version_header_other", ("CFG-007",), "/config api.version_header is X-Service-Version", _config("api.version_header", "X-Service-Version")),
+    ("config_window_30", ("CFG-014",), "/config rate_limits.window_seconds is 30", _config("rate_limits.window_seconds", 30)),
+    ("config_domains_string", ("CFG-018",), "/config playback.domains is one comma-separated string", _config("playback.domains", "a.example,b.example")),
+    ("config_grant_ttl_3600", ("CFG-019",), "/config playback.grant_ttl_seconds is 3600", _config("playback.grant_ttl_seconds", 3600)),
+    ("config_manifest_ttl_1800", ("CFG-020",), "/config playback.manifest_url_ttl_seconds is 1800", _config("playback.manifest_url_ttl_seconds", 1800)),
+    ("config_batch_max_episodes_5", ("CFG-021",), "/config playback.batch.max_episodes is 5", _config("playback.batch.max_episodes", 5)),
+    ("config_subtitles_srt", ("CFG-022",), "/config subtitles.format is srt", _config("subtitles.format", "srt")),
+    ("config_deprecations_null", ("CFG-024",), "/config deprecations is null when none is announced", _config("deprecations", None)),
 )  # fmt: skip
 # Collateral (kill rate, blame precision): name -> (ID also broken, why).
 _COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {

@@ -379,6 +379,7 @@ class FaultName(StrEnum):
     config_batch_max_episodes_5 = "config_batch_max_episodes_5"
     config_subtitles_srt = "config_subtitles_srt"
     config_deprecations_null = "config_deprecations_null"
+    config_status_stable = "config_status_stable"
     # Thirteenth block (coverage_faults_13.py): series and playlists fields, lists, error codes.
     series_film_status_number = "series_film_status_number"
     series_tier_number = "series_tier_number"

@@ -63,3 +63,26 @@ class Api:
 def make_api(**settings: Any) -> Api:
     sandbox = build_sandbox(Settings(**settings), time_source=lambda: START, rng=random.Random(7))
     return Api(sandbox)
+
+
+def _walk(api: Api, path: str, role: str, params: dict[str, Any], *, envelope: bool) -> list[Any]:
+    """Every item of a list, page after page by `next_cursor` (at most 200 pages)."""
+    items: list[Any] = []
+    for _ in range(200):
+        body = api.get(path, role, params=params).json()
+        page = body["data"] if envelope else body
+        items += page["items" if envelope else "rows"]
+        if page["next_cursor"] is None:
+            return items
+        params = {**params, "cursor": page["next_cursor"]}
+    raise AssertionError("walk did not end")
+
+
+def walk_envelope(api: Api, path: str, role: str, **params: Any) -> list[dict[str, Any]]:
+    """The items of an envelope list (creatives, series, playlists)."""
+    return _walk(api, path, role, params, envelope=True)
+
+
+def walk_videos(api: Api, role: str, **params: Any) -> list[dict[str, Any]]:
+    """The rows of the open videos list (200 a page unless `limit` says otherwise)."""
+    return _walk(api, "videos", role, {"limit": 200, **params}, envelope=False)

@@ -2,21 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from sandbox_api import Api
-
-
-def walk_envelope(api: Api, path: str, role: str, **params: Any) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    for _ in range(200):
-        data = api.get(path, role, params=params).json()["data"]
-        items += data["items"]
-        if data["next_cursor"] is None:
-            return items
-        params["cursor"] = data["next_cursor"]
-    raise AssertionError("walk did not end")
+from sandbox_api import Api, walk_envelope, walk_videos
 
 
 def test_creatives_are_ordered_and_updated_since_is_strict(api: Api) -> None:
@@ -121,13 +108,9 @@ def test_playlist_detail_granted_and_not(api: Api) -> None:
 
 
 def test_videos_walk_skips_not_ready_and_links_expire_in_an_hour(api: Api) -> None:
-    rows, params = [], {"collection": api.fx["collection_code"], "limit": 10}
-    for _ in range(50):
-        body = api.get("videos", "videos", params=params).json()
-        rows += body["rows"]
-        if body["next_cursor"] is None:
-            break
-        params["cursor"] = body["next_cursor"]
+    params = {"collection": api.fx["collection_code"], "limit": 10}
+    rows = walk_videos(api, "videos", **params)
+    body = api.get("videos", "videos", params=params).json()
     collection = api.sb.store.collections[api.fx["collection_code"]]
     ready = [
         v

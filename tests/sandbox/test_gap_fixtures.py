@@ -6,21 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from sandbox_api import Api
-from test_feeds import walk_envelope
+from sandbox_api import Api, walk_envelope, walk_videos
 
 DEVICE = {"union_info": "device-0001-abcd", "drm_kek": "kek-0001-abcdefgh"}
-
-
-def walk_videos(api: Api, role: str, **params: Any) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for _ in range(100):
-        body = api.get("videos", role, params={**params, "limit": 200}).json()
-        rows += body["rows"]
-        if body["next_cursor"] is None:
-            return rows
-        params["cursor"] = body["next_cursor"]
-    raise AssertionError("walk did not end")
 
 
 def test_video_not_ready_is_granted_skipped_in_lists_and_404_on_read(api: Api) -> None:

@@ -17,6 +17,8 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
 from delivery_conformance.load.envelope import admitted_curve, bucket_envelope
 from delivery_conformance.load.records import Record
@@ -24,6 +26,20 @@ from delivery_conformance.load.records import Record
 __all__ = ["write_latency_table", "write_overlays", "write_plots"]
 
 BIN_S = 0.25
+
+
+def _save(fig: Figure, path: Path) -> None:
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _finish(fig: Figure, ax: Axes, path: Path, *, legend: bool) -> None:
+    """The common end of a one-panel plot: legend, grid, then the PNG written and closed."""
+    if legend:
+        ax.legend(loc="upper left")
+    ax.grid(alpha=0.3)
+    _save(fig, path)
 
 
 def _admitted(
@@ -44,11 +60,7 @@ def _admitted(
             )
     ax.set_xlabel("seconds since the first request")
     ax.set_ylabel("admitted units (cumulative)")
-    ax.legend(loc="upper left")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _finish(fig, ax, path, legend=True)
 
 
 def _refusals(path: Path, records: Sequence[Record], start: float) -> None:
@@ -67,12 +79,7 @@ def _refusals(path: Path, records: Sequence[Record], start: float) -> None:
         ax.plot([x * BIN_S for x in xs], [bins[x] for x in xs], marker=".", label=reason)
     ax.set_xlabel("seconds since the first request")
     ax.set_ylabel(f"429s per {BIN_S} s")
-    if by_reason:
-        ax.legend(loc="upper left")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _finish(fig, ax, path, legend=bool(by_reason))
 
 
 def _latency(path: Path, records: Sequence[Record], start: float) -> None:
@@ -93,11 +100,7 @@ def _latency(path: Path, records: Sequence[Record], start: float) -> None:
     ax.axhline(500, color="r", linestyle="--", linewidth=0.8, label="0.5 s hold")
     ax.set_xlabel("seconds since the first request (send time)")
     ax.set_ylabel("latency (ms)")
-    ax.legend(loc="upper left")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _finish(fig, ax, path, legend=True)
 
 
 def write_plots(
@@ -146,9 +149,7 @@ def write_latency_table(
         ax.legend(loc="upper right", fontsize=6, ncol=3)
     axes[-1, 0].set_xlabel("seconds since the first request (bucket start)")
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _save(fig, path)
     return path
 
 

@@ -26,6 +26,7 @@ from delivery_sandbox.faults.coverage_faults_11 import (
     foreign_listed_11,
     miss_11,
     since_11,
+    walk_rows_11,
 )
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
@@ -154,7 +155,13 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     else:
         rows.sort(key=lambda c: (c.updated_at, c.id))
     page = paginate(
-        rows, lambda c: [c.updated_at, c.id], limit, after, sb.cursor_secret, "creatives", binding
+        walk_rows_11(rows, after, limit, sb.faults),
+        lambda c: [c.updated_at, c.id],
+        limit,
+        after,
+        sb.cursor_secret,
+        "creatives",
+        binding,
     )
     self_query = {k: v for k, v in query.items() if k in ("updated_since", "limit", "cursor")}
     links = list_links(

@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from delivery_sandbox.faults.names import FaultName
+from delivery_sandbox.state.accounts import SUSPENDED_AT_START
 
 if TYPE_CHECKING:
     from delivery_sandbox.faults.registry import FaultSwitch
-    from delivery_sandbox.http.headers import Reply
+    from delivery_sandbox.http.headers import Exchange, Reply
 
 __all__ = ["COVERAGE_FAULT_ROWS_11", "default_limit_11", "file_as_json_11", "foreign_listed_11",
-           "mangle_creatives_11", "miss_11", "rights_open_11", "since_11"]  # fmt: skip
+           "mangle_reply_11", "miss_11", "rights_open_11", "since_11", "walk_rows_11"]  # fmt: skip
 
 Body = dict[str, Any]
 SIGNED_PREVIEW = "https://cdn.sandbox.test/preview/{}.mp4?signature=sandbox&expires=1"
@@ -170,6 +171,12 @@ HOOK_ROWS: tuple[tuple[str, str, str], ...] = (
     ("creative_file_json_by_default", "CRE-037", "the file answers 200 JSON without redirect"),
     ("creative_file_json_any_redirect", "CRE-041", "redirect=1 or false answers the file as JSON"),
     ("share_link_ignores_rights", "CRE-024", "final.file_url opens after the rights ended"),
+    ("creatives_small_page_skips", "FRESH-021", "a page of one after a cursor skips a record"),
+    (
+        "suspension_seen_as_forbidden",
+        "FRESH-005",
+        "an organisation suspended while running is refused on the catalog with error forbidden",
+    ),
 )
 COVERAGE_FAULT_ROWS_11: tuple[tuple[str, tuple[str, ...], str], ...] = tuple(
     (name, (rid,), summary)
@@ -201,10 +208,13 @@ def _bend_body(body: Body, status: int, parts: list[str], on: set[str]) -> None:
         body["error_code"] = "bad_version"
 
 
-def mangle_creatives_11(reply: Reply, faults: FaultSwitch, path: str) -> None:
-    """Apply this block's switched-on body and code faults to an answer of a creatives path."""
+def mangle_reply_11(reply: Reply, faults: FaultSwitch, path: str, exchange: Exchange) -> None:
+    """Apply this block's switched-on body and code faults to an answer of a creatives path,
+    and `suspension_seen_as_forbidden` to the catalog."""
     parts = path.rstrip("/").split("/")
     on: set[str] = set(faults.on & _NAMES)
+    if "suspension_seen_as_forbidden" in on and parts[-1] == "catalog":
+        _suspension_forbidden(reply, exchange)
     if not on or "creatives" not in parts[-3:] or not reply.body:
         return
     try:
@@ -216,7 +226,29 @@ def mangle_creatives_11(reply: Reply, faults: FaultSwitch, path: str) -> None:
         reply.body = orjson.dumps(body)
 
 
+def _suspension_forbidden(reply: Reply, exchange: Exchange) -> None:
+    """A catalog refusal of an organisation suspended after start (by the admin API) names
+    `forbidden` instead of `org_suspended` (spec: Limits > Freshness, FRESH-005)."""
+    caller = exchange.caller
+    if reply.status != 403 or caller is None or caller.organisation.id in SUSPENDED_AT_START:
+        return
+    body = orjson.loads(reply.body) if reply.body else None
+    if isinstance(body, dict) and body.get("error") == "org_suspended":
+        body["error"] = "forbidden"
+        reply.body = orjson.dumps(body)
+
+
 # -- hooks of the creatives handlers and of the share link --------------------------------------
+
+
+def walk_rows_11(
+    rows: list[Any], after: list[Any] | None, limit: int, faults: FaultSwitch
+) -> list[Any]:
+    """The creatives a page is cut from (sorted by updated_at then id); under
+    creatives_small_page_skips a page of one after a cursor loses the record due first."""
+    if after is None or limit != 1 or not faults.enabled(FaultName.creatives_small_page_skips):
+        return rows
+    return [c for c in rows if [c.updated_at, c.id] > after][1:]
 
 
 def foreign_listed_11(faults: FaultSwitch) -> bool:

@@ -24,7 +24,7 @@ from delivery_sandbox.faults.coverage_faults_6 import mangle_error_6
 from delivery_sandbox.faults.coverage_faults_7 import mangle_body_7
 from delivery_sandbox.faults.coverage_faults_8 import mangle_error_8
 from delivery_sandbox.faults.coverage_faults_10 import mangle_reply_10
-from delivery_sandbox.faults.coverage_faults_11 import mangle_creatives_11
+from delivery_sandbox.faults.coverage_faults_11 import mangle_reply_11
 from delivery_sandbox.faults.names import FaultName
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def mangle_reply_2(reply: Reply, faults: FaultSwitch, path: str, exchange: Excha
     mangle_error_6(reply, faults, path)
     mangle_error_8(reply, faults, path)
     mangle_reply_10(reply, faults, path, exchange)
-    mangle_creatives_11(reply, faults, path)
+    mangle_reply_11(reply, faults, path, exchange)
     for mangle in (mangle_body_3, mangle_body_4, mangle_body_5, mangle_body_7):
         bent = mangle(reply.status, reply.body, faults, path)
         if bent is not None:

@@ -16,7 +16,14 @@ from delivery_conformance.load.envelope import estimate_capacity, refill_slope, 
 from delivery_conformance.load.records import Record
 from delivery_conformance.load.schedule import percentile
 from delivery_conformance.load.sustained import analyse_mixed, analyse_soak
-from delivery_conformance.load.verdict import COUNTING_TOLERANCE, Expectations, Figure, within
+from delivery_conformance.load.verdict import (
+    COUNTING_TOLERANCE,
+    Expectations,
+    Figure,
+    min_admitted,
+    minute_figure,
+    within,
+)
 
 __all__ = ["ANALYSES", "Analysis"]
 
@@ -52,10 +59,6 @@ HOLD_DERIVATION = (
     "spec Limits, ceiling point 3: held up to about 0.5 s; accepted up to 0.7 s (decision LIM-043) "
     "plus the round trip measured at the start of the run"
 )
-MINUTE_DERIVATION = (
-    "spec Limits: clock-minute counter, never more than the limit in one UTC minute; counting "
-    "high by up to 2.5 % gives low = floor(0.975 x limit)"
-)
 
 
 def _rtt(ctx: dict[str, Any]) -> float:
@@ -74,11 +77,6 @@ def _share(name: str, ids: tuple[str, ...], good: int, total: int, note: str = "
     return within(name, ids, measured, 1.0, 1.0, 1.0, "share", note or f"{good}/{total}")
 
 
-def _min_admitted(limit: int) -> float:
-    """LIM-007 decision: floor(limit x 0.975) admitted at least."""
-    return math.floor(limit * (1 - COUNTING_TOLERANCE))
-
-
 def _capacity_figure(
     name: str, ids: tuple[str, ...], records: Sequence[Record], limit: int, rate: float
 ) -> tuple[Figure, dict[str, Any]]:
@@ -90,7 +88,7 @@ def _capacity_figure(
         ids,
         est.capacity,
         limit,
-        _min_admitted(limit) - est.slack,
+        min_admitted(limit) - est.slack,
         limit + 1,
         "units",
         f"beyond-refill allowance; latency slack {est.slack:.1f}",
@@ -464,19 +462,8 @@ def analyse_minute(records: Sequence[Record], exp: Expectations, ctx: dict[str, 
             continue
         limit = exp.limit(counter)
         admitted = sum(r.admitted for r in fill)
-        figures.append(
-            Figure(
-                f"{counter} admitted in one minute",
-                (ids[counter], "LIM-006", "LIM-007"),
-                admitted,
-                limit,
-                _min_admitted(limit),
-                limit,
-                "requests",
-                "",
-                MINUTE_DERIVATION,
-            )
-        )
+        ids_of = (ids[counter], "LIM-006", "LIM-007")
+        figures.append(minute_figure(f"{counter} admitted in one minute", ids_of, admitted, limit))
         refused = [r for r in fill if r.refused]
         good = sum(
             1
@@ -511,17 +498,7 @@ def analyse_simulated(records: Sequence[Record], exp: Expectations, ctx: dict[st
     sim = _phase(records, "simulated")
     answered = sum(1 for r in sim if r.simulated and not r.refused)
     figures = [
-        Figure(
-            "simulated answers in one minute",
-            ("SIM-005", "SIM-002"),
-            answered,
-            limit,
-            _min_admitted(limit),
-            limit,
-            "requests",
-            "",
-            MINUTE_DERIVATION,
-        )
+        minute_figure("simulated answers in one minute", ("SIM-005", "SIM-002"), answered, limit)
     ]
     refused = [r for r in sim if r.refused]
     good = sum(

@@ -20,7 +20,12 @@ from typing import Any
 
 from delivery_conformance.load.records import Record
 from delivery_conformance.load.schedule import percentile
-from delivery_conformance.load.verdict import COUNTING_TOLERANCE, Expectations, Figure, within
+from delivery_conformance.load.verdict import (
+    Expectations,
+    Figure,
+    minute_figure,
+    within,
+)
 
 __all__ = [
     "COUNTER_OF",
@@ -67,10 +72,6 @@ INDEPENDENCE_DERIVATION = (
 SOAK_DERIVATION = (
     "spec Limits: 80 % of every limit per 60 s is 20 % under the ceiling, far beyond the 2.5 % "
     "the counting may run high: an exact or approximate server refuses nothing"
-)
-MINUTE_DERIVATION = (
-    "spec Limits: never more than the limit in one UTC minute; counting high by up to 2.5 % "
-    "gives low = floor(0.975 x limit)"
 )
 
 
@@ -173,18 +174,13 @@ def analyse_mixed(
         details[counter] = {"sent": len(mine), "admitted": admitted, "refused": refused}
         if counter == MIXED_OVER:
             limit = exp.limit(counter)
-            floor = math.floor(limit * (1 - COUNTING_TOLERANCE))
             figures.append(
-                Figure(
+                minute_figure(
                     f"{counter} admitted in the minute (pushed past its ceiling)",
                     (LIMIT_ID[counter], "LIM-006", "LIM-007"),
                     admitted,
                     limit,
-                    floor,
-                    limit,
-                    "requests",
                     f"{refused} refused",
-                    MINUTE_DERIVATION,
                 )
             )
             continue

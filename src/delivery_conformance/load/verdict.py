@@ -13,6 +13,7 @@ declares, 1 for a real server) and against what the target's `GET /config` adver
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
@@ -25,6 +26,7 @@ from delivery_conformance.verdict import Verdict as RunVerdict
 
 __all__ = [
     "COUNTING_TOLERANCE",
+    "MINUTE_DERIVATION",
     "SPEC_LIMITS",
     "WINDOW_SECONDS",
     "Counter",
@@ -33,11 +35,17 @@ __all__ = [
     "Figure",
     "Outcome",
     "Verdict",
+    "min_admitted",
+    "minute_figure",
     "one_sided",
     "within",
 ]
 
 COUNTING_TOLERANCE = 0.025
+MINUTE_DERIVATION = (
+    "spec Limits: clock-minute counter, never more than the limit in one UTC minute; counting "
+    "high by up to 2.5 % gives low = floor(0.975 x limit)"
+)
 WINDOW_SECONDS = 60
 
 
@@ -102,6 +110,19 @@ def one_sided(
     """An admission count: up to 2.5 % low is fine, any excess beyond the slack is not."""
     low = expected * (1 - COUNTING_TOLERANCE) - slack
     return Figure(name, requirements, measured, expected, low, expected + slack, unit, note)
+
+
+def min_admitted(limit: int) -> float:
+    """LIM-007 decision: floor(limit x 0.975) admitted at least."""
+    return math.floor(limit * (1 - COUNTING_TOLERANCE))
+
+
+def minute_figure(
+    name: str, ids: tuple[str, ...], admitted: float, limit: int, note: str = ""
+) -> Figure:
+    """Requests a clock-minute counter admitted in one UTC minute: `min_admitted` to the limit."""
+    low = min_admitted(limit)
+    return Figure(name, ids, admitted, limit, low, limit, "requests", note, MINUTE_DERIVATION)
 
 
 def within(

@@ -17,6 +17,7 @@ import orjson
 from starlette.requests import Request
 
 from delivery_sandbox.faults.coverage_faults_10 import partial_batch_charge
+from delivery_sandbox.faults.coverage_faults_11 import missing_code_11
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Exchange, Reply
@@ -116,8 +117,9 @@ def check(
             return _not_entitled(sb, "entitlement_not_found")
         return Outcome(503, MSG_CHECK_LATE, "service_unavailable", retry_after=2)
     episode = _find(sb, item)
-    if episode is None:
-        return Outcome(404, MSG_NOT_READY, "not_ready")
+    if episode is None:  # not_ready, bent by the eleventh block's withdrawn_episode_not_found
+        code = missing_code_11(sb.store.withdrawn_episodes, item.episode_id, sb.faults)
+        return Outcome(404, MSG_NOT_READY, code)
     refusal = sb.store.licence_refusal(caller.org_id, episode.film_id, now)
     if refusal is not None:
         return _not_entitled(sb, refusal)

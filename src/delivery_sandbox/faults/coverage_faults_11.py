@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from delivery_sandbox.http.headers import Exchange, Reply
 
 __all__ = ["COVERAGE_FAULT_ROWS_11", "default_limit_11", "file_as_json_11", "foreign_listed_11",
-           "mangle_reply_11", "miss_11", "rights_open_11", "since_11", "walk_rows_11"]  # fmt: skip
+           "mangle_reply_11", "miss_11", "missing_code_11", "rights_open_11", "since_11",
+           "walk_rows_11"]  # fmt: skip
 
 Body = dict[str, Any]
 SIGNED_PREVIEW = "https://cdn.sandbox.test/preview/{}.mp4?signature=sandbox&expires=1"
@@ -173,6 +174,11 @@ HOOK_ROWS: tuple[tuple[str, str, str], ...] = (
     ("share_link_ignores_rights", "CRE-024", "final.file_url opens after the rights ended"),
     ("creatives_small_page_skips", "FRESH-021", "a page of one after a cursor skips a record"),
     (
+        "withdrawn_episode_not_found",
+        "FRESH-002",
+        "a ticket for an episode withdrawn while running answers 404 not_found",
+    ),
+    (
         "suspension_seen_as_forbidden",
         "FRESH-005",
         "an organisation suspended while running is refused on the catalog with error forbidden",
@@ -286,6 +292,13 @@ def file_as_json_11(redirect: str | None, faults: FaultSwitch) -> bool:
     if redirect is None:
         return faults.enabled(FaultName.creative_file_json_by_default)
     return redirect == "0" or faults.enabled(FaultName.creative_file_json_any_redirect)
+
+
+def missing_code_11(withdrawn: set[str], episode_id: str | None, faults: FaultSwitch) -> str:
+    """The error_code of a ticket's 404 for an episode not found: `not_ready`, or `not_found`
+    for one the admin API withdrew under withdrawn_episode_not_found."""
+    bent = faults.enabled(FaultName.withdrawn_episode_not_found) and episode_id in withdrawn
+    return "not_found" if bent else "not_ready"
 
 
 def rights_open_11(active: bool, faults: FaultSwitch) -> bool:

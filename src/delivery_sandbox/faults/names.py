@@ -469,6 +469,7 @@ class FaultName(StrEnum):
     share_link_ignores_rights = "share_link_ignores_rights"
     creatives_small_page_skips = "creatives_small_page_skips"
     suspension_seen_as_forbidden = "suspension_seen_as_forbidden"
+    withdrawn_episode_not_found = "withdrawn_episode_not_found"
     # Twelfth block (coverage_faults_12.py): POST /playback body, tickets and errors; open videos.
     playback_content_type_required = "playback_content_type_required"
     film_ref_wins_over_episode_id = "film_ref_wins_over_episode_id"
@@ -518,3 +519,10 @@ class FaultName(StrEnum):
     videos_org_suspended_renamed = "videos_org_suspended_renamed"
     videos_collection_not_found_renamed = "videos_collection_not_found_renamed"
     videos_500_with_error_code = "videos_500_with_error_code"
+    # Fourteenth block (coverage_faults_14.py): withdrawal of series, playlists and Categories.
+    series_taken_down_listed_forever = "series_taken_down_listed_forever"
+    series_withdrawal_keeps_updated_at = "series_withdrawal_keeps_updated_at"
+    series_licence_change_ignored = "series_licence_change_ignored"
+    playlist_withdrawal_keeps_updated_at = "playlist_withdrawal_keeps_updated_at"
+    category_withdrawal_not_inherited = "category_withdrawal_not_inherited"
+    withdrawn_category_filter_404 = "withdrawn_category_filter_404"

@@ -12,23 +12,9 @@ from typing import Any
 import httpx
 
 from delivery_client import DeliveryClient, RetryBudget
+from fake_clock import FakeClock
 
 KEY = "svc_live_" + "k" * 32
-
-
-class FakeClock:
-    """Monotonic time that moves only when the client sleeps."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.sleeps: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
 
 
 def json_response(

@@ -8,6 +8,7 @@ from delivery_conformance.evidence.exchange import BODY_CAP, Exchange
 from delivery_conformance.exceptions import HarnessFailure, TargetGarbage, TargetUnreachable
 from delivery_conformance.target.client import DeliveryClient
 from delivery_conformance.target.pacing import Pacer
+from fake_clock import FakeClock
 
 
 def test_client_sends_bearer_key_version_and_simulate_headers() -> None:
@@ -150,21 +151,6 @@ def test_client_keeps_no_cookie_between_requests() -> None:
     assert "cookie" not in seen[1].headers
 
 
-class FakeClock:
-    """An injected clock whose sleeps move it and are kept (`slept`)."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.slept: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
-
-
 def paced_client(pacer: Pacer, clock: FakeClock) -> DeliveryClient:
     """A client on a mock target that answers 200, paced on the fake clock."""
     return DeliveryClient(
@@ -177,15 +163,15 @@ def paced_client(pacer: Pacer, clock: FakeClock) -> DeliveryClient:
 
 
 def test_client_sleeps_under_the_pacing_budget_with_an_injected_clock() -> None:
-    clock = FakeClock()
+    clock = FakeClock(start=0.0)
     client = paced_client(Pacer({"config": 4}), clock)
     for _ in range(3):
         client.get("config", role="films")
-    assert clock.slept == [pytest.approx(60.0)]
+    assert clock.sleeps == [pytest.approx(60.0)]
 
 
 def test_a_burst_is_neither_delayed_nor_charged_and_pacing_resumes_after_it() -> None:
-    clock = FakeClock()
+    clock = FakeClock(start=0.0)
     pacer = Pacer({"config": 4})
     client = paced_client(pacer, clock)
     client.get("config", role="films")
@@ -193,15 +179,15 @@ def test_a_burst_is_neither_delayed_nor_charged_and_pacing_resumes_after_it() ->
         for _ in range(5):
             client.get("config", role="films")
         assert client.bursting == "the scenario drains a lowered counter"
-    assert clock.slept == [] and pacer.used("config", clock.now) == 1 and client.bursting is None
+    assert clock.sleeps == [] and pacer.used("config", clock.now) == 1 and client.bursting is None
     client.get("config", role="films")
     client.get("config", role="films")
-    assert clock.slept == [pytest.approx(60.0)]
+    assert clock.sleeps == [pytest.approx(60.0)]
     with pytest.raises(HarnessFailure, match="say why"), client.burst(" "):
         pass
     with client.burst("a freshness poll on shared counters", charged=True):
         client.get("config", role="films")
-    assert clock.slept == [pytest.approx(60.0)] and pacer.used("config", clock.now) == 2  # charged
+    assert clock.sleeps == [pytest.approx(60.0)] and pacer.used("config", clock.now) == 2  # charged
 
 
 def test_simulated_requests_use_their_own_counter_and_playback_batches_cost_tickets() -> None:

@@ -57,7 +57,7 @@ openapi-lint: $(REDOCLY_STAMP)
 		$(REDOCLY) lint spec/openapi.yaml --config redocly.yaml --format summary
 
 test: lint openapi-lint browser
-	$(BIN)/pytest -q tests/harness tests/sandbox tests/client
+	$(BIN)/pytest -q -m "not load_full" tests/harness tests/sandbox tests/client
 
 conformance: $(STAMP)
 	$(BIN)/delivery-conformance run $(if $(TARGET),--target $(TARGET)) --report-dir $(REPORTS)
@@ -95,6 +95,7 @@ load: $(STAMP)
 	    $(if $(LATENCY),--latency $(LATENCY) --jitter $(JITTER)) --report-dir $(REPORTS) \
 	    || status=1; done; exit $$status
 
+# Every case of the load smoke, the load_full ones that make test leaves out included (~7 min).
 load-smoke: $(STAMP)
 	$(BIN)/pytest -q tests/harness/test_load_smoke.py
 

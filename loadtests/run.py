@@ -359,6 +359,8 @@ def main(argv: list[str] | None = None) -> int:
         parser().error("scales must be positive numbers")
     sandbox = None
     previous = signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM ends a run like Ctrl-C
+    # Ctrl-C works even when started from a shell that ignored SIGINT (a background job)
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         if args.target is not None:
             with _distant(args, args.target) as profile:
@@ -375,6 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         return ExitCode.INVALID
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
         if sandbox is not None:
             sandbox.stop()
 

@@ -22,6 +22,11 @@ from delivery_sandbox.endpoints.listing import (
     parse_limit,
 )
 from delivery_sandbox.faults.coverage_faults_13 import bend_list_13
+from delivery_sandbox.faults.coverage_faults_14 import (
+    category_usable_14,
+    playlist_item_14,
+    playlist_withdrawn_at_14,
+)
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
@@ -161,7 +166,7 @@ def _item(sb: Sandbox, caller: Caller, playlist: Playlist, now: int) -> dict[str
 
     Requirements: STATE-009, STATE-010, STATE-011, STATE-014.
     """
-    withdrawn_at = sb.store.playlist_withdrawn_at(playlist)
+    withdrawn_at = playlist_withdrawn_at_14(sb.faults, sb.store, playlist)
     category = sb.store.categories[playlist.category]
     active = withdrawn_at is None
     return {
@@ -221,7 +226,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         return _error(sb, exchange, 404, 4040, errors.MSG_NO_CATEGORY)
     if limit is None or since is False or bad_category:
         return _error(sb, exchange, 422, 4220, errors.MSG_INVALID_REQUEST)
-    if category is not None and not sb.store.category_usable(category, now):
+    if category is not None and not category_usable_14(sb.faults, sb.store, category, now):
         return _error(sb, exchange, 404, 4040, errors.MSG_NO_CATEGORY)
     binding = f"u={since}&c={category}"
     after = None
@@ -238,7 +243,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         for playlist in sb.store.playlists.values():
             withdrawn_at = sb.store.playlist_withdrawn_at(playlist)
             if withdrawn_at is None or now - withdrawn_at < WITHDRAWN_LISTED:
-                rows.append(_item(sb, caller, playlist, now))
+                rows.append(playlist_item_14(sb.faults, _item(sb, caller, playlist, now), playlist))
         rows.sort(key=lambda r: (r["updated_at"], r["code"]))
         sb.cache[key] = rows
     rows = [

@@ -20,6 +20,7 @@ from delivery_sandbox.endpoints.listing import (
     parse_limit,
 )
 from delivery_sandbox.faults.coverage_faults_13 import bend_list_13, unlicensed_state_13
+from delivery_sandbox.faults.coverage_faults_14 import series_state_14
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
@@ -114,7 +115,7 @@ def _rows(sb: Sandbox, caller: Caller, now: float) -> list[dict[str, Any]]:
     """
     rows = []
     for film in sb.store.films.values():
-        state = sb.store.series_state(caller.org_id, film, now)
+        state = series_state_14(sb.faults, sb.store, caller.org_id, film, now)
         state = state or unlicensed_state_13(sb.faults, film.code, film.updated_at)
         if state is None:
             continue
@@ -195,7 +196,7 @@ async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call
     """
     code, now = call.params["code"], sb.now()
     film = sb.store.film_by_code(code)
-    state = None if film is None else sb.store.series_state(caller.org_id, film, now)
+    state = None if film is None else series_state_14(sb.faults, sb.store, caller.org_id, film, now)
     served = state is not None and (
         state[0] == "active" or sb.faults.enabled(FaultName.series_withdrawn_detail_served)
     )

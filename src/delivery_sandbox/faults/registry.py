@@ -262,6 +262,11 @@ from delivery_sandbox.faults.coverage_faults_12 import COVERAGE_FAULT_ROWS_12  #
 
 register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_12))
 
+# Fourteenth block: withdrawal of series, playlists and Categories (coverage_faults_14.py).
+from delivery_sandbox.faults.coverage_faults_14 import COVERAGE_FAULT_ROWS_14  # noqa: E402
+
+register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_14))
+
 # Collateral (kill rate, blame precision): requirements a fault legitimately breaks beside its
 # own, each with the reason. A failure of any other requirement under the fault is mis-blame.
 COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {

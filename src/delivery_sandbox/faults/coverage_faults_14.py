@@ -1,0 +1,93 @@
+"""Fourteenth block of coverage faults (issue 13; README: Requirement proofs): withdrawal of
+series, playlists and Categories. Each fault bends one rule of a withdrawal (how long a withdrawn
+item stays listed, its `updated_at`, what withdraws it, what a withdrawn Category does to its
+playlists and as a filter), so the one rule that names it fails; the clean sandbox is unchanged.
+
+Spec section: States and transitions (the Series, Playlist and Category rows).
+
+Hooks: `series_state_14` (endpoints/series.py, where a series' state is read for the list and
+the detail), `playlist_withdrawn_at_14` and `playlist_item_14` (endpoints/playlists.py, where a
+list item is built and kept), `category_usable_14` (endpoints/playlists.py, the Category filter).
+"""
+
+# Fault tables hold one row a line, so their long rows are exempt from the line length.
+# ruff: noqa: E501
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from delivery_sandbox.faults.names import FaultName
+from delivery_sandbox.faults.rows import FaultRow, fault_rows
+
+if TYPE_CHECKING:
+    from delivery_sandbox.faults.registry import FaultSwitch
+    from delivery_sandbox.state.store import Film, Playlist, Store
+
+__all__ = ["COVERAGE_FAULT_ROWS_14", "category_usable_14", "playlist_item_14",
+           "playlist_withdrawn_at_14", "series_state_14"]  # fmt: skip
+
+COVERAGE_FAULT_ROWS_14: tuple[FaultRow, ...] = fault_rows("""
+series_taken_down_listed_forever     | STATE-006 | a series taken down stays listed as withdrawn past 30 days
+series_withdrawal_keeps_updated_at   | STATE-007 | withdrawing a series leaves its updated_at as it was
+series_licence_change_ignored        | STATE-008 | a licence ended or suspended after the seed leaves its series active
+playlist_withdrawal_keeps_updated_at | STATE-014 | withdrawing a playlist leaves its updated_at as it was
+category_withdrawal_not_inherited    | STATE-015 | playlists of a withdrawn Category are listed as active
+withdrawn_category_filter_404        | STATE-016 | a withdrawn Category answers 404 as a filter at once
+""")
+
+SeriesState = tuple[str, int, int | None]  # status, updated_at, withdrawn_at
+
+
+def series_state_14(faults: FaultSwitch, store: Store, org_id: str, film: Film, now: float
+                    ) -> SeriesState | None:  # fmt: skip
+    """`Store.series_state` with this block's switched-on series faults applied."""
+    state = store.series_state(org_id, film, now)
+    taken_down = store.series_takedowns.get(film.code or "")
+    if (
+        state is None
+        and taken_down is not None
+        and faults.enabled(FaultName.series_taken_down_listed_forever)
+    ):
+        state = store.series_state(org_id, film, taken_down)  # as on the day of the take-down
+    if state is None or state[0] != "withdrawn":
+        return state
+    if (
+        faults.enabled(FaultName.series_licence_change_ignored)
+        and taken_down is None
+        and (f"{org_id}/{film.id}" in store.changed_licences())
+    ):
+        return ("active", film.updated_at, None)
+    if faults.enabled(FaultName.series_withdrawal_keeps_updated_at):
+        return (state[0], film.updated_at, state[2])
+    return state
+
+
+def playlist_withdrawn_at_14(faults: FaultSwitch, store: Store, playlist: Playlist) -> int | None:
+    """`Store.playlist_withdrawn_at`, blind to the Category's withdrawal under its fault."""
+    if not faults.enabled(FaultName.category_withdrawal_not_inherited):
+        return store.playlist_withdrawn_at(playlist)
+    marks = (playlist.withdrawn_at, store.playlist_withdrawals.get(playlist.code))
+    return min((m for m in marks if m is not None), default=None)
+
+
+def playlist_item_14(faults: FaultSwitch, item: dict[str, Any], playlist: Playlist
+                     ) -> dict[str, Any]:  # fmt: skip
+    """A playlist list item, its `updated_at` left as before the withdrawal under its fault."""
+    if item["status"] == "withdrawn" and faults.enabled(
+        FaultName.playlist_withdrawal_keeps_updated_at
+    ):
+        item["updated_at"] = playlist.updated_at
+    return item
+
+
+def category_usable_14(faults: FaultSwitch, store: Store, slug: str, now: float) -> bool:
+    """`Store.category_usable`, false for every withdrawn Category under its fault."""
+    category = store.categories.get(slug)
+    if (
+        category is not None
+        and category.withdrawn_at is not None
+        and faults.enabled(FaultName.withdrawn_category_filter_404)
+    ):
+        return False
+    return store.category_usable(slug, now)

@@ -17,7 +17,7 @@ import orjson
 from starlette.requests import Request
 
 from delivery_sandbox.faults.coverage_faults_10 import partial_batch_charge
-from delivery_sandbox.faults.coverage_faults_11 import missing_code_11
+from delivery_sandbox.faults.coverage_faults_11 import missing_code_11, refusal_11
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Exchange, Reply
@@ -121,6 +121,7 @@ def check(
         code = missing_code_11(sb.store.withdrawn_episodes, item.episode_id, sb.faults)
         return Outcome(404, MSG_NOT_READY, code)
     refusal = sb.store.licence_refusal(caller.org_id, episode.film_id, now)
+    refusal = refusal_11(sb.store, caller.org_id, episode.film_id, refusal, sb.faults)
     if refusal is not None:
         return _not_entitled(sb, refusal)
     if not episode.stream_ready:

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from delivery_sandbox.http.headers import Exchange, Reply
 
 __all__ = ["COVERAGE_FAULT_ROWS_11", "default_limit_11", "file_as_json_11", "foreign_listed_11",
-           "mangle_reply_11", "miss_11", "missing_code_11", "rights_open_11", "since_11",
-           "walk_rows_11"]  # fmt: skip
+           "mangle_reply_11", "miss_11", "missing_code_11", "refusal_11", "rights_open_11",
+           "since_11", "walk_rows_11"]  # fmt: skip
 
 Body = dict[str, Any]
 SIGNED_PREVIEW = "https://cdn.sandbox.test/preview/{}.mp4?signature=sandbox&expires=1"
@@ -174,6 +174,11 @@ HOOK_ROWS: tuple[tuple[str, str, str], ...] = (
     ("share_link_ignores_rights", "CRE-024", "final.file_url opens after the rights ended"),
     ("creatives_small_page_skips", "FRESH-021", "a page of one after a cursor skips a record"),
     (
+        "licence_suspension_reason_other",
+        "FRESH-004",
+        "a licence suspended while running refuses tickets with reason entitlement_not_found",
+    ),
+    (
         "withdrawn_episode_not_found",
         "FRESH-002",
         "a ticket for an episode withdrawn while running answers 404 not_found",
@@ -299,6 +304,18 @@ def missing_code_11(withdrawn: set[str], episode_id: str | None, faults: FaultSw
     for one the admin API withdrew under withdrawn_episode_not_found."""
     bent = faults.enabled(FaultName.withdrawn_episode_not_found) and episode_id in withdrawn
     return "not_found" if bent else "not_ready"
+
+
+def refusal_11(
+    store: Any, org_id: str, film_id: str, refusal: str | None, faults: FaultSwitch
+) -> str | None:
+    """The `not_entitled` reason of a ticket; under licence_suspension_reason_other a licence
+    the admin API suspended reads entitlement_not_found."""
+    bent = faults.enabled(FaultName.licence_suspension_reason_other)
+    if refusal != "entitlement_suspended" or not bent:
+        return refusal
+    changed = f"{org_id}/{film_id}" in store.changed_licences()
+    return "entitlement_not_found" if changed else refusal
 
 
 def rights_open_11(active: bool, faults: FaultSwitch) -> bool:

@@ -470,6 +470,7 @@ class FaultName(StrEnum):
     creatives_small_page_skips = "creatives_small_page_skips"
     suspension_seen_as_forbidden = "suspension_seen_as_forbidden"
     withdrawn_episode_not_found = "withdrawn_episode_not_found"
+    licence_suspension_reason_other = "licence_suspension_reason_other"
     # Twelfth block (coverage_faults_12.py): POST /playback body, tickets and errors; open videos.
     playback_content_type_required = "playback_content_type_required"
     film_ref_wins_over_episode_id = "film_ref_wins_over_episode_id"
@@ -519,6 +520,9 @@ class FaultName(StrEnum):
     videos_org_suspended_renamed = "videos_org_suspended_renamed"
     videos_collection_not_found_renamed = "videos_collection_not_found_renamed"
     videos_500_with_error_code = "videos_500_with_error_code"
+    reuse_extends_ticket = "reuse_extends_ticket"
+    reuse_margin_one_minute = "reuse_margin_one_minute"
+    next_items_play = "next_items_play"
     # Fourteenth block (coverage_faults_14.py): withdrawal of series, playlists and Categories.
     series_taken_down_listed_forever = "series_taken_down_listed_forever"
     series_withdrawal_keeps_updated_at = "series_withdrawal_keeps_updated_at"

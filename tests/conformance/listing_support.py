@@ -8,6 +8,7 @@ A walk forwards `next_cursor` verbatim and stops only on a null cursor; it is bo
 from __future__ import annotations
 
 import email.utils
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -417,6 +418,29 @@ def expect_next_link_ends_with_the_walk(page: Page) -> None:
 
 
 # -- times -------------------------------------------------------------------------------------
+
+
+def expect_increasing(
+    requirement_id: str, values: list[Any], *, expected: str, response: Response
+) -> None:
+    """Every value an integer, each greater than the one before (positions)."""
+    expect(
+        requirement_id,
+        all(is_int(v) for v in values) and all(a < b for a, b in itertools.pairwise(values)),
+        expected=expected,
+        actual=values[:10],
+        response=response,
+    )
+
+
+def expect_never_decreasing(
+    requirement_id: str, values: list[Any], *, expected: str, response: Response
+) -> None:
+    """No integer value smaller than the integer just before it (an oldest-first walk)."""
+    bad = [
+        f"{a} then {b}" for a, b in itertools.pairwise(values) if is_int(a) and is_int(b) and b < a
+    ]
+    expect(requirement_id, not bad, expected=expected, actual=bad[:3], response=response)
 
 
 def response_time(response: Response) -> tuple[float, float]:

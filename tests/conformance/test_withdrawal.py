@@ -53,16 +53,14 @@ def withdraw(admin: Any, kind: str, code: str) -> None:
         admin.withdraw_playlist(code)
 
 
-def expect_seeded_withdrawn(
-    client: DeliveryClient, kind: str, code: str, listed_id: str, nulls_id: str, detail_id: str
-) -> None:
-    """A withdrawn item: listed as withdrawn, its KINDS fields null, its detail a 404."""
-    role, path, nulls = KINDS[kind]
-    item = listed(client, kind, code)
+def expect_listed_withdrawn(
+    listed_id: str, nulls_id: str, item: dict[str, Any] | None, nulls: tuple[str, ...], when: str
+) -> dict[str, Any]:
+    """The list shows the item as withdrawn (`when`: "" or "still ") with its KINDS fields null."""
     expect(
         listed_id,
         item is not None and item.get("status") == "withdrawn",
-        expected="listed as withdrawn",
+        expected=f"{when}listed as withdrawn",
         actual=item and item.get("status"),
     )
     assert item is not None
@@ -70,8 +68,17 @@ def expect_seeded_withdrawn(
         nulls_id,
         all(item.get(name) is None for name in nulls),
         expected=f"{' and '.join(nulls)} null",
-        actual=item,
+        actual={name: item.get(name) for name in nulls},
     )
+    return item
+
+
+def expect_seeded_withdrawn(
+    client: DeliveryClient, kind: str, code: str, listed_id: str, nulls_id: str, detail_id: str
+) -> None:
+    """A withdrawn item: listed as withdrawn, its KINDS fields null, its detail a 404."""
+    role, path, nulls = KINDS[kind]
+    expect_listed_withdrawn(listed_id, nulls_id, listed(client, kind, code), nulls, "")
     expect_error(detail_id, client.get(f"{path}/{code}", role=role), 404, Code.ENVELOPE, 4040)
 
 
@@ -121,19 +128,8 @@ def test_withdrawn_item_stays_listed_with_nulls_and_its_detail_is_404(
     )
     since = server_time(client, kind)
     withdraw(admin, kind, code)
-    after = listed(client, kind, code)
-    expect(
-        listed_id,
-        after is not None and after.get("status") == "withdrawn",
-        expected="still listed as withdrawn",
-        actual=after and after.get("status"),
-    )
-    assert after is not None
-    expect(
-        nulls_id,
-        all(after.get(name) is None for name in nulls),
-        expected=f"{nulls} null",
-        actual={name: after.get(name) for name in nulls},
+    after = expect_listed_withdrawn(
+        listed_id, nulls_id, listed(client, kind, code), nulls, "still "
     )
     now = server_time(client, kind)
     at = after.get("withdrawn_at")

@@ -1,5 +1,5 @@
 """`certify-client` and `proxy` from the command line: the scaled-down certification (the
-reference client and five broken clients on the quick scenarios) and bad input: a plan with
+reference client and six broken clients on the quick scenarios) and bad input: a plan with
 unknown keys, a missing, hanging, failing or silent flow command, a down upstream. Each ends
 with one line and a distinct exit code or a failed requirement, fast, and never a certificate.
 """
@@ -25,7 +25,8 @@ HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
 ENV = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
 QUICK_VARIANTS = ["retries_4xx", "stops_on_short_page", "resends_whole_batch",
-                  "logs_play_token", "crashes_on_unknown_field"]  # fmt: skip
+                  "logs_play_token", "crashes_on_unknown_field",
+                  "sends_browser_headers"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +63,7 @@ def no_certificate(tmp_path: Path) -> bool:
     return not list((tmp_path / "reports").glob("*/certificate"))
 
 
-def test_the_scaled_down_certification_passes_the_reference_and_catches_five_broken() -> None:
+def test_the_scaled_down_certification_passes_the_reference_and_catches_six_broken() -> None:
     done = subprocess.run(
         [sys.executable, str(HERE / "broken_clients" / "killrate.py"), "--set", "quick",
          "--jobs", "2", "--clean-runs", "1",
@@ -70,7 +71,7 @@ def test_the_scaled_down_certification_passes_the_reference_and_catches_five_bro
         env=ENV, capture_output=True, text=True, timeout=180,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "kill rate 5/5 broken clients caught with exact blame" in done.stdout
+    assert "kill rate 6/6 broken clients caught with exact blame" in done.stdout
     assert "| reference (run 1) | none | none (clean) | none | yes |" in done.stdout
 
 

@@ -224,6 +224,86 @@ def test_state_judges_read_the_export_and_are_not_exercised_without_it() -> None
     assert judge("export_available", dropped, params, (FlowRun(1, 0, 1.0),))[0] == NOT_EXERCISED
 
 
+def test_stored_links_fail_not_stored_and_the_book_finds_them_in_state_bytes() -> None:
+    book = SecretBook()
+    book.add_body({"data": {"poster_signed_url": "https://cdn.x/p.jpg?sig=abc"}})
+    state = b'SQLite\x00{"poster":"https://cdn.x/p.jpg?sig=abc"}\x00https://other/y'
+    assert book.stored(state, ["poster_link"]) == [("poster_link", "https://cdn.x/…")]
+    assert book.stored(state, ["download_link"]) == []
+    params = {"kinds": ["poster_link"]}
+    kept = Observation((), (), frozenset({"poster_link"}), (), (("poster_link", "m", 1),))
+    clean = Observation((), (), frozenset({"poster_link"}))
+    assert JUDGES["not_stored"](kept, params).status == FAILED
+    assert JUDGES["not_stored"](clean, params).status == PASSED
+    assert JUDGES["not_stored"](Observation((), ()), params).status == NOT_EXERCISED
+
+
+def test_series_details_are_judged_on_unchanged_content_versions() -> None:
+    series = "/api/delivery/v1/series"
+    lists = [entry(1, 0, 0.1, path=series, extra={"item_versions": {"A": "v1", "B": "v1"}}),
+             entry(4, 2, 2.1, path=series, phase=2,
+                   extra={"item_versions": {"A": "v1", "B": "v2"}})]  # fmt: skip
+    first = [entry(2, 0.2, 0.3, path=series + "/A"), entry(3, 0.4, 0.5, path=series + "/B")]
+    changed = entry(5, 2.2, 2.3, path=series + "/B", phase=2)
+    unchanged = entry(6, 2.4, 2.5, path=series + "/A", phase=2)
+    runs = (FlowRun(1, 0, 1.0), FlowRun(2, 0, 1.0))
+    params = {"path": "/series"}
+    assert judge("details_skipped", [*lists, *first, changed], params, runs)[0] == PASSED
+    assert judge("details_skipped", [*lists, *first, unchanged], params, runs)[0] == FAILED
+    assert judge("details_skipped", lists, params, runs)[0] == NOT_EXERCISED
+
+
+def test_unpaged_backend_gone_and_poll_judges() -> None:
+    assert judge("unpaged_sync", [entry(1, 0, 1)], {"path": "/catalog"})[0] == PASSED
+    paged = [entry(1, 0, 1, query={"limit": "200"})]
+    assert judge("unpaged_sync", paged, {"path": "/catalog"})[0] == FAILED
+    browser = entry(1, 0, 1)
+    browser = Entry.from_dict({**browser.to_dict(), "request_headers": {"Origin": "https://a"}})
+    assert judge("backend_only", [entry(1, 0, 1)])[0] == PASSED
+    assert judge("backend_only", [browser])[0] == FAILED
+    gone = entry(1, 0, 0.1, 410, path="/api/c/t.mp4", injected="respond 410")
+    reread = entry(2, 0.2, 0.3, path="/api/delivery/v1/creatives/c1")
+    other = entry(2, 0.2, 0.3, path="/api/delivery/v1/creatives/c1/file")
+    assert judge("reread_on_gone", [gone, reread], {"injected": "410"})[0] == PASSED
+    assert judge("reread_on_gone", [gone, other], {"injected": "410"})[0] == FAILED
+    walks = [entry(1, 0, 1), entry(2, 61, 62)]
+    assert judge("poll_interval", walks, {"min": 60.0})[0] == PASSED
+    assert judge("poll_interval", [entry(1, 0, 1), entry(2, 5, 6)], {"min": 60.0})[0] == FAILED
+    assert judge("poll_interval", walks[:1], {"min": 60.0})[0] == NOT_EXERCISED
+
+
+def test_rights_and_vid_ready_are_judged_on_the_export() -> None:
+    day = 86_400
+    injector = Injector([parse_injection({"rights_ends": [0, -2]}, "r")], clock=lambda: 5.5 * day)
+    plan = injector.decide("GET", "/api/delivery/v1/creatives", {}, 1)
+    page = {"data": {"items": [{"creative_id": "a", "rights": {"ends_at": None}},
+                               {"creative_id": "b"}]}}  # fmt: skip
+    injector.rewrite(plan, "/api/delivery/v1/creatives", 200, page)
+    assert plan.extra["rights_ends"] == {"a": 5 * day, "b": 3 * day}
+    seen = Entry.from_dict({**entry(1, 0, 1, extra=plan.extra).to_dict(), "wall": 5.5 * day})
+
+    def export(a: bool, b: bool) -> tuple[FlowRun, ...]:
+        items = [{"creative_id": "a", "usable": a}, {"creative_id": "b", "usable": b}]
+        return (FlowRun(1, 0, 1.0, {"creatives": {"items": items}}),)
+
+    assert judge("export_usable", [seen], {}, export(True, False))[0] == PASSED
+    assert judge("export_usable", [seen], {}, export(False, False))[0] == FAILED
+    assert judge("export_usable", [entry(1, 0, 1)], {}, export(True, False))[0] == NOT_EXERCISED
+    nulled = Injector([parse_injection({"null_field": "vid_ready"}, "n")])
+    plan = nulled.decide("GET", CATALOG, {}, 2)
+    body = nulled.rewrite(plan, CATALOG, 200, {"films": [], "episodes": [{"vid_ready": "v"}]})
+    assert body["episodes"] == [{"vid_ready": None}] and plan.extra["nulled"] == "vid_ready"
+
+    def films(value: str | None) -> dict[str, Any]:
+        return {"catalog": {"films": [{"id": "f", "episodes": [{"id": "e", "vid_ready": value}]}]}}
+
+    marked = [entry(1, 0, 1, extra={"nulled": "vid_ready"}, phase=2)]
+    kept = (FlowRun(1, 0, 1.0, films("v")), FlowRun(2, 0, 1.0, films("v")))
+    lost = (FlowRun(1, 0, 1.0, films("v")), FlowRun(2, 0, 1.0, films(None)))
+    assert judge("export_kept", marked, {"field": "vid_ready"}, kept)[0] == PASSED
+    assert judge("export_kept", marked, {"field": "vid_ready"}, lost)[0] == FAILED
+
+
 # -- catalogue and plan -------------------------------------------------------------------
 
 

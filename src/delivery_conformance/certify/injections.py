@@ -1,4 +1,4 @@
-"""Scripted answers the referee proxy puts in front of a real server (pure: no I/O, no clock).
+"""Scripted answers the referee proxy puts in front of a real server (no I/O, clock passed in).
 
 A scenario lists injections as data (scenarios/*.toml). Each one matches requests by method,
 path under the API prefix and flow run (`phase`), skips the first `skip` matches and acts on the
@@ -19,17 +19,23 @@ next `times` (0: every one); with `each_new`, only the first time each distinct 
                (spec: Limits > Freshness, "Catalog paging": pages re-cut to repeat a film);
   drop_item    leave the first film the proxy ever saw out of catalog answers (a catalog change
                between two walks, or a film skipped by a page cut);
-  batch_item   turn one item of a 200 batch answer into a failed item with its own retry_after.
+  batch_item   turn one item of a 200 batch answer into a failed item with its own retry_after;
+  null_field   set this field of every catalog episode to null (an episode field a client keeps
+               from the previous walk when null, e.g. `vid_ready`; CAT-078);
+  rights_ends  set `rights.ends_at` of the first items of a creatives page to midnights (UTC)
+               this many days from today (Resources > Creative record; CLI-034).
 
 `Injector.decide` turns one request into a `Plan`; `Injector.rewrite` applies the plan's body
 changes to the upstream answer. Counters live in the injector, so one scenario run is one object.
+The clock is the wall clock `rights_ends` reads (passed in, for tests).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import json
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -40,7 +46,8 @@ API_PREFIX = "/api/delivery/v1/"
 ACTIONS = frozenset(
     {
         "respond", "reset", "delay", "unknown", "page_limit", "wrap_cursors", "empty_page",
-        "repeat_item", "drop_item", "batch_item",
+        "repeat_item", "drop_item", "batch_item", "rights_ends",
+        "null_field",
     }
 )  # fmt: skip
 _MATCH_KEYS = frozenset({"method", "path", "phase"})
@@ -110,6 +117,10 @@ def parse_injection(data: Mapping[str, Any], where: str) -> Injection:
     elif action == "batch_item":
         if not isinstance(value, Mapping) or set(value) - _BATCH_KEYS:
             raise InjectionError(f"{where}: batch_item takes {sorted(_BATCH_KEYS)}")
+    elif action == "rights_ends" and not (
+        isinstance(value, list) and value and all(type(v) is int for v in value)
+    ):
+        raise InjectionError(f"{where}: rights_ends is a list of whole days from today")
     elif action == "unknown" and value not in ("fields", "enums", "both"):
         raise InjectionError(f"{where}: unknown is fields, enums or both")
     elif action in ("delay", "page_limit") and not (
@@ -161,8 +172,9 @@ def error_body(status: int, fmt: str, code: Any, message: str | None) -> bytes:
 
 
 class Injector:
-    def __init__(self, injections: list[Injection]) -> None:
+    def __init__(self, injections: list[Injection], clock: Callable[[], float] = time.time) -> None:
         self.injections = injections
+        self.clock = clock
         self.seen = [0] * len(injections)
         self.cursors: dict[str, str | None] = {}  # proxy cursor -> real cursor (None: none)
         self.last_items: dict[str, Any] = {}  # path -> last item of the previous page
@@ -266,6 +278,10 @@ class Injector:
                 body = self._repeat(short, body, plan)
             elif action == "batch_item" and status == 200:
                 body = _fail_item(body, injection.value)
+            elif action == "rights_ends" and status == 200:
+                body = self._rights(body, injection.value, plan)
+            elif action == "null_field" and status == 200:
+                body = _null_field(body, str(injection.value), plan)
             elif action == "wrap_cursors" and status == 200:
                 body = self._wrap(body, plan)
         items = _items(body)
@@ -300,6 +316,19 @@ class Injector:
                     if not (isinstance(e, dict) and e.get("film_id") == target)
                 ]  # fmt: skip
             plan.extra["dropped"] = target
+        return body
+
+    def _rights(self, body: Any, days: list[int], plan: Plan) -> Any:
+        today = int(self.clock()) // 86_400 * 86_400
+        ends: dict[str, int] = {}
+        for item, offset in zip(_items(body) or [], days, strict=False):
+            if isinstance(item, dict) and isinstance(item.get("creative_id"), str):
+                rights = item.get("rights")
+                kept = rights if isinstance(rights, dict) else {}
+                item["rights"] = {**kept, "ends_at": today + offset * 86_400}
+                ends[item["creative_id"]] = item["rights"]["ends_at"]
+        if ends:
+            plan.extra["rights_ends"] = ends
         return body
 
     def _repeat(self, short: str, body: Any, plan: Plan) -> Any:
@@ -347,6 +376,16 @@ def _add_unknown(body: Any, what: str) -> Any:
         return out
     if isinstance(body, list):
         return [_add_unknown(item, what) for item in body]
+    return body
+
+
+def _null_field(body: Any, name: str, plan: Plan) -> Any:
+    episodes = body.get("episodes") if isinstance(body, dict) else None
+    touched = [e for e in episodes or [] if isinstance(e, dict) and e.get(name) is not None]
+    for episode in touched:
+        episode[name] = None
+    if touched:
+        plan.extra["nulled"] = name
     return body
 
 

@@ -9,11 +9,13 @@ client's own output for them (CLI-032, CLI-041).
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import urlsplit
 
 from delivery_conformance.evidence.exchange import Exchange
 from delivery_conformance.evidence.redact import SECRET_FIELDS, Redactor
@@ -26,10 +28,13 @@ LEAK_RULES = {
     "manifest_url": "CLI-041",
     "file_url": "CLI-032",
     "signed_link": "CLI-032",
+    "poster_link": "CLI-039",
+    "download_link": "CLI-033",
     "api_key": "",
 }
 _TICKET_FIELDS = {"play_auth_token": "play_auth_token", "manifest_url": "manifest_url"}
-_LINK_FIELDS = {"file_url": "file_url", "poster_signed_url": "signed_link", "url": "signed_link"}
+_LINK_FIELDS = {"file_url": "file_url", "poster_signed_url": "poster_link", "url": "signed_link"}
+_LINK = re.compile(r"https?://[^\s\"'<>\\\x00-\x1f]+")
 
 
 @dataclass(frozen=True)
@@ -117,6 +122,16 @@ class SecretBook:
         with self._lock:
             items = list(self.values.items())
         return [(kind, value[:6] + "…") for value, kind in items if value in text]
+
+    def stored(self, raw: bytes, kinds: Iterable[str]) -> list[tuple[str, str]]:
+        """(kind, masked value) for each known link of `kinds` kept in `raw` (a file of the
+        client's state): links are picked out by pattern, then looked up, so a large file costs
+        one scan, not one per secret."""
+        wanted = set(kinds)
+        with self._lock:
+            values = {v: k for v, k in self.values.items() if k in wanted}
+        found = {m for m in _LINK.findall(raw.decode("latin-1")) if m in values}
+        return [(values[v], "{}://{}/…".format(*urlsplit(v)[:2])) for v in sorted(found)]
 
     def redactor(self) -> Redactor:
         with self._lock:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +44,7 @@ class Observation:
     runs: tuple[FlowRun, ...]
     seen_kinds: frozenset[str] = frozenset()  # kinds of secret the proxy handed the client
     leaks: tuple[tuple[str, str, int], ...] = ()  # (kind, masked value, run) found in output
+    stored: tuple[tuple[str, str, int], ...] = ()  # (kind, masked value, run) found in state
 
 
 @dataclass(frozen=True)
@@ -463,6 +465,30 @@ def export_available(obs: Observation, params: Mapping[str, Any]) -> JudgeResult
     return JudgeResult(PASSED, expected, f"available={want}")
 
 
+def export_kept(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """After run 2, whose answers carried `field` null on every episode, each episode keeps
+    the value run 1 stored (Episode `vid_ready`: null means unchanged)."""
+    name = str(params.get("field", "vid_ready"))
+    expected = f"an episode's {name} kept when an answer carries it null"
+    nulled, entry = _extra(obs, "nulled")
+
+    def values(phase: int) -> dict[tuple[Any, Any], Any]:
+        films = _path(_export(obs, phase), "catalog.films")
+        return {(f.get("id"), e.get("id")): e.get(name)
+                for f in films if isinstance(f, dict) for e in f.get("episodes") or []
+                if isinstance(e, dict)} if isinstance(films, list) else {}  # fmt: skip
+
+    before, after = values(1), values(2)
+    known = {k: v for k, v in before.items() if v is not None}
+    if nulled != name or not known or not after:
+        return JudgeResult(NOT_EXERCISED, expected, f"no {name} nulled or no exported state")
+    lost = [k for k, v in known.items() if k in after and after[k] != v]
+    if lost:
+        shown = f"{len(lost)} of {len(known)} episodes lost their {name} (e.g. {lost[0][1]})"
+        return JudgeResult(FAILED, expected, shown, (entry,) if entry else ())
+    return JudgeResult(PASSED, expected, f"{len(known)} episodes kept their {name}")
+
+
 def batch_only_failed(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
     """After a batch answer with failed items, each retry batch holds only failed items whose
     own retry_after has passed, and the first comes within the earliest retry_after plus the
@@ -521,17 +547,149 @@ def exit_zero(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
     return JudgeResult(PASSED, expected, f"{len(touched)} changed answers read")
 
 
-def no_leak(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
-    """None of the secrets of `kinds` the client was handed appears in its stdout or stderr."""
+def _secrets_kept(
+    obs: Observation, params: Mapping[str, Any], found: Sequence[tuple[str, str, int]], where: str
+) -> JudgeResult:
     kinds = set(params.get("kinds", ()))
-    expected = f"no {', '.join(sorted(kinds))} in the client's output"
-    found = [leak for leak in obs.leaks if leak[0] in kinds]
-    if found:
-        kind, masked, phase = found[0]
-        return JudgeResult(FAILED, expected, f"{kind} {masked} printed in run {phase}")
+    expected = f"no {', '.join(sorted(kinds))} {where}"
+    mine = [item for item in found if item[0] in kinds]
+    if mine:
+        kind, masked, phase = mine[0]
+        return JudgeResult(FAILED, expected, f"{kind} {masked} {where.split()[0]} after run "
+                           f"{phase} ({len(mine)} found)")  # fmt: skip
     if not kinds & obs.seen_kinds:
         return JudgeResult(NOT_EXERCISED, expected, "the client was handed no such secret")
-    return JudgeResult(PASSED, expected, "none printed")
+    return JudgeResult(PASSED, expected, "none found")
+
+
+def no_leak(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """None of the secrets of `kinds` the client was handed appears in its stdout or stderr."""
+    return _secrets_kept(obs, params, obs.leaks, "printed in the client's output")
+
+
+def not_stored(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """None of the links of `kinds` the client was handed is kept in its state folder or its
+    exported state after a run (the runner searches them after each run)."""
+    return _secrets_kept(obs, params, obs.stored, "kept in the client's state")
+
+
+def details_skipped(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """On the second sync, no detail read of a list item whose `content_version` is the one
+    the first sync listed (and read)."""
+    path = str(params.get("path", "/series"))
+    expected = "no detail read again for an item whose content_version did not change"
+
+    def versions(phase: int) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for e in _list_entries(obs, {"path": path}, phase):
+            out.update(e.extra.get("item_versions") or {})
+        return out
+
+    def details(phase: int) -> list[tuple[str, Entry]]:
+        prefix = path + "/"
+        return [(e.path.rsplit("/", 1)[1], e) for e in obs.entries
+                if e.method == "GET" and e.phase == phase and prefix in e.path
+                and "/" not in e.path.split(prefix, 1)[1]]  # fmt: skip
+
+    first, second = versions(1), versions(2)
+    read = {code for code, _ in details(1)}
+    if not read or not second:
+        return JudgeResult(NOT_EXERCISED, expected, "no detail read in the first sync, or no "
+                           "second sync")  # fmt: skip
+    again = [e for code, e in details(2)
+             if code in read and code in second and first.get(code) == second[code]]  # fmt: skip
+    if again:
+        return JudgeResult(FAILED, expected, f"{len(again)} unchanged items read again",
+                           tuple(again[:3]))  # fmt: skip
+    return JudgeResult(PASSED, expected, f"{len(read)} details read in sync 1, "
+                       f"{len(details(2))} in sync 2")  # fmt: skip
+
+
+def unpaged_sync(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """Each catalog sync is one unpaged request (no `limit`, no `cursor`)."""
+    expected = "the catalog read in one unpaged response"
+    reads = [e for e in obs.entries if e.method == "GET" and e.path.endswith(str(params["path"]))]
+    if not reads:
+        return JudgeResult(NOT_EXERCISED, expected, "no catalog read")
+    paged = [e for e in reads if "cursor" in e.query or "limit" in e.query]
+    if paged:
+        return JudgeResult(FAILED, expected, f"{len(paged)} paged reads "
+                           f"(limit {paged[0].query.get('limit')})", tuple(paged[:2]))  # fmt: skip
+    return JudgeResult(PASSED, expected, f"{len(reads)} unpaged reads")
+
+
+BROWSER_HEADERS = frozenset({"origin", "sec-fetch-mode", "sec-fetch-site", "sec-fetch-dest"})
+
+
+def backend_only(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """No request carries the headers only a browser sends (Origin, Sec-Fetch-*)."""
+    expected = "no browser headers (Origin, Sec-Fetch-*) on any request"
+    if not obs.entries:
+        return JudgeResult(NOT_EXERCISED, expected, "no request")
+    browser = [e for e in obs.entries if BROWSER_HEADERS & {h.lower() for h in e.request_headers}]
+    if browser:
+        names = sorted(BROWSER_HEADERS & {h.lower() for h in browser[0].request_headers})
+        return JudgeResult(FAILED, expected, f"{len(browser)} requests with {', '.join(names)}",
+                           tuple(browser[:2]))  # fmt: skip
+    return JudgeResult(PASSED, expected, f"{len(obs.entries)} requests, none from a browser")
+
+
+def reread_on_gone(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """After a 410 on a stored file link, the next request reads the creative again."""
+    expected = "GET /creatives/{id} right after a 410 on the stored file link"
+    gone = [e for e in _injected(obs, params) if e.status == 410]
+    if not gone:
+        return JudgeResult(NOT_EXERCISED, expected, "no file link answered 410")
+    ordered = sorted(obs.entries, key=lambda e: e.started)
+    for entry in gone:
+        after = [e for e in ordered if e.started > entry.started and e.phase == entry.phase]
+        following = after[0] if after else None
+        if (
+            following is None
+            or following.method != "GET"
+            or not re.search(r"/creatives/[^/]+$", following.path)
+        ):
+            shown = following.line() if following else "no request"
+            return JudgeResult(FAILED, expected, f"next: {shown}",
+                               tuple(e for e in (entry, following) if e))  # fmt: skip
+    return JudgeResult(PASSED, expected, "the creative was read again")
+
+
+def poll_interval(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """Catalog walks (a first page answered 200) start at least `min` seconds apart."""
+    least = float(params["min"])
+    expected = f"catalog walks at least {least:g} s apart"
+    starts = sorted((e for e in obs.entries if e.method == "GET" and e.status == 200
+                     and e.path.endswith("/catalog") and "cursor" not in e.query),
+                    key=lambda e: e.started)  # fmt: skip
+    if len(starts) < 2:
+        return JudgeResult(NOT_EXERCISED, expected, f"{len(starts)} walk(s)")
+    for a, b in itertools.pairwise(starts):
+        if b.started - a.started < least - 0.5:
+            return JudgeResult(FAILED, expected, f"walks {b.started - a.started:.1f} s apart",
+                               (a, b))  # fmt: skip
+    gaps = ", ".join(f"{b.started - a.started:.1f}" for a, b in itertools.pairwise(starts))
+    return JudgeResult(PASSED, expected, f"walks {gaps} s apart")
+
+
+def export_usable(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """Each creative whose `rights.ends_at` the proxy set is exported `usable` exactly while
+    the wall clock is before `ends_at` + 86400 (the whole last day included)."""
+    grace = int(params.get("grace", 86_400))
+    expected = f"usable until rights.ends_at + {grace} s"
+    ends, entry = _extra(obs, "rights_ends")
+    items = _path(_export(obs), "creatives.items")
+    if not ends or entry is None or not isinstance(items, list):
+        return JudgeResult(NOT_EXERCISED, expected, "no rights set or no exported state")
+    rows = {i.get("creative_id"): i for i in items if isinstance(i, dict)}
+    for creative, end in ends.items():
+        want = entry.wall < end + grace
+        got = rows.get(creative, {}).get("usable")
+        if got is not want:
+            days = (end - entry.wall) / 86_400
+            return JudgeResult(FAILED, expected, f"rights ending {days:+.1f} days from now: "
+                               f"exported usable={got}, want {want}", (entry,))  # fmt: skip
+    return JudgeResult(PASSED, expected, f"{len(ends)} creatives judged")
 
 
 JUDGES: dict[str, Judge] = {
@@ -556,4 +714,12 @@ JUDGES: dict[str, Judge] = {
     "export_available": export_available,
     "batch_only_failed": batch_only_failed,
     "exit_zero": exit_zero,
+    "not_stored": not_stored,
+    "details_skipped": details_skipped,
+    "unpaged_sync": unpaged_sync,
+    "backend_only": backend_only,
+    "reread_on_gone": reread_on_gone,
+    "poll_interval": poll_interval,
+    "export_usable": export_usable,
+    "export_kept": export_kept,
 }

@@ -25,12 +25,12 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 import uvicorn
 
-from delivery_conformance.certify.injections import Injector, Plan
+from delivery_conformance.certify.injections import API_PREFIX, Injector, Plan
 from delivery_conformance.certify.journal import Entry, Journal, SecretBook
 from delivery_conformance.exceptions import HarnessFailure
 
@@ -78,8 +78,16 @@ def _capped_body(raw: bytes, redact: Callable[[str], str]) -> str:
     text = raw.decode("utf-8", "replace")
     if len(text) <= BODY_CAP:
         return redact(text)
-    window = redact(text[: BODY_CAP + REDACT_MARGIN])
-    return window[:BODY_CAP] + f"…[{len(text) - BODY_CAP} more]"
+    end = BODY_CAP + REDACT_MARGIN
+    while True:  # bounded: `end` doubles until it covers the text
+        window = redact(text[:end])
+        if end >= len(text) and len(window) <= BODY_CAP:
+            return window  # whole once redacted: a complete body, judged as one
+        if end >= len(text) or len(window) >= BODY_CAP + REDACT_MARGIN // 2:
+            # a cut body is always longer than the cap, so checks know it is cut
+            more = len(window) if end >= len(text) else len(text)
+            return window[:BODY_CAP] + f"…[{more - BODY_CAP} more]"
+        end *= 2
 
 
 class RefereeProxy:
@@ -263,6 +271,8 @@ class RefereeProxy:
         out = {k: v for k, v in response.headers.multi_items() if k.lower() not in _HOP}
         if "location" in out:
             out["location"] = out["location"].replace(self.upstream, self.base_url)
+            if not urlsplit(out["location"]).path.startswith(API_PREFIX):
+                self.secrets.add(out["location"], "download_link")  # a file link's redirect
         return response.status_code, out, response.content, latency, None
 
     def _rewrite(
@@ -290,6 +300,9 @@ class RefereeProxy:
             return content
         with self._lock:
             changed = self.injector.rewrite(plan, path, status, parsed)
+        data = changed.get("data") if isinstance(changed, dict) else None
+        if path.endswith("/file") and isinstance(data, dict):
+            self.secrets.add(data.get("url"), "download_link")  # GET /creatives/{id}/file
         self.secrets.add_body(changed)
         _facts(changed, plan)
         if plan.rewrites:
@@ -365,6 +378,10 @@ def _facts(body: Any, plan: Plan) -> None:
         plan.extra["item_ids"] = [
             i.get("creative_id", i.get("id")) for i in listed if isinstance(i, dict)
         ]
+        versions = {str(i["code"]): i.get("content_version") for i in listed
+                    if isinstance(i, dict) and "code" in i}  # fmt: skip
+        if versions:  # series and playlists list pages, for CLI-035
+            plan.extra["item_versions"] = versions
     items = body.get("items")
     if isinstance(items, list):
         plan.extra["item_status"] = [i.get("status") for i in items if isinstance(i, dict)]

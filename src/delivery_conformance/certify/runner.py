@@ -67,7 +67,8 @@ UPSTREAM_PROBE_TIMEOUT = 5.0
 FLOW_KEYS = {
     "catalog": "films", "catalog_paged": "films", "config": "films",
     "creatives": "films_creatives", "playback": "films_playback",
-    "playback_batch": "films_playback",
+    "playback_batch": "films_playback", "series": "films", "playlists": "videos",
+    "download": "films_creatives", "watch": "films",
 }  # fmt: skip
 
 
@@ -86,7 +87,9 @@ class CertifyOptions:
 
 
 # Built-in {placeholders} filled from the embedded sandbox's fixtures.
-SANDBOX_VARS = {"episode": "episode_signed", "episode_2": "episode_paged_film"}
+SANDBOX_VARS = {"episode": "episode_signed", "episode_2": "episode_paged_film",
+                "creative": "creative_id"}  # fmt: skip
+STATE_FILE_CAP = 256 * 1024 * 1024  # bytes of one state file searched for stored links
 
 
 def embedded_upstream(profile: TargetProfile) -> Upstream:
@@ -180,6 +183,7 @@ class _ScenarioRun:
         findings: list[Violation] = []
         runs: list[FlowRun] = []
         leaks: list[tuple[str, str, int]] = []
+        stored: list[tuple[str, str, int]] = []
         try:
             with RefereeProxy(self.upstream.base_url, journal=journal,
                               injector=Injector(list(scenario.injections)),
@@ -203,13 +207,16 @@ class _ScenarioRun:
                               for kind, masked in self.secrets.leaks(result.output)]  # fmt: skip
                     findings += self._flow_findings(result, phase, len(journal.entries()) - before)
                     export = self._export(env, workdir, values, phase, findings)
+                    stored += [
+                        (kind, masked, phase) for kind, masked in self._stored(workdir, export)
+                    ]
                     runs.append(FlowRun(phase, result.exit_code, result.duration, export))
         finally:
             journal.close()
             shutil.rmtree(workdir, ignore_errors=True)
         entries = tuple(journal.entries())
         seen = frozenset(self.secrets.values.values())
-        obs = Observation(entries, tuple(runs), seen, tuple(leaks))
+        obs = Observation(entries, tuple(runs), seen, tuple(leaks), tuple(dict.fromkeys(stored)))
         tests = self._judge(obs, base)
         if any(t.outcome is Outcome.FAILED for t in tests):  # the failure explains the exit
             findings = [f for f in findings if not f.title.endswith(" failed")]
@@ -248,6 +255,20 @@ class _ScenarioRun:
             found.append(_finding(f"flow {name} failed", "exit 0",
                                   f"exit {result.exit_code} (run {phase}): "
                                   f"{_last(result.output, self.secrets)}"))  # fmt: skip
+        return found
+
+    def _stored(self, workdir: Path, export: Any) -> list[tuple[str, str]]:
+        """Links of the kinds a `not_stored` judge names, kept in the client's state folder
+        (`{state}`) or in its exported state, after a run."""
+        kinds = {str(k) for e in self.scenario.expectations if e.judge == "not_stored"
+                 for k in e.params.get("kinds", ())}  # fmt: skip
+        if not kinds:
+            return []
+        found = self.secrets.stored(json.dumps(export).encode(), kinds) if export else []
+        for path in sorted(workdir.rglob("*")):
+            if path.is_file() and not path.is_symlink():
+                with path.open("rb") as handle:
+                    found += self.secrets.stored(handle.read(STATE_FILE_CAP), kinds)
         return found
 
     def _export(

@@ -34,7 +34,10 @@ from delivery_conformance.exceptions import UsageError
 
 __all__ = ["FLOWS", "Expectation", "Scenario", "catalogue_files", "load_catalogue"]
 
-FLOWS = ("catalog", "catalog_paged", "creatives", "playback", "playback_batch", "config")
+FLOWS = (
+    "catalog", "catalog_paged", "creatives", "playback", "playback_batch", "config", "series",
+    "playlists", "download", "watch",
+)  # fmt: skip
 _SCENARIO_KEYS = frozenset(
     {"id", "title", "flow", "runs", "exit", "export", "quick", "time_note", "inject", "expect"}
 )

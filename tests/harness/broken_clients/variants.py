@@ -69,6 +69,54 @@ def _log_file_url() -> None:
     creatives._record = careless
 
 
+def _keep_links(kind: str) -> Callable[[], None]:
+    """A client that keeps the short-lived links of one kind of answer (no knob scopes
+    `store_links` to one flow): playlist images and clip posters, or catalog episode posters."""
+
+    def patch() -> None:
+        from delivery_client import catalog, listings
+
+        if kind == "playlists":
+            original = listings.DETAILS["playlists"]
+            listings.DETAILS["playlists"] = lambda data, store_links: original(data, True)
+        else:
+            catalog.strip_film = lambda film, episodes: (film, episodes)  # type: ignore[assignment,return-value]
+
+    return patch
+
+
+def _store_download_link() -> None:
+    from delivery_client import creatives
+
+    original = creatives._fetch
+
+    def keeping(client: Any, url: Any, out: Path, how: str) -> str:
+        if isinstance(url, str):
+            out.with_name(out.name + ".link").write_text(url, encoding="utf-8")
+        return original(client, url, out, how)
+
+    creatives._fetch = keeping
+
+
+def _no_rights_grace() -> None:
+    from delivery_client import rules, state
+
+    original = rules.usable
+    state.usable = lambda creative, now, grace=86_400: original(creative, now, 0)  # type: ignore[attr-defined]
+
+
+def _browser_headers() -> None:
+    from delivery_client import client
+
+    original = client.DeliveryClient.__init__
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        self._http.headers.update({"Origin": "https://app.example", "Sec-Fetch-Mode": "cors"})
+
+    client.DeliveryClient.__init__ = init  # type: ignore[method-assign]
+
+
 def _openapi_words() -> tuple[set[str], set[str]]:
     spec = Path(__file__).resolve().parents[3] / "spec" / "openapi.yaml"
     names: set[str] = set()
@@ -134,6 +182,37 @@ def _strict(kind: str) -> Callable[[], None]:
 
     return patch
 
+
+def _v(
+    name: str, rules: str, what: str, patch: Callable[[], None] | None = None, quick: str = "",
+    **knobs: Any,
+) -> Variant:  # fmt: skip
+    """One variant on a line or two: `rules` are the charged IDs, space separated."""
+    return Variant(name, frozenset(rules.split()), what, knobs, patch, quick)
+
+
+_MORE = (
+    _v("exceeds_background_total", "CLI-022", "background calls may take 150 s",
+       _profile("BACKGROUND", total=150.0)),
+    _v("rereads_unchanged_series", "CLI-035", "reads every series detail on every sync",
+       skip_unchanged_series=False),
+    _v("stores_playlist_links", "CLI-038", "keeps playlist image and clip poster links",
+       _keep_links("playlists")),
+    _v("stores_poster_links", "CLI-039 CAT-078", "keeps episode poster_signed_url links",
+       _keep_links("catalog")),
+    _v("forgets_vid_ready", "CAT-078", "stores vid_ready null when an answer carries null",
+       keep_vid_ready_when_null=False),
+    _v("no_reread_on_gone", "CLI-031", "a 410 file link: goes to /file instead of reading "
+       "the creative", reread_on_gone=False),
+    _v("stores_download_link", "CLI-033", "writes the download link beside the file",
+       _store_download_link),
+    _v("stops_at_rights_end", "CLI-034", "stops using a creative at rights.ends_at (last day "
+       "lost)", _no_rights_grace),
+    _v("pages_the_catalog", "CLI-043", "syncs the catalog by pages", prefer_unpaged=False),
+    _v("polls_every_few_seconds", "CLI-048", "catalog walks 5 s apart", min_poll_interval=5.0),
+    _v("sends_browser_headers", "GEN-009", "sends Origin and Sec-Fetch-Mode (a browser's call)",
+       _browser_headers, quick="backend-only"),
+)  # fmt: skip
 
 VARIANTS = {
     v.name: v
@@ -312,6 +391,7 @@ VARIANTS = {
             "503 service_unavailable not retried",
             {"retry_503_unavailable": False},
         ),
+        *_MORE,
         Variant(
             "unknown_codes_not_by_class",
             frozenset({"CLI-005", "ERR-010", "GEN-010"}),

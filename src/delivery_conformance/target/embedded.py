@@ -19,12 +19,12 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 
 import httpx
 
 from delivery_conformance.exceptions import HarnessFailure, ProfileError
 from delivery_conformance.target.profile import API_PREFIX, TargetProfile, load_profile
+from delivery_conformance.target.service import Service
 
 __all__ = ["EmbeddedSandbox", "sandbox_command"]
 
@@ -52,7 +52,7 @@ def sandbox_command(profile_out: Path, faults: Sequence[str] = ()) -> list[str]:
     return command
 
 
-class EmbeddedSandbox:
+class EmbeddedSandbox(Service[Path]):
     def __init__(
         self,
         faults: Sequence[str] = (),
@@ -126,17 +126,6 @@ class EmbeddedSandbox:
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
-
-    def __enter__(self) -> Path:
-        return self.start()
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def _answers(profile: TargetProfile) -> bool:

@@ -44,9 +44,10 @@ import threading
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
+
+from delivery_conformance.target.service import Service
 
 __all__ = [
     "LatencyProxy",
@@ -85,7 +86,7 @@ def _loopback_address(url: str, what: str) -> tuple[str, int]:
     return parts.hostname, parts.port
 
 
-class LatencyProxy:
+class LatencyProxy(Service[str]):
     """A forwarding proxy with delay and jitter, run on its own event loop thread."""
 
     def __init__(
@@ -149,7 +150,7 @@ class LatencyProxy:
         assert self.url is not None
         return self.url
 
-    def close(self) -> None:
+    def stop(self) -> None:
         loop, thread = self._loop, self._thread
         if loop is not None and thread is not None and thread.is_alive():
             with contextlib.suppress(RuntimeError):  # the loop may have just ended
@@ -157,20 +158,11 @@ class LatencyProxy:
             thread.join(self.stop_timeout)
         self._thread = None
 
+    close = stop  # the name the CLI and callers use
+
     @property
     def open_connections(self) -> int:
         return len(self._connections)
-
-    def __enter__(self) -> str:
-        return self.start()
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- event loop thread ----------------------------------------------------------------------
 

@@ -78,12 +78,16 @@ def walk(
     *,
     role: str,
     params: Mapping[str, str | int] | None = None,
+    limit: int | None = None,
     requirement_id: str = "PAGE-002",
     max_pages: int = MAX_PAGES,
 ) -> list[Page]:
-    """Every page of a list, following `next_cursor` unchanged until it is null."""
+    """Every page of a list (`limit` a page, when given), following `next_cursor` unchanged
+    until it is null."""
     pages: list[Page] = []
     query: dict[str, str | int] = dict(params or {})
+    if limit is not None:
+        query["limit"] = limit
     for _ in range(max_pages):
         response = client.get(path, role=role, params=query)
         expect_status(requirement_id, response, 200, expected=f"200 on every page of {path}")

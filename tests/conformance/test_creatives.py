@@ -55,7 +55,7 @@ def walked(client: DeliveryClient) -> list[listing.Page] | ConformanceFailure:
             listing.Family.ENVELOPE,
             "creatives",
             role=ROLE,
-            params={"limit": 100},
+            limit=100,
             requirement_id="CRE-033",
         )
     except ConformanceFailure as failure:  # raised again inside each test, not at setup
@@ -274,12 +274,7 @@ def test_small_pages_walk_the_feed_in_order(
 ) -> None:
     feed = settled(walked)
     pages = listing.walk(
-        client,
-        listing.Family.ENVELOPE,
-        "creatives",
-        role=ROLE,
-        params={"limit": 7},
-        requirement_id="CRE-033",
+        client, listing.Family.ENVELOPE, "creatives", role=ROLE, limit=7, requirement_id="CRE-033"
     )
     for page in pages:
         listing.expect_list_envelope(page, "CRE-032")

@@ -131,7 +131,7 @@ def _series_item(client: DeliveryClient, code: str) -> dict[str, Any] | None:
         Family.ENVELOPE,
         "series",
         role="films_metadata",
-        params={"limit": 100},
+        limit=100,
         requirement_id="STATE-008",
     )
     found = [i for i in items_of(pages) if isinstance(i, dict) and i.get("code") == code]
@@ -317,12 +317,7 @@ def test_video_not_ready_is_left_out_of_every_list_page(
 ) -> None:
     target = fixture_id("video_not_ready")
     pages = walk(
-        client,
-        Family.VIDEOS,
-        "videos",
-        role="videos",
-        params={"limit": 200},
-        requirement_id="VID-012",
+        client, Family.VIDEOS, "videos", role="videos", limit=200, requirement_id="VID-012"
     )
     rows = items_of(pages)
     expect(

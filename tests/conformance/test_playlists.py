@@ -56,12 +56,7 @@ def detail(client: DeliveryClient, code: str) -> tuple[Response, dict[str, Any]]
 @pytest.fixture(scope="module")
 def library(client: DeliveryClient) -> list[listing.Page]:
     return listing.walk(
-        client,
-        listing.Family.ENVELOPE,
-        "playlists",
-        role=ROLE,
-        params={"limit": 7},
-        requirement_id="PLS-023",
+        client, listing.Family.ENVELOPE, "playlists", role=ROLE, limit=7, requirement_id="PLS-023"
     )
 
 
@@ -214,9 +209,7 @@ def test_codes_and_clip_ids_are_stable(
     again = {
         i.get("code")
         for i in listing.items_of(
-            listing.walk(
-                client, listing.Family.ENVELOPE, "playlists", role=ROLE, params={"limit": 100}
-            )
+            listing.walk(client, listing.Family.ENVELOPE, "playlists", role=ROLE, limit=100)
         )
     }
     expect(

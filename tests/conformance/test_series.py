@@ -62,12 +62,7 @@ def detail(client: DeliveryClient, code: str, role: str = ROLE) -> tuple[Respons
 @pytest.fixture(scope="module")
 def series_walk(client: DeliveryClient) -> list[listing.Page]:
     return listing.walk(
-        client,
-        listing.Family.ENVELOPE,
-        "series",
-        role=ROLE,
-        params={"limit": 5},
-        requirement_id="SER-031",
+        client, listing.Family.ENVELOPE, "series", role=ROLE, limit=5, requirement_id="SER-031"
     )
 
 

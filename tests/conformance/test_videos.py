@@ -232,12 +232,7 @@ def test_list_without_collection_holds_only_granted_videos(
     client: DeliveryClient, fixture_id: Any
 ) -> None:
     pages = listing.walk(
-        client,
-        listing.Family.VIDEOS,
-        "videos",
-        role=ROLE,
-        params={"limit": 200},
-        requirement_id="VID-006",
+        client, listing.Family.VIDEOS, "videos", role=ROLE, limit=200, requirement_id="VID-006"
     )
     expect(
         "VID-006",

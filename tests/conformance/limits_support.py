@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from playback_support import DEVICE, body_of, post
+from playback_support import DEVICE, body_of, play_body, post
 
 from delivery_conformance.checks import expect_status
 from delivery_conformance.target.client import DeliveryClient, Response
@@ -63,7 +63,7 @@ class CounterCall:
 
 
 def _ticket(client: DeliveryClient, fixture_id: Callable[[str], Any]) -> Response:
-    return post(client, {"episode_id": fixture_id("episode_encrypted"), **DEVICE}, role="limits")
+    return post(client, play_body(fixture_id), role="limits")
 
 
 COUNTERS: dict[str, CounterCall] = {

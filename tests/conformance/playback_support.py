@@ -31,6 +31,7 @@ __all__ = [
     "iso_epoch",
     "items_of",
     "new_viewer",
+    "play_body",
     "post",
     "response_time",
     "ticket_problems",
@@ -49,6 +50,17 @@ Lookup = Callable[[str], Any]
 
 def new_viewer() -> str:
     return "viewer-" + uuid.uuid4().hex
+
+
+def play_body(
+    fixture_id: Lookup,
+    fixture: str = "episode_encrypted",
+    *,
+    device: dict[str, str] = DEVICE,
+    **fields: Any,
+) -> dict[str, Any]:
+    """A single POST /playback body: the episode of a named fixture, a device, other fields."""
+    return {"episode_id": fixture_id(fixture), **device, **fields}
 
 
 def post(client: DeliveryClient, body: Any, role: str = "films", **kwargs: Any) -> Response:

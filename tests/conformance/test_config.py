@@ -15,7 +15,7 @@ import pytest
 from config_support import listed_versions, version_entries
 from expect_support import expect_answered, expect_equal
 from json_support import arr, body_of, obj, objs
-from playback_support import BASIC_DEVICE
+from playback_support import BASIC_DEVICE, play_body
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect, expect_status
 
@@ -416,7 +416,7 @@ def test_tickets_agree_with_playback_domains_and_protection(client, config, fixt
     encrypted = client.post(
         "playback",
         role="films",
-        json={"episode_id": fixture_id("episode_encrypted"), **BASIC_DEVICE},
+        json=play_body(fixture_id, device=BASIC_DEVICE),
     )
     for ticket in (signed, encrypted):
         protection = body_of(ticket).get("protection")

@@ -14,7 +14,7 @@ import pytest
 from expect_support import expect_answered, expect_equal
 from host_support import require_host_passed_through
 from json_support import body_of
-from playback_support import BASIC_DEVICE
+from playback_support import BASIC_DEVICE, play_body
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect, expect_status
 from delivery_conformance.spec.endpoints import ENDPOINTS, Endpoint
@@ -329,7 +329,7 @@ def test_playback_502_carries_no_error_code(client, fixture_id):
     response = client.post(
         "playback",
         role="films",
-        json={"episode_id": fixture_id("episode_stream_error"), **BASIC_DEVICE},
+        json=play_body(fixture_id, "episode_stream_error", device=BASIC_DEVICE),
     )
     expect(
         "ERR-003",

@@ -11,7 +11,7 @@ import pytest
 from config_support import config_api, listed_versions, reference
 from expect_support import expect_header
 from json_support import body_of, objs
-from playback_support import BASIC_DEVICE
+from playback_support import BASIC_DEVICE, play_body
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect, expect_status
 
@@ -254,7 +254,7 @@ def test_provider_timeout_503_carries_retry_after(client, fixture_id):
     response = client.post(
         "playback",
         role="films",
-        json={"episode_id": fixture_id("episode_provider_timeout"), **BASIC_DEVICE},
+        json=play_body(fixture_id, "episode_provider_timeout", device=BASIC_DEVICE),
     )
     expect_status("HDR-025", response, 503, expected=503)
     expect(

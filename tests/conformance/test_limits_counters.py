@@ -37,7 +37,7 @@ from limits_support import (
     spend_timed,
     tickets,
 )
-from playback_support import DEVICE, expect_answer, new_viewer, post
+from playback_support import DEVICE, expect_answer, new_viewer, play_body, post
 from timing_support import round_trip
 
 from delivery_conformance.checks import expect, expect_status
@@ -57,7 +57,7 @@ def _burst(client):
 
 
 def _ticket_body(fixture_id) -> dict:
-    return {"episode_id": fixture_id("episode_encrypted"), "intent": "play", **DEVICE}
+    return play_body(fixture_id, intent="play")
 
 
 @pytest.mark.requirement("LIM-006", "LIM-007")

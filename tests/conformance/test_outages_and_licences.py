@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from json_support import at, obj, objs
 from listing_support import Code, Family, error_shape_violations, expect_error, items_of, walk
-from playback_support import BASIC_DEVICE
+from playback_support import BASIC_DEVICE, play_body
 
 from delivery_conformance.checks import ConformanceFailure, expect
 from delivery_conformance.target.client import DeliveryClient
@@ -184,7 +184,7 @@ def test_licence_ended_or_suspended_withdraws_the_series_and_leaves_the_catalog(
 def test_licence_suspension_reaches_ticket_requests_within_30_s(
     client: DeliveryClient, admin: Any, fixture_id: Any, unpaused: None
 ) -> None:
-    body = {"episode_id": fixture_id("episode_encrypted"), **BASIC_DEVICE}
+    body = play_body(fixture_id, device=BASIC_DEVICE)
     first = client.post("playback", role="films_playback", json=body)
     if first.status_code != 200:
         pytest.skip(f"not exercised: episode_encrypted is not issuable ({first.status_code})")

@@ -12,7 +12,15 @@ from typing import Any
 
 import pytest
 from expect_support import expect_equal
-from playback_support import DEVICE, TICKET_FIELDS, body_of, expect_batch, expect_ticket, post
+from playback_support import (
+    DEVICE,
+    TICKET_FIELDS,
+    body_of,
+    expect_batch,
+    expect_ticket,
+    play_body,
+    post,
+)
 
 from delivery_conformance.checks import expect
 from delivery_conformance.target.client import Response
@@ -92,7 +100,7 @@ def test_batch_of_one_still_answers_the_batch_shape(client, fixture_id):
 @pytest.mark.requirement("PLAY-035", "PLAY-040")
 @pytest.mark.needs("fixture:episode_encrypted")
 def test_next_zero_switches_to_the_batch_shape(client, fixture_id):
-    body = {"episode_id": fixture_id("episode_encrypted"), "next": 0, **DEVICE}
+    body = play_body(fixture_id, next=0)
     response = post(client, body)
     items = expect_batch("PLAY-035", response, 1)
     _expect_item_frames(response, items)

@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 from expect_support import expect_equal, expect_header
-from playback_support import DEVICE, body_of, expect_answer, expect_batch, post
+from playback_support import DEVICE, body_of, expect_answer, expect_batch, play_body, post
 
 from delivery_conformance.checks import expect
 
@@ -62,7 +62,7 @@ def _expect_not_entitled(rid: str, response, answer: dict, reason: str) -> None:
 
 @pytest.mark.requirement("PLAY-070")
 def test_unknown_version_is_unsupported_version(client, fixture_id):
-    body = {"episode_id": fixture_id("episode_encrypted"), **DEVICE}
+    body = play_body(fixture_id)
     response = post(client, body, version="1999-01-01")
     expect_answer("PLAY-070", response, 400, "unsupported_version")
 
@@ -70,7 +70,7 @@ def test_unknown_version_is_unsupported_version(client, fixture_id):
 @pytest.mark.requirement("PLAY-070")
 @pytest.mark.needs("role:retired_pin")
 def test_retired_pin_is_unsupported_version(client, fixture_id):
-    body = {"episode_id": fixture_id("episode_encrypted"), **DEVICE}
+    body = play_body(fixture_id)
     response = post(client, body, role="retired_pin")
     expect_answer("PLAY-070", response, 400, "unsupported_version")
 
@@ -85,7 +85,7 @@ def test_missing_authorization_is_401_without_code(client, fixture_id):
 @pytest.mark.parametrize("credential", ["unknown", "revoked"])
 def test_unknown_or_revoked_key_is_401_without_code(client, key, fixture_id, credential):
     secret = UNKNOWN_KEY if credential == "unknown" else key("revoked")
-    body = {"episode_id": fixture_id("episode_encrypted"), **DEVICE}
+    body = play_body(fixture_id)
     response = client.post("playback", json=body, key=secret)
     expect_answer("PLAY-072", response, 401, None, what=f"for a {credential} key")
 
@@ -93,14 +93,14 @@ def test_unknown_or_revoked_key_is_401_without_code(client, key, fixture_id, cre
 @pytest.mark.requirement("PLAY-073")
 @pytest.mark.needs("role:films_metadata")
 def test_key_without_playback_scope_is_403_without_code(client, fixture_id):
-    body = {"episode_id": fixture_id("episode_encrypted"), **DEVICE}
+    body = play_body(fixture_id)
     expect_answer("PLAY-073", post(client, body, role="films_metadata"), 403, None)
 
 
 @pytest.mark.requirement("PLAY-077")
 @pytest.mark.needs("role:unverifiable")
 def test_unverifiable_key_is_503_service_unavailable(client, fixture_id):
-    body = {"episode_id": fixture_id("episode_encrypted"), **DEVICE}
+    body = play_body(fixture_id)
     response = post(client, body, role="unverifiable")
     expect_answer("PLAY-077", response, 503, "service_unavailable")
 
@@ -108,7 +108,7 @@ def test_unverifiable_key_is_503_service_unavailable(client, fixture_id):
 @pytest.mark.requirement("PLAY-076")
 @pytest.mark.needs("fixture:episode_internal_error")
 def test_unexpected_error_is_500_without_code_with_request_id(client, fixture_id):
-    response = post(client, {"episode_id": fixture_id("episode_internal_error"), **DEVICE})
+    response = post(client, play_body(fixture_id, "episode_internal_error"))
     body = expect_answer("PLAY-076", response, 500, None)
     request_id = response.headers.get("service-request-id")
     expect(
@@ -145,7 +145,7 @@ def test_suspended_organisation_is_refused_not_entitled(client, fixture_id, form
 @pytest.mark.requirement("PLAY-067")
 @pytest.mark.needs("role:limits", "admin", "fixture:episode_encrypted")
 def test_suspension_and_its_end_are_seen_on_the_next_requests(client, admin, fixture_id, unpaused):
-    body = {"episode_id": fixture_id("episode_encrypted"), **DEVICE}
+    body = play_body(fixture_id)
     expect_answer("PLAY-067", post(client, body, role="limits"), 200, what="before suspension")
     admin.suspend("limits")
     refused = _poll(lambda: post(client, body, role="limits"), lambda r: r.status_code == 403)
@@ -225,7 +225,7 @@ def test_per_ticket_failure_has_its_status_and_code(client, fixture_id, fixture)
 @pytest.mark.requirement("PLAY-093")
 @pytest.mark.needs("fixture:episode_no_playable")
 def test_no_playable_version_has_no_retry_after(client, fixture_id):
-    response = post(client, {"episode_id": fixture_id("episode_no_playable"), **DEVICE})
+    response = post(client, play_body(fixture_id, "episode_no_playable"))
     expect_answer("PLAY-093", response, 503, "not_ready")
     expect(
         "PLAY-093",
@@ -239,7 +239,7 @@ def test_no_playable_version_has_no_retry_after(client, fixture_id):
 @pytest.mark.requirement("PLAY-094")
 @pytest.mark.needs("fixture:episode_provider_timeout")
 def test_provider_timeout_asks_to_retry_after_two_seconds(client, fixture_id):
-    response = post(client, {"episode_id": fixture_id("episode_provider_timeout"), **DEVICE})
+    response = post(client, play_body(fixture_id, "episode_provider_timeout"))
     expect_answer("PLAY-094", response, 503, "service_unavailable")
     expect_header("PLAY-094", response, "retry-after", "2", expected="Retry-After: 2")
 

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from expect_support import expect_answered, expect_equal, expect_header
 from json_support import at, body_of, obj
-from playback_support import BASIC_DEVICE, expect_refused_whole
+from playback_support import BASIC_DEVICE, expect_refused_whole, play_body
 from timing_support import round_trip
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect, expect_status
@@ -126,7 +126,7 @@ def test_simulated_not_entitled_outside_window(client, fixture_id, films):
         "playback",
         role=films,
         simulate=scenario,
-        json={"episode_id": fixture_id("episode_encrypted"), **BASIC_DEVICE},
+        json=play_body(fixture_id, device=BASIC_DEVICE),
     )
     data = body_of(response)
     _expect_simulated("SIM-002", response, scenario)
@@ -143,7 +143,7 @@ def test_simulated_not_entitled_outside_window(client, fixture_id, films):
 @pytest.mark.requirement("SIM-013", "SIM-002")
 @pytest.mark.needs("fixture:episode_encrypted")
 def test_simulated_partial_batch_issues_only_the_first_item(client, fixture_id, films):
-    body = {"episode_id": fixture_id("episode_encrypted"), "next": 2, **BASIC_DEVICE}
+    body = play_body(fixture_id, device=BASIC_DEVICE, next=2)
     response = client.post("playback", role=films, simulate="partial_batch", json=body)
     _expect_simulated("SIM-002", response, "partial_batch")
     items = body_of(response).get("items")
@@ -230,10 +230,10 @@ def test_simulated_answers_spend_no_endpoint_limit(client, admin, fixture_id, pa
 @pytest.mark.needs("role:limits", "admin", "test_organisation", "fixture:episode_encrypted")
 def test_partial_batch_spends_exactly_one_ticket(client, admin, fixture_id):
     admin.set_limit("limits", "playback", 3)
-    body = {"episode_id": fixture_id("episode_encrypted"), "next": 2, **BASIC_DEVICE}
+    body = play_body(fixture_id, device=BASIC_DEVICE, next=2)
     batch = client.post("playback", role="limits", simulate="partial_batch", json=body)
     _expect_simulated("SIM-014", batch, "partial_batch")
-    single = {"episode_id": fixture_id("episode_encrypted"), **BASIC_DEVICE}
+    single = play_body(fixture_id, device=BASIC_DEVICE)
     answers = [client.post("playback", role="limits", json=single) for _ in range(3)]
     statuses = [r.status_code for r in answers]
     expect(

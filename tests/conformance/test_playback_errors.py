@@ -60,19 +60,27 @@ def _expect_not_entitled(rid: str, response, answer: dict, reason: str) -> None:
 # -- whole request ------------------------------------------------------------------------------
 
 
-@pytest.mark.requirement("PLAY-070")
-def test_unknown_version_is_unsupported_version(client, fixture_id):
-    body = play_body(fixture_id)
-    response = post(client, body, version="1999-01-01")
-    expect_answer("PLAY-070", response, 400, "unsupported_version")
+def _refusal(rid: str, sent: dict, status: int, code: str | None, name: str, *needs: str):
+    """One whole-request refusal: (rid, how the request is sent, status, error_code or None)."""
+    marks = [pytest.mark.requirement(rid), *(pytest.mark.needs(n) for n in needs)]
+    return pytest.param(rid, sent, status, code, marks=marks, id=name)
 
 
-@pytest.mark.requirement("PLAY-070")
-@pytest.mark.needs("role:retired_pin")
-def test_retired_pin_is_unsupported_version(client, fixture_id):
-    body = play_body(fixture_id)
-    response = post(client, body, role="retired_pin")
-    expect_answer("PLAY-070", response, 400, "unsupported_version")
+# A valid body sent in a way the whole request is refused (spec: Errors > Playback).
+WHOLE_REQUEST = [
+    _refusal("PLAY-070", {"version": "1999-01-01"}, 400, "unsupported_version", "unknown_version"),
+    _refusal("PLAY-070", {"role": "retired_pin"}, 400, "unsupported_version", "retired_pin",
+             "role:retired_pin"),
+    _refusal("PLAY-073", {"role": "films_metadata"}, 403, None, "no_playback_scope",
+             "role:films_metadata"),
+    _refusal("PLAY-077", {"role": "unverifiable"}, 503, "service_unavailable", "unverifiable_key",
+             "role:unverifiable"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("rid", "sent", "status", "code"), WHOLE_REQUEST)
+def test_whole_request_refusal(client, fixture_id, rid, sent, status, code):
+    expect_answer(rid, post(client, play_body(fixture_id), **sent), status, code)
 
 
 @pytest.mark.requirement("PLAY-071")
@@ -88,21 +96,6 @@ def test_unknown_or_revoked_key_is_401_without_code(client, key, fixture_id, cre
     body = play_body(fixture_id)
     response = client.post("playback", json=body, key=secret)
     expect_answer("PLAY-072", response, 401, None, what=f"for a {credential} key")
-
-
-@pytest.mark.requirement("PLAY-073")
-@pytest.mark.needs("role:films_metadata")
-def test_key_without_playback_scope_is_403_without_code(client, fixture_id):
-    body = play_body(fixture_id)
-    expect_answer("PLAY-073", post(client, body, role="films_metadata"), 403, None)
-
-
-@pytest.mark.requirement("PLAY-077")
-@pytest.mark.needs("role:unverifiable")
-def test_unverifiable_key_is_503_service_unavailable(client, fixture_id):
-    body = play_body(fixture_id)
-    response = post(client, body, role="unverifiable")
-    expect_answer("PLAY-077", response, 503, "service_unavailable")
 
 
 @pytest.mark.requirement("PLAY-076")

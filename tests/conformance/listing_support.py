@@ -287,13 +287,8 @@ def expect_error_row(
     expect_error_shapes(shape_id, response)
 
 
-def expect_counter_refused(
-    requirement_id: str, answers: list[Response], *, limit: int, flat_only: bool = False
-) -> Response:
-    """spec: Limits: some answer past the limit is a flat 429 `rate_limited` (returned).
-
-    With `flat_only`, the 429 must also carry no envelope `code` (an envelope family's list).
-    """
+def first_refusal(requirement_id: str, answers: list[Response], *, limit: int) -> Response:
+    """spec: Limits: some answer past the limit is a 429; the first one."""
     refused = [r for r in answers if r.status_code == 429]
     expect(
         requirement_id,
@@ -302,16 +297,27 @@ def expect_counter_refused(
         actual=[r.status_code for r in answers],
         response=answers[-1],
     )
-    expect_error(requirement_id, refused[0], 429, Code.ERROR_CODE, "rate_limited")
+    return refused[0]
+
+
+def expect_counter_refused(
+    requirement_id: str, answers: list[Response], *, limit: int, flat_only: bool = False
+) -> Response:
+    """spec: Limits: some answer past the limit is a flat 429 `rate_limited` (returned).
+
+    With `flat_only`, the 429 must also carry no envelope `code` (an envelope family's list).
+    """
+    refused = first_refusal(requirement_id, answers, limit=limit)
+    expect_error(requirement_id, refused, 429, Code.ERROR_CODE, "rate_limited")
     if flat_only:
         expect(
             requirement_id,
-            "code" not in refused[0].json_body(),
+            "code" not in refused.json_body(),
             expected="no envelope code",
-            actual=refused[0].json_body().get("code"),
-            response=refused[0],
+            actual=refused.json_body().get("code"),
+            response=refused,
         )
-    return refused[0]
+    return refused
 
 
 def expect_limit_caps_the_page(

@@ -46,6 +46,16 @@ def _rels(response) -> set[str]:
     return {m.lower() for m in re.findall(r'rel="?([A-Za-z-]+)"?', link)}
 
 
+def _expect_link_rel(rid: str, response, rel: str) -> None:
+    expect(
+        rid,
+        rel in _rels(response),
+        expected=f'Link with rel="{rel}"',
+        actual=response.headers.get("link"),
+        response=response,
+    )
+
+
 def _expect_unsupported(rid: str, response) -> dict:
     data = body_of(response)
     expect_answered(rid, response, 400, "error_code", "unsupported_version")
@@ -258,13 +268,7 @@ def test_deprecated_version_sends_deprecation_and_link(client, key, profile):
             actual=day.isoformat(),
             response=response,
         )
-        expect(
-            "HDR-022",
-            "deprecation" in _rels(response),
-            expected='Link with rel="deprecation"',
-            actual=response.headers.get("link"),
-            response=response,
-        )
+        _expect_link_rel("HDR-022", response, "deprecation")
 
 
 @pytest.mark.requirement("HDR-020", "HDR-021", "HDR-023")
@@ -306,13 +310,7 @@ def test_sunset_follows_the_version_stop_date(client, key, profile):
             actual=sunset,
             response=response,
         )
-        expect(
-            "HDR-023",
-            "sunset" in _rels(response),
-            expected='Link with rel="sunset"',
-            actual=response.headers.get("link"),
-            response=response,
-        )
+        _expect_link_rel("HDR-023", response, "sunset")
 
 
 @pytest.mark.requirement("HDR-019", "HDR-020")

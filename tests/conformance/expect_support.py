@@ -23,6 +23,7 @@ __all__ = [
     "expect_equal",
     "expect_header",
     "expect_rows_follow",
+    "expect_served_by",
 ]
 
 
@@ -50,6 +51,20 @@ def expect_header(
     """The answer's header `name` reads `due` (absent: None); the finding names the header."""
     shown = f"{name}: {due}" if expected is None else expected
     expect_equal(requirement_id, response.headers.get(name), due, expected=shown, response=response)
+
+
+def expect_served_by(
+    requirement_id: str, response: Response, version: object, *, expected: str
+) -> None:
+    """A 200 whose Service-Version names `version`."""
+    served = response.headers.get("service-version")
+    expect(
+        requirement_id,
+        response.status_code == 200 and served == version,
+        expected=expected,
+        actual=f"{response.status_code} {served}",
+        response=response,
+    )
 
 
 def expect_answered(

@@ -300,6 +300,17 @@ def first_refusal(requirement_id: str, answers: list[Response], *, limit: int) -
     return refused[0]
 
 
+def expect_exhausted(requirement_id: str, answers: list[Response], *, expected: str) -> None:
+    """The last of a run of answers is a 429: the lowered counter is spent."""
+    expect(
+        requirement_id,
+        answers[-1].status_code == 429,
+        expected=expected,
+        actual=[r.status_code for r in answers],
+        response=answers[-1],
+    )
+
+
 def expect_counter_refused(
     requirement_id: str, answers: list[Response], *, limit: int, flat_only: bool = False
 ) -> Response:

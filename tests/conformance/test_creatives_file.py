@@ -93,13 +93,18 @@ def test_redirect_0_answers_json_valid_15_minutes(client: DeliveryClient, fixtur
     )
 
 
+def _file_url(client: DeliveryClient, creative: str) -> Any:
+    """The record's `final.file_url` as the target gives it (anything; callers check)."""
+    record = client.get(f"creatives/{creative}", role=ROLE).json_body()
+    return at(record, "data.final.file_url")
+
+
 @READY
 @pytest.mark.requirement("CRE-023")
 def test_file_url_opens_without_a_key_as_a_redirect(
     client: DeliveryClient, fixture_id: Any, profile: Any
 ) -> None:
-    record = client.get(f"creatives/{fixture_id('creative_id')}", role=ROLE).json_body()
-    url = at(record, "data.final.file_url")
+    url = _file_url(client, fixture_id("creative_id"))
     if not isinstance(url, str):
         pytest.skip("not exercised: the ready creative has no file_url (revoked?)")
     parts = urlsplit(url)
@@ -121,8 +126,7 @@ def test_file_url_opens_without_a_key_as_a_redirect(
 def test_file_url_of_ended_rights_is_gone(
     client: DeliveryClient, fixture_id: Any, profile: Any
 ) -> None:
-    record = client.get(f"creatives/{fixture_id('creative_rights_ended')}", role=ROLE).json_body()
-    url = at(record, "data.final.file_url")
+    url = _file_url(client, fixture_id("creative_rights_ended"))
     if not isinstance(url, str) or not url.startswith(profile.base_url):
         pytest.skip("not exercised: the creative carries no file_url on the target")
     response = open_keyless(profile, url)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from config_support import config_api, listed_versions, reference
-from expect_support import expect_header
+from expect_support import expect_header, expect_served_by
 from json_support import body_of, objs
 from listing_support import first_refusal
 from playback_support import BASIC_DEVICE, play_body
@@ -165,12 +165,8 @@ def test_service_version_names_the_requested_version(client):
     api, _ = config_api(client, "films")
     for version in listed_versions(api):
         response = client.get("catalog", role="films", version=version, params={"limit": 1})
-        expect(
-            "HDR-008",
-            response.status_code == 200 and response.headers.get("service-version") == version,
-            expected=f"200 with Service-Version {version}",
-            actual=f"{response.status_code} {response.headers.get('service-version')}",
-            response=response,
+        expect_served_by(
+            "HDR-008", response, version, expected=f"200 with Service-Version {version}"
         )
 
 

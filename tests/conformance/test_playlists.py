@@ -79,17 +79,22 @@ def test_detail_fields_follow_the_playlist_table(
         expect_equal("PLS-005", data.get("status"), "active", response=response)
 
 
+def _expect_granted(data: dict[str, Any], granted: bool, response: Response) -> None:
+    """spec: Playlist `granted`: the JSON boolean itself, not a truthy value."""
+    expect(
+        "PLS-003",
+        data.get("granted") is granted,
+        expected=f"granted {str(granted).lower()}",
+        actual=data.get("granted"),
+        response=response,
+    )
+
+
 @VIDEOS
 @pytest.mark.requirement("PLS-007", "PLS-003")
 def test_granted_playlist_has_media(client: DeliveryClient, fixture_id: Any) -> None:
     response, data = detail(client, fixture_id("playlist_code"))
-    expect(
-        "PLS-003",
-        data.get("granted") is True,
-        expected="granted true",
-        actual=data.get("granted"),
-        response=response,
-    )
+    _expect_granted(data, True, response)
     expect_schema("PLS-007", data, "Playlist", fields=("media",), where="data", response=response)
     expect(
         "PLS-007",
@@ -106,13 +111,7 @@ def test_ungranted_playlist_reads_without_media_or_videos(
     client: DeliveryClient, fixture_id: Any
 ) -> None:
     response, data = detail(client, fixture_id("playlist_code_not_granted"))
-    expect(
-        "PLS-003",
-        data.get("granted") is False,
-        expected="granted false",
-        actual=data.get("granted"),
-        response=response,
-    )
+    _expect_granted(data, False, response)
     expect(
         "PLS-016",
         data.get("media") is None,

@@ -16,7 +16,7 @@ import re
 
 import pytest
 from config_support import config_api, dig, listed_versions, reference, version_entries
-from expect_support import expect_answered, expect_header
+from expect_support import expect_answered, expect_header, expect_served_by
 from json_support import body_of
 
 from delivery_conformance.checks import expect
@@ -173,13 +173,7 @@ def test_retired_pin_is_unsupported_with_upgrade_to(client, path):
 def test_supported_header_serves_a_retired_pin(client):
     latest = reference(_api(client, "films"), "latest_version")
     response = client.get("config", role="retired_pin", version=latest)
-    expect(
-        "VER-010",
-        response.status_code == 200 and response.headers.get("service-version") == latest,
-        expected=f"200 served by {latest}",
-        actual=f"{response.status_code} {response.headers.get('service-version')}",
-        response=response,
-    )
+    expect_served_by("VER-010", response, latest, expected=f"200 served by {latest}")
 
 
 @pytest.mark.requirement("VER-011")

@@ -37,11 +37,13 @@ def expect_equal(
     actual: object,
     due: object,
     *,
+    what: str = "",
     expected: object = None,
     response: Response | None,
 ) -> None:
-    """`actual == due`; the finding shows `expected` (by default `due`) against `actual`."""
-    shown = due if expected is None else expected
+    """`actual == due`; the finding shows `expected` (by default "<what> <due>") against
+    `actual`."""
+    shown = (f"{what} {due}" if what else due) if expected is None else expected
     expect(requirement_id, actual == due, expected=shown, actual=actual, response=response)
 
 

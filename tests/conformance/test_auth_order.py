@@ -38,9 +38,7 @@ def _expect_status(rid: str, response, status: int, envelope: int | None = None)
     data = body_of(response)
     expect_status(rid, response, status, expected=status)
     if envelope is not None:
-        expect_equal(
-            rid, data.get("code"), envelope, expected=f"envelope code {envelope}", response=response
-        )
+        expect_equal(rid, data.get("code"), envelope, what="envelope code", response=response)
 
 
 def _envelope(endpoint, code: int) -> int | None:

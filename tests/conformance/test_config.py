@@ -153,7 +153,7 @@ def test_config_versions_agree_with_the_headers(client, key, role):
             "CFG-005",
             inner.get("pinned_version"),
             api.get("pinned_version"),
-            expected=f"pinned_version {api.get('pinned_version')}",
+            what="pinned_version",
             response=response,
         )
 

@@ -227,7 +227,7 @@ def test_single_read_returns_the_listed_record(
             "CRE-002",
             obj(record.get("links")).get("self"),
             due,
-            expected=f"links.self {due}",
+            what="links.self",
             response=response,
         )
     expect_equal("CRE-004", data.get("creative_id"), creative, response=response)

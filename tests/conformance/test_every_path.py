@@ -173,13 +173,7 @@ def _expect_www_redirect(requirement: str, response, client, profile, path_and_q
         response=response,
     )
     kept = location.path + (f"?{location.query}" if location.query else "")
-    expect_equal(
-        requirement,
-        kept,
-        path_and_query,
-        expected=f"same path and query {path_and_query}",
-        response=response,
-    )
+    expect_equal(requirement, kept, path_and_query, what="same path and query", response=response)
 
 
 @pytest.mark.requirement("GEN-006")

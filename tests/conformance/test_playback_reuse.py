@@ -75,13 +75,7 @@ def test_repeat_with_the_same_viewer_ref_returns_the_same_ticket(client, episode
         actual="a new token",
         response=response,
     )
-    expect_equal(
-        "PLAY-003",
-        again[1],
-        first[1],
-        expected=f"the same expires_at {first[1]}",
-        response=response,
-    )
+    expect_equal("PLAY-003", again[1], first[1], what="the same expires_at", response=response)
 
 
 @pytest.mark.requirement("PLAY-061")
@@ -201,11 +195,7 @@ def test_reuse_rechecks_the_organisation(client, admin, episode):
         "PLAY-066", response, 403, "not_entitled", what="for a repeat after suspension"
     )
     expect_equal(
-        "PLAY-066",
-        answer.get("reason"),
-        "org_suspended",
-        expected="reason org_suspended",
-        response=response,
+        "PLAY-066", answer.get("reason"), "org_suspended", what="reason", response=response
     )
 
 

@@ -19,7 +19,8 @@ next `times` (0: every one); with `each_new`, only the first time each distinct 
                (spec: Limits > Freshness, "Catalog paging": pages re-cut to repeat a film);
   drop_item    leave the first film the proxy ever saw out of catalog answers (a catalog change
                between two walks, or a film skipped by a page cut);
-  batch_item   turn one item of a 200 batch answer into a failed item with its own retry_after;
+  batch_item   turn one item of a 200 batch answer into a failed item (its own retry_after, or
+               a not_entitled `reason`);
   null_field   set this field of every catalog episode to null (an episode field a client keeps
                from the previous walk when null, e.g. `vid_ready`; CAT-078);
   rights_ends  set `rights.ends_at` of the first items of a creatives page to midnights (UTC)
@@ -53,7 +54,7 @@ ACTIONS = frozenset(
 _MATCH_KEYS = frozenset({"method", "path", "phase"})
 _COMMON_KEYS = frozenset({"match", "skip", "times", "each_new"})
 _RESPOND_KEYS = frozenset({"status", "retry_after", "format", "code", "message"})
-_BATCH_KEYS = frozenset({"index", "status", "code", "retry_after"})
+_BATCH_KEYS = frozenset({"index", "status", "code", "retry_after", "reason"})
 UNKNOWN_FIELD = "x_referee_unknown"
 UNKNOWN_ENUM = "x-referee-unknown-value"
 _ENUM_FIELDS = frozenset({"status", "placement", "aspect", "protection", "kind"})
@@ -397,11 +398,15 @@ def _fail_item(body: Any, value: Mapping[str, Any]) -> Any:
         return body
     item = body["items"][index]
     status = int(value.get("status", 503))
-    body["items"][index] = {
+    failed = {
         "request": item.get("request") if isinstance(item, dict) else None,
         "status": status,
         "error": _MESSAGES.get(status, "Error"),
         "error_code": str(value.get("code", "service_unavailable")),
-        "retry_after": value.get("retry_after", 1),
     }
+    if "reason" in value:  # Errors > Playback: a not_entitled body's `error` is its reason
+        failed["error"] = failed["reason"] = str(value["reason"])
+    if "retry_after" in value or status in (429, 503):
+        failed["retry_after"] = value.get("retry_after", 1)
+    body["items"][index] = failed
     return body

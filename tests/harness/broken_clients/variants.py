@@ -117,6 +117,26 @@ def _browser_headers() -> None:
     client.DeliveryClient.__init__ = init  # type: ignore[method-assign]
 
 
+def _strict_reasons() -> None:
+    """A client that refuses a not_entitled reason outside the five the spec lists today."""
+    from delivery_client import client
+
+    known = {"org_suspended", "entitlement_not_found", "entitlement_suspended",
+             "streaming_disabled", "outside_window"}  # fmt: skip
+    original = client._parse
+
+    def strict(content: bytes) -> Any:
+        parsed = original(content)
+        items = parsed.get("items") if isinstance(parsed, dict) else None
+        for item in items if isinstance(items, list) else []:
+            entitled = not isinstance(item, dict) or item.get("error_code") != "not_entitled"
+            if not entitled and item.get("reason") not in known:
+                raise ValueError(f"unexpected not_entitled reason {item.get('reason')}")
+        return parsed
+
+    client._parse = strict
+
+
 def _openapi_words() -> tuple[set[str], set[str]]:
     spec = Path(__file__).resolve().parents[3] / "spec" / "openapi.yaml"
     names: set[str] = set()
@@ -215,6 +235,8 @@ _MORE = (
        "lost)", _no_rights_grace),
     _v("pages_the_catalog", "CLI-043", "syncs the catalog by pages", prefer_unpaged=False),
     _v("polls_every_few_seconds", "CLI-048", "catalog walks 5 s apart", min_poll_interval=5.0),
+    _v("refuses_unknown_reason", "PLAY-084", "refuses a not_entitled reason it does not know",
+       _strict_reasons),
     _v("sends_browser_headers", "GEN-009", "sends Origin and Sec-Fetch-Mode (a browser's call)",
        _browser_headers, quick="backend-only"),
 )  # fmt: skip

@@ -18,6 +18,7 @@ from starlette.requests import ClientDisconnect
 
 from delivery_sandbox.auth import Endpoint, authenticate
 from delivery_sandbox.control import admin, outages
+from delivery_sandbox.control.coverage_faults_9 import mangle_reply_9
 from delivery_sandbox.endpoints import (
     catalog,
     config,
@@ -28,7 +29,7 @@ from delivery_sandbox.endpoints import (
     share,
     videos,
 )
-from delivery_sandbox.faults.coverage_faults_9 import mangle_reply_9, request_key_9
+from delivery_sandbox.faults.coverage_faults_9 import request_key_9
 from delivery_sandbox.faults.coverage_faults_12 import playback_body_12
 from delivery_sandbox.faults.coverage_faults_13 import mangle_reply_13
 from delivery_sandbox.faults.names import FaultName

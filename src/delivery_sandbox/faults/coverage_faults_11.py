@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from delivery_sandbox.faults.names import FaultName
-from delivery_sandbox.state.accounts import SUSPENDED_AT_START
 
 if TYPE_CHECKING:
     from delivery_sandbox.faults.registry import FaultSwitch
@@ -241,7 +240,7 @@ def _suspension_forbidden(reply: Reply, exchange: Exchange) -> None:
     """A catalog refusal of an organisation suspended after start (by the admin API) names
     `forbidden` instead of `org_suspended` (spec: Limits > Freshness, FRESH-005)."""
     caller = exchange.caller
-    if reply.status != 403 or caller is None or caller.organisation.id in SUSPENDED_AT_START:
+    if reply.status != 403 or caller is None or caller.suspended_at_start:
         return
     body = orjson.loads(reply.body) if reply.body else None
     if isinstance(body, dict) and body.get("error") == "org_suspended":

@@ -6,9 +6,11 @@ Spec sections: Authentication (where the key is read, order of checks, scopes, r
 Versioning; Common response headers; General (path prefix, bare host); Errors > Formats and
 Every path; Endpoints > Paging; Config.
 
-Three small hooks: `request_key_9` (app.py, before the answer: where the key is read from),
-`mangle_reply_9` (app.py, after the answer is built: most rows bend it there, with the request
-at hand) and `rotate_9` (admin.py, key rotation).
+This module holds the block's rows and its two hooks that need nothing above `faults/`:
+`request_key_9` (app.py, before the answer: where the key is read from) and `rotate_9`
+(admin.py, key rotation). The rows marked "answer" bend the finished answer with the request
+and the whole sandbox at hand; that part builds error answers and reads the playback body, so it
+lives above them, in `control/coverage_faults_9.py` (`mangle_reply_9`, called by app.py).
 """
 
 # The fault table holds one row a line, so its long rows are exempt from the line length.
@@ -17,354 +19,69 @@ at hand) and `rotate_9` (admin.py, key rotation).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
-import orjson
-
 from delivery_sandbox.faults.names import FaultName
-from delivery_sandbox.http import errors
-from delivery_sandbox.http.headers import Reply, bearer_key
-from delivery_sandbox.playback.request import BodyError, parse
 
 if TYPE_CHECKING:
     from delivery_sandbox.faults.registry import FaultSwitch
-    from delivery_sandbox.http.headers import Exchange
     from delivery_sandbox.state.context import Sandbox
 
-__all__ = ["COVERAGE_FAULT_ROWS_9", "mangle_reply_9", "request_key_9", "rotate_9"]
+__all__ = ["ANSWER_FAULTS_9", "COVERAGE_FAULT_ROWS_9", "request_key_9", "rotate_9"]
 
 KEY_NAMES = ("api_key", "key", "access_token")
 
-
-@dataclass
-class Seen:
-    """One request and its answer, as the rows below read them."""
-
-    sb: Sandbox
-    exchange: Exchange
-    reply: Reply
-    method: str
-    parts: list[str]  # path segments after /v1/
-    headers: dict[bytes, str]
-    body: Any  # the answer's JSON, None when it has none
-
-    @property
-    def endpoint(self) -> str:
-        return self.parts[0] if self.parts else ""
-
-    @property
-    def key(self) -> str | None:
-        return bearer_key(self.headers.get(b"authorization"))
-
-    def flat(self, status: int, error: str, error_code: str | None = None) -> None:
-        self.reply = errors.flat(self.exchange, self.sb.faults, status, error, error_code)
-        self.body = orjson.loads(self.reply.body)
-
-    def replace(self, reply: Reply) -> None:
-        self.reply, self.body = reply, orjson.loads(reply.body) if reply.body else None
-
-    def set_version(self, version: str | None) -> None:
-        found = self.sb.versions.usable(version or "")
-        if found is not None:
-            self.exchange.version, self.exchange.version_info = found.version, found
-
-
-Bend = Callable[[Seen], None]
-
-
-def _error(seen: Seen) -> str | None:
-    body = seen.body
-    return body.get("error") if isinstance(body, dict) else None
-
-
-def _unsupported(seen: Seen) -> bool:
-    return (
-        seen.reply.status == 400
-        and isinstance(seen.body, dict)
-        and (seen.body.get("error_code") == "unsupported_version")
-    )
-
-
-def _status(seen: Seen, status: int) -> None:
-    seen.reply.status = status
-
-
-def _body_400_first(when: Callable[[Seen], bool]) -> Bend:
-    """POST /playback answers the malformed-body 400 where `when` holds (the body read first)."""
-
-    def bend(seen: Seen) -> None:
-        if seen.method == "POST" and seen.endpoint == "playback" and when(seen):
-            refusal = parse(b"not json")
-            assert isinstance(refusal, BodyError)
-            seen.flat(400, refusal.error, refusal.error_code)
-
-    return bend
-
-
-def _missing_key_403(seen: Seen) -> None:
-    if (
-        seen.endpoint == "config"
-        and seen.reply.status == 401
-        and b"authorization" not in (seen.headers)
-    ):
-        _status(seen, 403)
-
-
-def _unknown_key_403(seen: Seen) -> None:
-    key = seen.key
-    if seen.endpoint == "catalog" and seen.reply.status == 401 and key is not None:
-        _status(seen, 401 if key in seen.sb.accounts.keys else 403)
-
-
-def _invalid_key_before_version(seen: Seen) -> None:
-    key = seen.key
-    record = seen.sb.accounts.keys.get(key) if key is not None else None
-    invalid = key is not None and (record is None or record.revoked)
-    if _unsupported(seen) and invalid and seen.endpoint in ("catalog", "config"):
-        seen.flat(401, errors.MSG_KEY_INVALID)
-
-
-def _rate_limit_before_org(seen: Seen) -> None:
-    caller = seen.exchange.caller
-    if seen.endpoint != "catalog" or _error(seen) != errors.ORG_SUSPENDED or caller is None:
-        return
-    refusal = seen.sb.limits.take_request(caller.org_id, "catalog", seen.sb.now())
-    if refusal is not None:
-        seen.replace(
-            errors.rate_limited(
-                seen.exchange, seen.sb.faults, refusal.retry_after, refusal.limit, refusal.window
-            )
-        )
-
-
-def _config_needs_metadata(seen: Seen) -> None:
-    caller = seen.exchange.caller
-    lacks = caller is not None and "metadata:read" not in caller.scopes
-    if seen.endpoint == "config" and seen.reply.status == 200 and lacks:
-        seen.flat(403, errors.MSG_SCOPE)
-
-
-def _keys_path_served(seen: Seen) -> None:
-    if seen.endpoint == "keys" and seen.reply.status == 404:
-        seen.reply.status, seen.body = 200, {"keys": []}
-
-
-def _production_test_org(seen: Seen) -> None:
-    if seen.endpoint == "config" and seen.reply.status == 200 and isinstance(seen.body, dict):
-        key = seen.body.get("key")
-        if isinstance(key, dict):
-            key["test_organisation"] = True
-
-
-def _config_suspended_forbidden(seen: Seen) -> None:
-    if seen.endpoint == "config" and _error(seen) == errors.ORG_SUSPENDED:
-        seen.body["error"] = errors.MSG_SCOPE
-
-
-def _unsupported_error_null(seen: Seen) -> None:
-    if _unsupported(seen):
-        seen.body["error"] = None
-
-
-def _unsupported_code_list(seen: Seen) -> None:
-    if _unsupported(seen):
-        seen.body["error_code"] = ["unsupported_version"]
-
-
-def _app_not_registered_code(seen: Seen) -> None:
-    if _error(seen) == errors.APP_NOT_REGISTERED:
-        seen.body["error_code"] = errors.APP_NOT_REGISTERED
-
-
-def _video_not_found_array(seen: Seen) -> None:
-    if _error(seen) == errors.VIDEO_NOT_FOUND:
-        seen.body = [seen.body]
-
-
-def _unknown_path_405(seen: Seen) -> None:
-    body = seen.body if isinstance(seen.body, dict) else {}
-    if seen.method != "GET" and seen.reply.status == 404 and body.get("error_code") == "not_found":
-        seen.reply.status, seen.body = 405, None
-        seen.reply.content_type = None
-        seen.reply.headers.append((b"allow", b"GET"))
-
-
-def _wrong_method_401(seen: Seen) -> None:
-    if seen.reply.status == 405 and b"authorization" not in seen.headers:
-        seen.flat(401, errors.MSG_AUTH_MISSING)
-
-
-def _videos_list_missing(seen: Seen) -> None:
-    if seen.parts == ["videos"] and seen.reply.status == 200:
-        seen.flat(404, errors.MSG_NOT_FOUND, "not_found")
-
-
-def _bare_host_query_dropped(seen: Seen) -> None:
-    if seen.reply.status == 308:
-        seen.reply.headers = [
-            (k, v.split(b"?")[0] if k == b"location" else v) for k, v in seen.reply.headers
-        ]
-
-
-def _bare_host_307(seen: Seen) -> None:
-    if seen.reply.status == 308 and seen.method != "GET":
-        _status(seen, 307)
-
-
-def _video_error_unversioned(seen: Seen) -> None:
-    if seen.endpoint == "videos" and len(seen.parts) == 2 and seen.reply.status >= 400:
-        seen.exchange.omit_version = True
-
-
-def _latest_not_pin(seen: Seen) -> None:
-    keyed = seen.exchange.caller is not None and seen.endpoint != "config"
-    if b"service-version" not in seen.headers and keyed:
-        seen.set_version(seen.sb.versions.latest)
-
-
-def _pin_not_requested(seen: Seen) -> None:
-    caller = seen.exchange.caller
-    if b"service-version" in seen.headers and caller is not None and seen.endpoint == "catalog":
-        seen.set_version(caller.pin)
-
-
-def _fallback_oldest(seen: Seen) -> None:
-    if seen.exchange.caller is None and seen.reply.status >= 400:
-        seen.set_version(seen.sb.versions.supported[0])
-        if seen.exchange.version == seen.sb.versions.latest:  # one version only: a made-up one
-            seen.exchange.version = "2026-01-01"
-
-
-def _retryable_503_bare(seen: Seen) -> None:
-    if seen.reply.status == 503:
-        seen.reply.headers = [(k, v) for k, v in seen.reply.headers if k != b"retry-after"]
-
-
-def _last_page_cursor(seen: Seen) -> None:
-    body = seen.body
-    last = isinstance(body, dict) and "next_cursor" in body and body["next_cursor"] is None
-    if seen.parts == ["catalog"] and seen.reply.status == 200 and last:
-        body["next_cursor"] = "end"
-
-
-def _config_without_first_version(seen: Seen) -> None:
-    api = seen.body.get("api") if seen.endpoint == "config" and seen.reply.status == 200 else None
-    if isinstance(api, dict) and isinstance(api.get("supported_versions"), list):
-        api["supported_versions"] = [
-            v for v in api["supported_versions"]
-            if (v.get("version") if isinstance(v, dict) else v) != "2026-10-02"
-        ]  # fmt: skip
-
-
-def _header_moves_pin(seen: Seen) -> None:
-    key, version = seen.key, seen.headers.get(b"service-version", "")
-    record = seen.sb.accounts.keys.get(key) if key is not None else None
-    usable = seen.sb.versions.usable(version) is not None
-    if key is not None and record is not None and usable and seen.reply.status == 200:
-        seen.sb.accounts.keys[key] = dataclasses.replace(record, pin=version)
-
-
-def _current_pin_upgrade_to(seen: Seen) -> None:
-    if _unsupported(seen) and seen.body.get("upgrade_to") is None and seen.key is not None:
-        seen.body["upgrade_to"] = seen.sb.versions.latest
-
-
-def _retired_pin_header_ignored(seen: Seen) -> None:
-    caller, versions = seen.exchange.caller, seen.sb.versions
-    header = b"service-version" in seen.headers
-    retired = caller is not None and versions.usable(caller.pin) is None
-    if retired and header and seen.reply.status == 200:
-        seen.set_version(versions.latest)
-        seen.replace(
-            errors.unsupported_version(
-                seen.exchange, seen.sb.faults, versions.supported, versions.latest,
-                upgrade_to=versions.latest,
-            )
-        )  # fmt: skip
-
-
-def _config(dotted: str, value: Any) -> Bend:
-    """/config reports `value` at `dotted` (a field the Config section fixes)."""
-    *outer, last = dotted.split(".")
-
-    def bend(seen: Seen) -> None:
-        node = seen.body if seen.endpoint == "config" and seen.reply.status == 200 else None
-        for name in outer:
-            node = node.get(name) if isinstance(node, dict) else None
-        if isinstance(node, dict) and last in node:
-            node[last] = value
-
-    return bend
-
-
-def _no_key(seen: Seen) -> bool:
-    return seen.reply.status == 401
-
-
-def _scope_refused(seen: Seen) -> bool:
-    return seen.reply.status == 403 and _error(seen) == errors.MSG_SCOPE
-
-
-def _org_refused(seen: Seen) -> bool:
-    return seen.reply.status == 403 and _error(seen) == errors.ORG_SUSPENDED
-
-
-def _rate_limited(seen: Seen) -> bool:
-    return seen.reply.status == 429 and isinstance(seen.body, dict) and "items" not in seen.body
-
-
-# name -> (rules, summary, bend of the answer, or None for the request and rotation rows)
-_ROWS: tuple[tuple[str, tuple[str, ...], str, Bend | None], ...] = (
-    ("missing_key_403_on_config", ("AUTH-001",), "GET /config without Authorization answers 403", _missing_key_403),
-    ("query_key_accepted", ("AUTH-003",), "a key in the query string (api_key, key, access_token) is accepted", None),
-    ("cookie_key_accepted", ("AUTH-004",), "a key in a cookie (api_key, key) is accepted", None),
-    ("unknown_key_403_on_catalog", ("AUTH-006",), "GET /catalog with a well-formed unknown key answers 403", _unknown_key_403),
-    ("invalid_key_before_version", ("AUTH-011",), "a bad Service-Version with an unknown or revoked key answers 401 (catalog, config)", _invalid_key_before_version),
-    ("rate_limit_before_org", ("AUTH-016",), "a suspended organisation's exhausted catalog counter answers 429, not 403", _rate_limit_before_org),
-    ("playback_body_before_limit", ("AUTH-017",), "POST /playback reads the body before the rate limit: 400, not 429", _body_400_first(_rate_limited)),
-    ("playback_body_before_key", ("AUTH-018",), "POST /playback reads the body before the key: 400, not 401", _body_400_first(_no_key)),
-    ("playback_body_before_scope", ("AUTH-019",), "POST /playback reads the body before the scope: 400, not 403", _body_400_first(_scope_refused)),
-    ("playback_body_before_org", ("AUTH-020",), "POST /playback reads the body before the organisation: 400, not 403", _body_400_first(_org_refused)),
-    ("config_needs_metadata_scope", ("AUTH-031",), "GET /config refuses 403 a key without metadata:read", _config_needs_metadata),
-    ("rotated_key_refused", ("AUTH-033",), "after rotation the new secret is refused 401 as well", None),
-    ("rotation_drops_a_scope", ("AUTH-034",), "a rotated key loses its first scope", None),
-    ("keys_path_served", ("AUTH-035",), "/keys answers 200 with a list of keys (key management in the API)", _keys_path_served),
-    ("production_key_test_org", ("CFG-013",), "/config key.test_organisation is true for every key", _production_test_org),
-    ("config_suspended_forbidden", ("CFG-031",), "GET /config for a suspended organisation has error set to the scope message", _config_suspended_forbidden),
-    ("unsupported_version_error_null", ("ERR-001",), "the 400 unsupported_version has error: null", _unsupported_error_null),
-    ("unsupported_version_code_list", ("ERR-002",), "the 400 unsupported_version has its error_code in a list", _unsupported_code_list),
-    ("app_not_registered_with_error_code", ("ERR-004",), "403 app_not_registered also carries error_code", _app_not_registered_code),
-    ("video_not_found_in_array", ("ERR-005",), "404 video_not_found is a JSON array holding the error object", _video_not_found_array),
-    ("unknown_path_405", ("ERR-013",), "an unknown path answers 405 (Allow: GET) to methods other than GET", _unknown_path_405),
-    ("wrong_method_401_without_key", ("ERR-017",), "a wrong method without Authorization answers 401, not 405", _wrong_method_401),
-    ("videos_list_missing", ("GEN-001",), "GET /videos answers 404 not_found (no such path under /v1/)", _videos_list_missing),
-    ("bare_host_query_dropped", ("GEN-006",), "the bare host's 308 Location drops the query", _bare_host_query_dropped),
-    ("bare_host_307_for_writes", ("GEN-007",), "the bare host answers 307 to methods other than GET", _bare_host_307),
-    ("video_errors_unversioned", ("HDR-005",), "errors of GET /videos/{id} carry no Service-Version", _video_error_unversioned),
-    ("service_version_latest_not_pin", ("HDR-007", "VER-002"), "without a request version, answers outside /config name the latest version, not the key's pin", _latest_not_pin),
-    ("service_version_pin_not_requested", ("HDR-008",), "GET /catalog with a supported Service-Version names the key's pin", _pin_not_requested),
-    ("service_version_fallback_oldest", ("HDR-010",), "errors without a known key name the oldest supported version, not the latest", _fallback_oldest),
-    ("retryable_503_without_retry_after", ("HDR-025",), "every 503 leaves out Retry-After", _retryable_503_bare),
-    ("catalog_last_cursor_not_null", ("PAGE-002",), "the last page of the paged catalog has next_cursor 'end'", _last_page_cursor),
-    ("config_without_2026_10_02", ("VER-001",), "/config api.supported_versions leaves out 2026-10-02", _config_without_first_version),
-    ("version_header_moves_pin", ("VER-003",), "a request with a supported Service-Version moves the key's pin to it", _header_moves_pin),
-    ("current_pin_upgrade_to", ("VER-009",), "a 400 unsupported_version for a keyed request always carries upgrade_to", _current_pin_upgrade_to),
-    ("retired_pin_header_ignored", ("VER-010",), "a key with a retired pin is refused 400 even with a supported Service-Version", _retired_pin_header_ignored),
-    ("rotation_resets_pin", ("VER-011",), "a rotated key is pinned to the latest version", None),
-    ("config_status_stable", ("CFG-002",), "/config api.status is stable", _config("api.status", "stable")),
-    ("config_path_version_v2", ("CFG-003",), "/config api.path_version is v2", _config("api.path_version", "v2")),
-    ("config_version_header_other", ("CFG-007",), "/config api.version_header is X-Service-Version", _config("api.version_header", "X-Service-Version")),
-    ("config_window_30", ("CFG-014",), "/config rate_limits.window_seconds is 30", _config("rate_limits.window_seconds", 30)),
-    ("config_domains_string", ("CFG-018",), "/config playback.domains is one comma-separated string", _config("playback.domains", "a.example,b.example")),
-    ("config_grant_ttl_3600", ("CFG-019",), "/config playback.grant_ttl_seconds is 3600", _config("playback.grant_ttl_seconds", 3600)),
-    ("config_manifest_ttl_1800", ("CFG-020",), "/config playback.manifest_url_ttl_seconds is 1800", _config("playback.manifest_url_ttl_seconds", 1800)),
-    ("config_batch_max_episodes_5", ("CFG-021",), "/config playback.batch.max_episodes is 5", _config("playback.batch.max_episodes", 5)),
-    ("config_subtitles_srt", ("CFG-022",), "/config subtitles.format is srt", _config("subtitles.format", "srt")),
-    ("config_deprecations_null", ("CFG-024",), "/config deprecations is null when none is announced", _config("deprecations", None)),
+# name -> (rules, where it acts: "answer" (control/coverage_faults_9.py), "request" or
+# "rotation" (the hooks below), summary)
+_ROWS: tuple[tuple[str, tuple[str, ...], str, str], ...] = (
+    ("missing_key_403_on_config", ("AUTH-001",), "answer", "GET /config without Authorization answers 403"),
+    ("query_key_accepted", ("AUTH-003",), "request", "a key in the query string (api_key, key, access_token) is accepted"),
+    ("cookie_key_accepted", ("AUTH-004",), "request", "a key in a cookie (api_key, key) is accepted"),
+    ("unknown_key_403_on_catalog", ("AUTH-006",), "answer", "GET /catalog with a well-formed unknown key answers 403"),
+    ("invalid_key_before_version", ("AUTH-011",), "answer", "a bad Service-Version with an unknown or revoked key answers 401 (catalog, config)"),
+    ("rate_limit_before_org", ("AUTH-016",), "answer", "a suspended organisation's exhausted catalog counter answers 429, not 403"),
+    ("playback_body_before_limit", ("AUTH-017",), "answer", "POST /playback reads the body before the rate limit: 400, not 429"),
+    ("playback_body_before_key", ("AUTH-018",), "answer", "POST /playback reads the body before the key: 400, not 401"),
+    ("playback_body_before_scope", ("AUTH-019",), "answer", "POST /playback reads the body before the scope: 400, not 403"),
+    ("playback_body_before_org", ("AUTH-020",), "answer", "POST /playback reads the body before the organisation: 400, not 403"),
+    ("config_needs_metadata_scope", ("AUTH-031",), "answer", "GET /config refuses 403 a key without metadata:read"),
+    ("rotated_key_refused", ("AUTH-033",), "rotation", "after rotation the new secret is refused 401 as well"),
+    ("rotation_drops_a_scope", ("AUTH-034",), "rotation", "a rotated key loses its first scope"),
+    ("keys_path_served", ("AUTH-035",), "answer", "/keys answers 200 with a list of keys (key management in the API)"),
+    ("production_key_test_org", ("CFG-013",), "answer", "/config key.test_organisation is true for every key"),
+    ("config_suspended_forbidden", ("CFG-031",), "answer", "GET /config for a suspended organisation has error set to the scope message"),
+    ("unsupported_version_error_null", ("ERR-001",), "answer", "the 400 unsupported_version has error: null"),
+    ("unsupported_version_code_list", ("ERR-002",), "answer", "the 400 unsupported_version has its error_code in a list"),
+    ("app_not_registered_with_error_code", ("ERR-004",), "answer", "403 app_not_registered also carries error_code"),
+    ("video_not_found_in_array", ("ERR-005",), "answer", "404 video_not_found is a JSON array holding the error object"),
+    ("unknown_path_405", ("ERR-013",), "answer", "an unknown path answers 405 (Allow: GET) to methods other than GET"),
+    ("wrong_method_401_without_key", ("ERR-017",), "answer", "a wrong method without Authorization answers 401, not 405"),
+    ("videos_list_missing", ("GEN-001",), "answer", "GET /videos answers 404 not_found (no such path under /v1/)"),
+    ("bare_host_query_dropped", ("GEN-006",), "answer", "the bare host's 308 Location drops the query"),
+    ("bare_host_307_for_writes", ("GEN-007",), "answer", "the bare host answers 307 to methods other than GET"),
+    ("video_errors_unversioned", ("HDR-005",), "answer", "errors of GET /videos/{id} carry no Service-Version"),
+    ("service_version_latest_not_pin", ("HDR-007", "VER-002"), "answer", "without a request version, answers outside /config name the latest version, not the key's pin"),
+    ("service_version_pin_not_requested", ("HDR-008",), "answer", "GET /catalog with a supported Service-Version names the key's pin"),
+    ("service_version_fallback_oldest", ("HDR-010",), "answer", "errors without a known key name the oldest supported version, not the latest"),
+    ("retryable_503_without_retry_after", ("HDR-025",), "answer", "every 503 leaves out Retry-After"),
+    ("catalog_last_cursor_not_null", ("PAGE-002",), "answer", "the last page of the paged catalog has next_cursor 'end'"),
+    ("config_without_2026_10_02", ("VER-001",), "answer", "/config api.supported_versions leaves out 2026-10-02"),
+    ("version_header_moves_pin", ("VER-003",), "answer", "a request with a supported Service-Version moves the key's pin to it"),
+    ("current_pin_upgrade_to", ("VER-009",), "answer", "a 400 unsupported_version for a keyed request always carries upgrade_to"),
+    ("retired_pin_header_ignored", ("VER-010",), "answer", "a key with a retired pin is refused 400 even with a supported Service-Version"),
+    ("rotation_resets_pin", ("VER-011",), "rotation", "a rotated key is pinned to the latest version"),
+    ("config_status_stable", ("CFG-002",), "answer", "/config api.status is stable"),
+    ("config_path_version_v2", ("CFG-003",), "answer", "/config api.path_version is v2"),
+    ("config_version_header_other", ("CFG-007",), "answer", "/config api.version_header is X-Service-Version"),
+    ("config_window_30", ("CFG-014",), "answer", "/config rate_limits.window_seconds is 30"),
+    ("config_domains_string", ("CFG-018",), "answer", "/config playback.domains is one comma-separated string"),
+    ("config_grant_ttl_3600", ("CFG-019",), "answer", "/config playback.grant_ttl_seconds is 3600"),
+    ("config_manifest_ttl_1800", ("CFG-020",), "answer", "/config playback.manifest_url_ttl_seconds is 1800"),
+    ("config_batch_max_episodes_5", ("CFG-021",), "answer", "/config playback.batch.max_episodes is 5"),
+    ("config_subtitles_srt", ("CFG-022",), "answer", "/config subtitles.format is srt"),
+    ("config_deprecations_null", ("CFG-024",), "answer", "/config deprecations is null when none is announced"),
 )  # fmt: skip
 # Collateral (kill rate, blame precision): name -> (ID also broken, why).
 _COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {
@@ -385,9 +102,11 @@ _COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {
 COVERAGE_FAULT_ROWS_9: tuple[
     tuple[str, tuple[str, ...], str, bool, tuple[tuple[str, str], ...]], ...
 ] = tuple(
-    (name, rules, summary, False, _COLLATERAL.get(name, ())) for name, rules, summary, _ in _ROWS
+    (name, rules, summary, False, _COLLATERAL.get(name, ())) for name, rules, _, summary in _ROWS
 )
-_BENDS: dict[str, Bend] = {name: bend for name, _, _, bend in _ROWS if bend is not None}
+ANSWER_FAULTS_9: frozenset[str] = frozenset(
+    name for name, _, where, _ in _ROWS if where == "answer"
+)
 
 
 def request_key_9(
@@ -421,23 +140,3 @@ def rotate_9(sb: Sandbox, role: str) -> str:
     if sb.faults.enabled(FaultName.rotated_key_refused):
         del sb.accounts.keys[new]
     return new
-
-
-def mangle_reply_9(reply: Reply, sb: Sandbox, scope: dict[str, Any], exchange: Exchange) -> Reply:
-    """Apply this block's switched-on answer faults; the answer to send."""
-    on = sb.faults.on & _BENDS.keys()
-    if not on:
-        return reply
-    try:
-        body = orjson.loads(reply.body) if reply.body else None
-    except orjson.JSONDecodeError:
-        body = None
-    path: list[str] = scope["path"].rstrip("/").split("/")
-    parts = path[path.index("v1") + 1 :] if "v1" in path else path[1:]
-    headers = {k.lower(): v.decode("latin-1") for k, v in scope["headers"]}
-    seen = Seen(sb, exchange, reply, scope["method"], parts, headers, body)
-    for name in sorted(on):
-        _BENDS[name](seen)
-    if seen.body is not body or body is not None:
-        seen.reply.body = b"" if seen.body is None else orjson.dumps(seen.body)
-    return seen.reply

@@ -156,6 +156,11 @@ class Caller:
     def org_id(self) -> str:
         return self.organisation.id
 
+    @property
+    def suspended_at_start(self) -> bool:
+        """The organisation is one the seed suspends (not one suspended while running)."""
+        return self.organisation.id in SUSPENDED_AT_START
+
     def __hash__(self) -> int:
         """The dataclass hash of the fields, computed once (callers are cache keys)."""
         found: int | None = self.__dict__.get("_hash")

@@ -350,14 +350,6 @@ def test_updated_since_takes_up_to_11_digits(
     )
 
 
-@FILMS
-@pytest.mark.requirement("CRE-030", "CRE-031")
-@pytest.mark.parametrize("limit", [1, 100, None])
-def test_limit_caps_the_page(client: DeliveryClient, limit: int | None) -> None:
-    rid = "CRE-031" if limit is None else "CRE-030"
-    listing.expect_limit_caps_the_page(rid, client, "creatives", ROLE, limit)
-
-
 # -- errors (spec: Errors > Creatives list, single read and file) ------------------------------
 
 LIST, ONE, FILE = "creatives", "creatives/{id}", "creatives/{id}/file"
@@ -418,19 +410,6 @@ def test_foreign_unknown_and_malformed_ids_get_the_same_404(
         listing.expect_error_row(
             requirement_id, "CRE-062", response, 404, listing.Code.ENVELOPE, 4040
         )
-
-
-@FILMS
-@pytest.mark.requirement("CRE-057")
-def test_cursor_of_another_list_is_refused(client: DeliveryClient, key: Any) -> None:
-    key("films_metadata")
-    other = listing.page_of(
-        listing.Family.ENVELOPE, client.get("series", role="films_metadata", params={"limit": 1})
-    )
-    if not isinstance(other.next_cursor, str):
-        pytest.skip("not exercised: the series list gave no cursor")
-    response = client.get("creatives", role=ROLE, params={"cursor": other.next_cursor})
-    listing.expect_error("CRE-057", response, 422, listing.Code.ENVELOPE, 4222)
 
 
 @pytest.mark.needs("role:limits", "admin")

@@ -365,13 +365,6 @@ def test_updated_since_leaves_out_older_items(
     listing.expect_updated_since_leaves_out_older("PLS-020", client, library, "playlists", ROLE)
 
 
-@VIDEOS
-@pytest.mark.requirement("PLS-021")
-@pytest.mark.parametrize("limit", [1, 100, None])
-def test_limit_caps_the_page(client: DeliveryClient, limit: int | None) -> None:
-    listing.expect_limit_caps_the_page("PLS-021", client, "playlists", ROLE, limit)
-
-
 def _strings(tree: Any) -> list[str]:
     if isinstance(tree, dict):
         return [s for v in tree.values() for s in _strings(v)]
@@ -396,12 +389,6 @@ def test_list_holds_no_playback_link(library: list[listing.Page]) -> None:
             actual=f"{len(links)} links",
             response=page.response,
         )
-
-
-@VIDEOS
-@pytest.mark.requirement("PAGE-011")
-def test_following_links_next_equals_passing_the_cursor(client: DeliveryClient) -> None:
-    listing.expect_next_link_is_the_cursor(client, "playlists", ROLE, 2)
 
 
 @VIDEOS
@@ -462,21 +449,3 @@ def test_error_rows(
 ) -> None:
     fill = fixture_id("playlist_code")
     listing.check_error_row(client, key, row, fill, "PLS-043", UNKNOWN_KEY, retry_after=False)
-
-
-@pytest.mark.needs(f"role:{ROLE}", "fixture:playlist_code_withdrawn")
-@pytest.mark.requirement("PLS-027", "PLS-043")
-def test_withdrawn_and_unknown_playlists_get_the_same_404(
-    client: DeliveryClient, fixture_id: Any
-) -> None:
-    for code in (fixture_id("playlist_code_withdrawn"), "PLZZ9999"):
-        response = client.get(f"playlists/{code}", role=ROLE)
-        listing.expect_error("PLS-027", response, 404, listing.Code.ENVELOPE, 4040)
-
-
-@pytest.mark.needs(f"role:{ROLE}", "admin")
-@pytest.mark.requirement("PLS-040")
-def test_catalog_counter_reached_is_a_flat_429(client: DeliveryClient, admin: Any) -> None:
-    admin.set_limit(ROLE, "catalog", 2)
-    answers = [client.get("playlists", role=ROLE, params={"limit": 1}) for _ in range(4)]
-    listing.expect_counter_refused("PLS-040", answers, limit=2, flat_only=True)

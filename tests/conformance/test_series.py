@@ -253,12 +253,6 @@ def test_walk_is_oldest_first_without_repeats(series_walk: list[listing.Page]) -
 
 
 @META
-@pytest.mark.requirement("PAGE-011")
-def test_following_links_next_equals_passing_the_cursor(client: DeliveryClient) -> None:
-    listing.expect_next_link_is_the_cursor(client, "series", ROLE, 1)
-
-
-@META
 @pytest.mark.requirement("SER-024", "SER-025")
 def test_list_item_matches_its_detail(
     client: DeliveryClient, fixture_id: Any, series_walk: list[listing.Page]
@@ -316,13 +310,6 @@ def test_updated_since_leaves_out_older_items(
     listing.expect_updated_since_leaves_out_older("SER-028", client, series_walk, "series", ROLE)
 
 
-@META
-@pytest.mark.requirement("SER-029")
-@pytest.mark.parametrize("limit", [1, 100, None])
-def test_limit_caps_the_page(client: DeliveryClient, limit: int | None) -> None:
-    listing.expect_limit_caps_the_page("SER-029", client, "series", ROLE, limit)
-
-
 # -- errors (spec: Errors > Series and playlists) ----------------------------------------------
 
 LIST, DETAIL = "series", "series/{code}"
@@ -359,34 +346,3 @@ def test_error_rows(
 ) -> None:
     fill = fixture_id("series_code")
     listing.check_error_row(client, key, row, fill, "SER-047", UNKNOWN_KEY)
-
-
-@META
-@pytest.mark.requirement("SER-043", "SER-047")
-def test_cursor_of_another_list_is_refused(client: DeliveryClient, key: Any) -> None:
-    key("films")
-    other = listing.page_of(
-        listing.Family.ENVELOPE, client.get("creatives", role="films", params={"limit": 1})
-    )
-    if not isinstance(other.next_cursor, str):
-        pytest.skip("not exercised: the creatives list gave no cursor")
-    response = client.get("series", role=ROLE, params={"cursor": other.next_cursor})
-    listing.expect_error("SER-043", response, 422, listing.Code.ENVELOPE, 4220)
-
-
-@pytest.mark.needs(f"role:{ROLE}", "fixture:series_code_unlicensed")
-@pytest.mark.requirement("SER-033", "SER-047")
-def test_unlicensed_and_unknown_series_get_the_same_404(
-    client: DeliveryClient, fixture_id: Any
-) -> None:
-    for code in (fixture_id("series_code_unlicensed"), "ZZ999999"):
-        response = client.get(f"series/{code}", role=ROLE)
-        listing.expect_error("SER-033", response, 404, listing.Code.ENVELOPE, 4040)
-
-
-@pytest.mark.needs("role:limits", "admin")
-@pytest.mark.requirement("SER-044")
-def test_catalog_counter_reached_is_a_flat_429(client: DeliveryClient, admin: Any) -> None:
-    admin.set_limit("limits", "catalog", 2)
-    answers = [client.get("series", role="limits", params={"limit": 1}) for _ in range(4)]
-    listing.expect_counter_refused("SER-044", answers, limit=2, flat_only=True)

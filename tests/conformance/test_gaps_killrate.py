@@ -60,21 +60,26 @@ def test_envelope_error_code_starts_with_the_status(
     )
 
 
+def _page_rows(rid: str, response: Response, rows: Any) -> list[Any]:
+    """The rows of one answered page; the order check needs at least two."""
+    expect(
+        rid,
+        response.status_code == 200 and isinstance(rows, list) and len(rows) > 1,
+        expected="200 with more than one row",
+        actual=response.status_code,
+        response=response,
+    )
+    assert isinstance(rows, list)
+    return rows
+
+
 @pytest.mark.requirement("CRE-027")
 @pytest.mark.needs("role:films", "fixture:creative_id")
 def test_one_page_of_creatives_is_in_feed_order(client: DeliveryClient) -> None:
     """The order holds inside a single page, whatever the cursor does."""
     response = client.get("creatives", role="films", params={"limit": 100})
     data = _json(response).get("data")
-    rows = data.get("items") if isinstance(data, dict) else None
-    expect(
-        "CRE-027",
-        response.status_code == 200 and isinstance(rows, list) and len(rows) > 1,
-        expected="200 with more than one record",
-        actual=response.status_code,
-        response=response,
-    )
-    assert isinstance(rows, list)
+    rows = _page_rows("CRE-027", response, data.get("items") if isinstance(data, dict) else None)
     keys = [(r.get("updated_at"), str(r.get("creative_id")).lower()) for r in rows]
     bad = [
         (a, b)
@@ -95,15 +100,7 @@ def test_one_page_of_creatives_is_in_feed_order(client: DeliveryClient) -> None:
 def test_one_page_of_videos_is_in_collection_order(client: DeliveryClient, fixture_id: Any) -> None:
     params = {"collection": fixture_id("collection_code"), "limit": 200}
     response = client.get("videos", role="videos", params=params)
-    rows = _json(response).get("rows")
-    expect(
-        "VID-007",
-        response.status_code == 200 and isinstance(rows, list) and len(rows) > 1,
-        expected="200 with more than one row",
-        actual=response.status_code,
-        response=response,
-    )
-    assert isinstance(rows, list)
+    rows = _page_rows("VID-007", response, _json(response).get("rows"))
     positions = [r.get("position") for r in rows]
     ordered = all(
         isinstance(a, int) and isinstance(b, int) and a < b
@@ -121,31 +118,27 @@ def test_one_page_of_videos_is_in_collection_order(client: DeliveryClient, fixtu
 BOUNDARY_SECONDS = ["0", "2147483648", "99999999999"]
 
 
-@pytest.mark.requirement("SER-042")
-@pytest.mark.needs("role:films_metadata")
-@pytest.mark.parametrize("since", BOUNDARY_SECONDS)
-def test_series_takes_every_epoch_second_of_up_to_11_digits(
-    client: DeliveryClient, since: str
-) -> None:
-    response = client.get("series", role="films_metadata", params={"updated_since": since})
-    expect(
-        "SER-042",
-        response.status_code == 200,
-        expected="200: epoch seconds, not a 422",
-        actual=f"{response.status_code} {_json(response).get('code')!r}",
-        response=response,
-    )
+def _epoch_rows(path: str, role: str, rid: str, marks: Any) -> list[Any]:
+    needs = pytest.mark.needs(f"role:{role}")
+    return [
+        pytest.param(path, role, rid, since, marks=[marks, needs], id=f"{path}-{since}")
+        for since in BOUNDARY_SECONDS
+    ]
 
 
-@pytest.mark.requirement("PLS-037")
-@pytest.mark.needs("role:videos")
-@pytest.mark.parametrize("since", BOUNDARY_SECONDS)
-def test_playlists_take_every_epoch_second_of_up_to_11_digits(
-    client: DeliveryClient, since: str
+@pytest.mark.parametrize(
+    ("path", "role", "rid", "since"),
+    [
+        *_epoch_rows("series", "films_metadata", "SER-042", pytest.mark.requirement("SER-042")),
+        *_epoch_rows("playlists", "videos", "PLS-037", pytest.mark.requirement("PLS-037")),
+    ],
+)
+def test_updated_since_takes_every_epoch_second_of_up_to_11_digits(
+    client: DeliveryClient, path: str, role: str, rid: str, since: str
 ) -> None:
-    response = client.get("playlists", role="videos", params={"updated_since": since})
+    response = client.get(path, role=role, params={"updated_since": since})
     expect(
-        "PLS-037",
+        rid,
         response.status_code == 200,
         expected="200: epoch seconds, not an error",
         actual=f"{response.status_code} {_json(response).get('code')!r}",

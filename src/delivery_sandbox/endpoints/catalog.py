@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 import orjson
 
-from delivery_sandbox.endpoints import cursors
+from delivery_sandbox.endpoints import cursors, listing
 from delivery_sandbox.endpoints.listing import iso
 from delivery_sandbox.faults.coverage_faults_10 import page_size, with_refused
 from delivery_sandbox.faults.names import FaultName
@@ -43,10 +43,8 @@ def parse_limit(raw: str | None, high: int) -> int | bool | None:
     """
     if raw is None:
         return None
-    if not raw.isdigit() or not raw.isascii():
-        return False
-    value = int(raw)
-    return value if 1 <= value <= high else False
+    value = listing.parse_limit(raw, high, high)
+    return False if value is None else value
 
 
 def _sign(text: str, expires: int) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 from delivery_sandbox.endpoints import cursors
 from delivery_sandbox.endpoints.listing import (
+    PAGE_LIMITS,
     list_links,
     ok_envelope,
     paginate,
@@ -39,7 +40,7 @@ from delivery_sandbox.state.store import Creative
 __all__ = ["creative_record", "handle_file", "handle_list", "handle_one"]
 
 PATH = "/api/delivery/v1/creatives"
-MAX_LIMIT, DEFAULT_LIMIT = 100, 50
+MAX_LIMIT, DEFAULT_LIMIT = PAGE_LIMITS["creatives"]
 ASPECTS = {"reels_9x16": "9:16", "feed_4x5": "4:5", "square_1x1": "1:1"}
 TARGET = {"width": 1080, "height": 1920, "fps": 30, "codec": "h264"}
 

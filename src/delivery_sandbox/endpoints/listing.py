@@ -10,7 +10,7 @@ import datetime as dt
 import hashlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 from urllib.parse import urlencode
 
 import orjson
@@ -18,7 +18,10 @@ import orjson
 from delivery_sandbox.endpoints import cursors
 
 __all__ = [
+    "PAGE_LIMITS",
+    "PLAYLIST_SIZE",
     "Page",
+    "PageLimit",
     "content_hash",
     "iso",
     "list_links",
@@ -34,6 +37,23 @@ MAX_EPOCH_DIGITS = 11
 
 def iso(epoch: float) -> str:
     return dt.datetime.fromtimestamp(int(epoch), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class PageLimit(NamedTuple):
+    """What `limit` a list takes: 1 to `high`, `default` when the query leaves it out."""
+
+    high: int
+    default: int
+
+
+# list -> its `limit` (spec: the query tables of GET /series, /playlists, /creatives, /videos)
+PAGE_LIMITS: dict[str, PageLimit] = {
+    "series": PageLimit(100, 50),
+    "playlists": PageLimit(100, 50),
+    "creatives": PageLimit(100, 50),
+    "videos": PageLimit(200, 50),
+}
+PLAYLIST_SIZE = 100  # episodes or clips per media playlist of a series or playlist (SER, PLS)
 
 
 def parse_limit(raw: str | None, high: int, default: int) -> int | None:

@@ -14,6 +14,8 @@ from typing import Any
 
 from delivery_sandbox.endpoints import cursors
 from delivery_sandbox.endpoints.listing import (
+    PAGE_LIMITS,
+    PLAYLIST_SIZE,
     content_hash,
     list_links,
     ok_envelope,
@@ -37,8 +39,6 @@ from delivery_sandbox.state.store import WITHDRAWN_LISTED, Clip, Playlist
 __all__ = ["handle_list", "handle_one", "playlist_detail"]
 
 PATH = "/api/delivery/v1/playlists"
-MAX_LIMIT, DEFAULT_LIMIT = 100, 50
-PLAYLIST_SIZE = 100
 CDN_TTL = 3600  # spec: Limits > Other constants, playlist image link
 SLUG = re.compile(r"\A[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 SHORT_CLIP_MS = 30_000
@@ -215,7 +215,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     if _film_org(sb, caller):
         return _error(sb, exchange, 403, 4032, errors.MSG_FILM_ORG)
     query, now = call.query, int(sb.now())
-    limit = parse_limit(query.get("limit"), MAX_LIMIT, DEFAULT_LIMIT)
+    limit = parse_limit(query.get("limit"), *PAGE_LIMITS["playlists"])
     since = parse_epoch(query.get("updated_since"))
     # fault (properties): a 32-bit overflow on epoch seconds after 2038-01-19
     if since and since > 2**31 - 1 and sb.faults.enabled(FaultName.playlists_since_2038_500):

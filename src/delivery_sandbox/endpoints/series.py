@@ -12,6 +12,8 @@ from typing import Any
 
 from delivery_sandbox.endpoints import cursors
 from delivery_sandbox.endpoints.listing import (
+    PAGE_LIMITS,
+    PLAYLIST_SIZE,
     content_hash,
     list_links,
     ok_envelope,
@@ -31,8 +33,6 @@ from delivery_sandbox.state.store import Film
 __all__ = ["handle_list", "handle_one", "series_detail"]
 
 PATH = "/api/delivery/v1/series"
-MAX_LIMIT, DEFAULT_LIMIT = 100, 50
-PLAYLIST_SIZE = 100
 CACHE_SECONDS = 30
 IMAGE_KINDS = ("poster_3_4", "cover_9_16", "hero_16_9", "title_treatment")
 
@@ -153,7 +153,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     SER-031, SER-041, SER-042, SER-043.
     """
     query, now = call.query, sb.now()
-    limit = parse_limit(query.get("limit"), MAX_LIMIT, DEFAULT_LIMIT)
+    limit = parse_limit(query.get("limit"), *PAGE_LIMITS["series"])
     since = parse_epoch(query.get("updated_since"))
     if since is not False and since == 0 and sb.faults.enabled(FaultName.series_since_zero_refused):
         since = False  # fault (properties): a valid updated_since=0 refused

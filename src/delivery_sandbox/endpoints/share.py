@@ -107,6 +107,12 @@ def _refusal(
     return errors.flat(exchange, sb.faults, status, message, code, headers)
 
 
+def _unavailable(sb: Sandbox, exchange: Exchange) -> Reply:
+    """503 with Retry-After: the creatives store is out, or the download link could not be made."""
+    retry = [(b"retry-after", SHARE_RETRY_AFTER)]
+    return _refusal(sb, exchange, 503, MSG_SHARE_UNAVAILABLE, "service_unavailable", retry)
+
+
 def open_share_link(sb: Sandbox, exchange: Exchange, token: str) -> Reply:
     """One open of `final.file_url`: re-check, then 302 to a fresh download link, else 410.
 
@@ -119,14 +125,7 @@ def open_share_link(sb: Sandbox, exchange: Exchange, token: str) -> Reply:
         return _refusal(sb, exchange, 404, MSG_SHARE_UNKNOWN, "not_found")
     now = sb.now()
     if "creatives" in sb.outages:
-        return _refusal(
-            sb,
-            exchange,
-            503,
-            MSG_SHARE_UNAVAILABLE,
-            "service_unavailable",
-            [(b"retry-after", SHARE_RETRY_AFTER)],
-        )
+        return _unavailable(sb, exchange)
     if (
         link_revoked(sb.store, creative.id, sb.faults)
         or not creative.visible
@@ -135,14 +134,7 @@ def open_share_link(sb: Sandbox, exchange: Exchange, token: str) -> Reply:
     ):
         return _refusal(sb, exchange, 410, MSG_SHARE_GONE, "gone")
     if creative.link_failure:
-        return _refusal(
-            sb,
-            exchange,
-            503,
-            MSG_SHARE_UNAVAILABLE,
-            "service_unavailable",
-            [(b"retry-after", SHARE_RETRY_AFTER)],
-        )
+        return _unavailable(sb, exchange)
     ttl = share_link_ttl(LINK_TTL, sb.faults)
     url, _ = download_link(sb, exchange.base_url, creative, now, ttl)
     return Reply(302, b"", [(b"location", url.encode())], content_type=None)

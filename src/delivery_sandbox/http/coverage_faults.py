@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from delivery_sandbox.faults.coverage_faults_3 import json_object
 from delivery_sandbox.faults.coverage_faults_7 import mangle_headers_7
 from delivery_sandbox.faults.coverage_faults_12 import mangle_reply_12
 from delivery_sandbox.faults.names import FaultName
@@ -97,11 +98,8 @@ def mangle_reply(reply: Reply, faults: FaultSwitch, path: str, exchange: Exchang
         _caller_faults(reply, faults, path, exchange)
         if reply.status != 200:
             return
-    try:
-        body = orjson.loads(reply.body)
-    except orjson.JSONDecodeError:
-        return
-    if not isinstance(body, dict):
+    body = json_object(reply.body)
+    if body is None:
         return
     on = faults.on & BODY_FAULTS
     if reply.body.startswith(SUCCESS_ENVELOPE):

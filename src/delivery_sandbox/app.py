@@ -38,6 +38,7 @@ from delivery_sandbox.http.coverage_faults import mangle_reply
 from delivery_sandbox.http.coverage_faults_2 import mangle_reply_2
 from delivery_sandbox.http.errors import Family
 from delivery_sandbox.http.headers import Call, Exchange, Reply, send_reply
+from delivery_sandbox.playback.coverage_faults_16 import count_refused_16, hold_refusal_16
 from delivery_sandbox.state.accounts import Caller
 from delivery_sandbox.state.context import BARE_HOST, WWW_HOST, Sandbox, Settings, build_sandbox
 
@@ -241,6 +242,7 @@ class SandboxApp:
             exchange.extra["service_simulate"] = simulated
         authorization = request_key_9(scope, authorization, sb.faults)
         reply = await self.answer(scope, receive, exchange, host, authorization, version, simulated)
+        await hold_refusal_16(reply, sb.faults, scope["path"])
         mangle_reply(reply, sb.faults, scope["path"], exchange)
         mangle_reply_2(reply, sb.faults, scope["path"], exchange)
         reply = mangle_reply_9(reply, sb, scope, exchange)
@@ -289,6 +291,7 @@ class SandboxApp:
             return Reply(405, b"", [(b"allow", allow)], content_type=None)
         outcome = authenticate(sb, exchange, route.endpoint, version, authorization, simulated)
         if isinstance(outcome, Reply):
+            count_refused_16(sb, route.endpoint, authorization, outcome)
             return outcome
         if route.handler is None:
             # POST /playback reads the first Service-Simulate header, as Starlette's did.

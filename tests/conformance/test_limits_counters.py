@@ -37,7 +37,7 @@ from limits_support import (
     spend_timed,
     tickets,
 )
-from playback_support import DEVICE, expect_answer, new_viewer, play_body, post
+from playback_support import DEVICE, body_of, expect_answer, new_viewer, play_body, post
 from timing_support import round_trip
 
 from delivery_conformance.checks import expect, expect_status
@@ -109,6 +109,31 @@ def test_two_keys_of_one_organisation_share_a_counter(client, admin):
     expect_status("LIM-001", response, 429, expected="429 for the other key at once")
 
 
+@pytest.mark.parametrize(
+    ("counter", "rid", "default"),
+    [
+        pytest.param(counter, rid, default, marks=pytest.mark.requirement(rid), id=counter)
+        for counter, rid, default in (
+            ("playback", "LIM-012", 10_800),
+            ("catalog", "LIM-019", 3_000),
+            ("creatives", "LIM-022", 3_000),
+            ("videos", "LIM-025", 3_000),
+            ("config", "LIM-028", 600),
+        )
+    ],
+)
+def test_doors_report_the_default_limits_in_the_start_state(client, admin, counter, rid, default):
+    """README LIM (defaults): in the admin API's start state (where every scenario using the
+    admin API leaves the target) the organisation of `limits` has no raised or lowered limit,
+    so each door of /config (its actual limit, LIM-009) is the default of the Limits table. The
+    single-video counter has no door: LIM-026 is left to the load campaign."""
+    response = client.get("config", role="limits")
+    limit = at(body_of(response), f"rate_limits.doors.{counter}.limit")
+    expect_equal(
+        rid, limit, default, expected=f"doors.{counter}.limit {default}", response=response
+    )
+
+
 @pytest.mark.requirement("LIM-002")
 @pytest.mark.needs("role:films_metadata")
 def test_another_organisation_is_not_refused(client, admin):
@@ -120,6 +145,9 @@ def test_another_organisation_is_not_refused(client, admin):
 
 @pytest.mark.requirement("LIM-003")
 def test_raised_limit_takes_effect(client, admin):
+    """The target's clock then moves on by the bound, as the refill scenarios move it (the
+    spec's times are the target's): the raised limit must be in force, so a window admits more
+    than the old limit of 2, not merely a fresh window of the old limit."""
     fresh_minute(admin)  # the config counter counts clock minutes
     lower(admin, "limits", "config", 2)
     _, refused = spend(lambda: client.get("config", role="limits"), limit=6)
@@ -131,18 +159,23 @@ def test_raised_limit_takes_effect(client, admin):
         response=None,
     )
     admin.set_limit("limits", "config", 600)
-    deadline = time.monotonic() + RAISE_BOUND
-    response = client.get("config", role="limits")
-    while response.status_code == 429 and time.monotonic() < deadline:
-        time.sleep(1.0)
-        response = client.get("config", role="limits")
-    expect_status("LIM-003", response, 200, expected=f"200 within {RAISE_BOUND:g} s of the raise")
+    admin.clock(advance=RAISE_BOUND)
+    ok = admitted_count(lambda: client.get("config", role="limits"), 3)
+    expect(
+        "LIM-003",
+        ok >= 3,
+        expected=f"more than the old limit of 2 admitted {RAISE_BOUND:g} s after the raise",
+        actual=ok,
+        response=None,
+    )
 
 
 @pytest.mark.requirement("LIM-004")
-@pytest.mark.needs("role:revoked")
+@pytest.mark.needs("role:revoked", "role:films")
 def test_requests_without_a_valid_key_are_not_counted(client, admin, key):
-    lower(admin, "limits", "catalog", 5)
+    """The revoked key belongs to the organisation of `films` (ARCHITECTURE: Key roles), so its
+    refused requests would show on that organisation's counter if they were counted."""
+    lower(admin, "films", "catalog", 5)
     for secret in (UNKNOWN_KEY, key("revoked"), None):
         expect_each_status(
             "LIM-004",
@@ -151,7 +184,7 @@ def test_requests_without_a_valid_key_are_not_counted(client, admin, key):
             401,
             "401",
         )
-    ok = admitted_count(lambda: client.get("catalog", role="limits", params={"limit": 1}), 5)
+    ok = admitted_count(lambda: client.get("catalog", role="films", params={"limit": 1}), 5)
     expect(
         "LIM-004",
         ok >= 5,

@@ -32,7 +32,8 @@ from limits_support import (
 )
 from playback_support import body_of
 
-from delivery_conformance.checks import expect, expect_status
+from delivery_conformance.checks import ConformanceFailure, expect, expect_status, violation
+from delivery_conformance.evidence import ledger
 from delivery_conformance.target.client import Response
 
 pytestmark = pytest.mark.needs("admin", "role:limits", "role:limits_videos")
@@ -99,9 +100,18 @@ def test_ceiling_answers_flat_429_with_rate_limit_headers(client, admin, fixture
         actual=refused.headers.get("x-ratelimit-limit"),
         response=refused,
     )
+    # One rule stated twice (Limits: every counter's window is 60 s, and the 429 says so): a
+    # wrong window on the 429 is charged to both.
     window = refused.headers.get("x-ratelimit-window")
-    expect_equal("LIM-032", window, "60", expected="X-RateLimit-Window: 60", response=refused)
-    expect_equal("LIM-011", window, "60", expected="a 60 s window", response=refused)
+    ledger.record(("LIM-032", "LIM-011"))
+    wrong = [
+        violation(rid, "window not 60 s", expected="X-RateLimit-Window: 60", actual=window,
+                  response=refused)
+        for rid in ("LIM-032", "LIM-011")
+        if window != "60"
+    ]  # fmt: skip
+    if wrong:
+        raise ConformanceFailure(wrong)
 
 
 @pytest.mark.requirement("LIM-033")

@@ -23,6 +23,12 @@ from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Exchange, Reply
 from delivery_sandbox.playback import simulate
 from delivery_sandbox.playback.admission import PREFETCH_SHED, IntentClass, admission_order
+from delivery_sandbox.playback.coverage_faults_16 import (
+    charge_refused_16,
+    gate_16,
+    malformed_cost_16,
+    ticket_decision_16,
+)
 from delivery_sandbox.playback.fault_policies import Tuning, apply_faults
 from delivery_sandbox.playback.request import BodyError, ItemRequest, PlaybackRequest, parse
 from delivery_sandbox.playback.tickets import ENCRYPTED, ReuseKey, Ticket, TicketBook, mint
@@ -207,6 +213,7 @@ async def _admit(
         order = admission_order([items[i].intent_class for i in pending], limits.policy)
     hold_left = limits.policy.max_hold_s
     viewer_ref = request.viewer_ref
+    charge_refused_16(sb.faults, limits, org, len(outcomes) - len(pending), sb.now())
     for position in order:
         index = pending[position]
         item, episode = items[index], outcomes[index]
@@ -222,6 +229,9 @@ async def _admit(
         while True:
             decision = limits.playback_ticket(org, item.intent_class, now, hold_left)
             if decision.hold <= 0:
+                decision = ticket_decision_16(
+                    sb.faults, limits, org, item.intent_class, position, decision, now
+                )
                 break
             await sleep(decision.hold + HOLD_SLACK)
             hold_left -= decision.hold + HOLD_SLACK
@@ -416,7 +426,7 @@ async def answer(
         return simulate.respond(
             exchange, sb.faults, sb.limits, caller.org_id, scenario, "playback", now
         )
-    refusal = sb.limits.playback_gate(caller.org_id, now)
+    refusal = gate_16(sb.faults, sb.limits.playback_gate(caller.org_id, now))
     if refusal is not None and not sb.limits.playback_holdable(caller.org_id, now):
         return errors.rate_limited(
             exchange, sb.faults, refusal.retry_after, refusal.limit, refusal.window
@@ -427,7 +437,8 @@ async def answer(
         return _flat_error(sb, exchange, caller, _gate_outcome(sb, request, refusal.retry_after))
     now = sb.now()
     if isinstance(request, BodyError):
-        sb.limits.playback_charge(caller.org_id, 1, now)  # spec: Limits, malformed body = 1
+        cost = malformed_cost_16(sb.faults)  # spec: Limits, malformed body = 1
+        sb.limits.playback_charge(caller.org_id, cost, now)
         extra: dict[str, Any] = {"fields": list(request.fields)} if request.fields else {}
         return errors.flat(exchange, sb.faults, 400, request.error, request.error_code, **extra)
     if scenario is not None and (not request.batch or len(request.items) < 2):

@@ -33,7 +33,7 @@ envelope_error_with_data             | ERR-008 CRE-062 SER-047 PLS-043         |
 videos_error_without_request_id      | VID-031                                 | open video error bodies lack request_id
 ratelimit_envelope_on_envelope_paths | ERR-006 LIM-029 CRE-058 SER-044 PLS-040 | a 429 of series, playlists or creatives is an envelope (code 4290)
 retry_after_zero_on_429              | LIM-030                                 | Retry-After: 0 on a 429
-ratelimit_window_120                 | LIM-032 HDR-029                         | X-RateLimit-Window: 120 on a 429
+ratelimit_window_120                 | LIM-032 HDR-029 LIM-011                 | X-RateLimit-Window: 120 on a 429
 not_ready_503_retry_after            | PLAY-093                                | a 503 not_ready carries Retry-After: 1
 """)
 NAMES = frozenset(row[0] for row in COVERAGE_FAULT_ROWS_6)

@@ -267,6 +267,11 @@ from delivery_sandbox.faults.coverage_faults_14 import COVERAGE_FAULT_ROWS_14  #
 
 register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_14))
 
+# Sixteenth block: what the counters count, the playback ceiling (coverage_faults_16.py).
+from delivery_sandbox.faults.coverage_faults_16 import COVERAGE_FAULT_ROWS_16  # noqa: E402
+
+register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_16))
+
 # Collateral (kill rate, blame precision): requirements a fault legitimately breaks beside its
 # own, each with the reason. A failure of any other requirement under the fault is mis-blame.
 COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from delivery_sandbox.faults.coverage_faults_16 import limit_quirks_16
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.registry import FaultSwitch
 from delivery_sandbox.playback.admission import AdmissionPolicy
@@ -67,6 +68,7 @@ def _build(on: frozenset[FaultName]) -> tuple[Tuning, AdmissionPolicy, LimitQuir
         rolling_minute=FaultName.clock_minute_rolling in on,
         retry_after_offset=30 if FaultName.retry_after_wrong in on else 0,
         advertised_limit_factor=2.0 if FaultName.ratelimit_limit_wrong in on else 1.0,
+        **limit_quirks_16(on),
     )
     tickets = TicketPolicy(
         play_token_ttl=1_200 if FaultName.play_token_ttl_short in on else 1_800,

@@ -210,11 +210,28 @@ class LimitQuirks:
     minute_limit_factor: float = 1.0  # clock-minute counters (not `simulated`) admit limit x this
     simulated_limit_factor: float = 1.0  # the simulated counter admits limit x this
     config_spends_catalog: bool = False  # GET /config also takes a unit of the catalog bucket
+    shared_counters: bool = False  # one counter of each kind for every organisation
+    early_refusals: int = 0  # clock-minute counters (not `simulated`) admit limit - this
+    playback_burst_cap: int = 0  # the playback bucket holds at most this many tickets (0: none)
+    catalog_refill_factor: float = 1.0  # the catalog bucket's refill rate multiplier
+    raise_ignored: bool = False  # a raise is recorded but a live counter keeps its old limit
+    default_limits: tuple[tuple[str, int], ...] = ()  # (counter, limit) replacing the table's
 
     def minute_limit(self, counter: str, limit: int) -> int:
         """What a clock-minute counter really admits (the advertised limit stays `limit`)."""
         factor = self.simulated_limit_factor if counter == "simulated" else self.minute_limit_factor
-        return limit if factor == 1.0 else max(1, math.floor(limit * factor + 1e-9))
+        early = 0 if counter == "simulated" else self.early_refusals
+        if factor == 1.0 and not early:
+            return limit
+        return max(1, math.floor(limit * factor + 1e-9) - early)
+
+    def bucket_shape(self, counter: str, limit: int) -> tuple[float, float]:
+        """(capacity, refill per second) of a continuous counter of this limit."""
+        capacity = limit * self.capacity_factor
+        if counter == "playback" and self.playback_burst_cap:
+            capacity = min(capacity, self.playback_burst_cap)
+        rate = limit / WINDOW_SECONDS * self.refill_factor
+        return capacity, rate * (self.catalog_refill_factor if counter == "catalog" else 1.0)
 
 
 Counter = TokenBucket | ClockMinuteCounter
@@ -250,7 +267,8 @@ class Limits:
         override = self._overrides.get((org_id, counter))
         if override is not None:
             return override
-        return max(1, round(LIMITS[counter].limit * self.scale))
+        default = dict(self.quirks.default_limits).get(counter, LIMITS[counter].limit)
+        return max(1, round(default * self.scale))
 
     def doors(self, org_id: str) -> dict[str, dict[str, object]]:
         """`rate_limits.doors` of GET /config: the effective limits of this organisation.
@@ -268,16 +286,16 @@ class Limits:
         policy = LIMITS[counter]
         limit = self.limit_of(org_id, counter)
         if policy.refill is Refill.CONTINUOUS:
-            return TokenBucket(
-                limit * self.quirks.capacity_factor,
-                limit / WINDOW_SECONDS * self.quirks.refill_factor,
-            )
+            return TokenBucket(*self.quirks.bucket_shape(counter, limit))
         return ClockMinuteCounter(
             self.quirks.minute_limit(counter, limit), rolling=self.quirks.rolling_minute
         )
 
+    def _key(self, org_id: str, counter: str) -> tuple[str, str]:
+        return ("*" if self.quirks.shared_counters else org_id), counter
+
     def _counter(self, org_id: str, counter: str) -> Counter:
-        key = (org_id, counter)
+        key = self._key(org_id, counter)
         found = self._counters.get(key)
         if found is None:
             found = self._counters[key] = self._make(org_id, counter)
@@ -333,21 +351,20 @@ class Limits:
             raise KeyError(counter)
         if limit < 1:
             raise ValueError("limit must be at least 1")
+        raised = limit > self.limit_of(org_id, counter)
         self._overrides[(org_id, counter)] = int(limit)
-        found = self._counters.get((org_id, counter))
+        found = self._counters.get(self._key(org_id, counter))
+        if raised and self.quirks.raise_ignored:
+            return
         if isinstance(found, TokenBucket):
-            found.resize(
-                limit * self.quirks.capacity_factor,
-                limit / WINDOW_SECONDS * self.quirks.refill_factor,
-                now,
-            )
+            found.resize(*self.quirks.bucket_shape(counter, int(limit)), now)
         elif isinstance(found, ClockMinuteCounter):
             found.limit = self.quirks.minute_limit(counter, int(limit))
 
     def reset(self, org_id: str) -> None:
         """Refill every counter of the organisation; limits set by `set_limit` stay."""
         for (org, _), found in self._counters.items():
-            if org == org_id:
+            if org in (org_id, "*"):  # "*": a counter shared by a fault (coverage_faults_16.py)
                 found.fill()
 
     def clear(self) -> None:

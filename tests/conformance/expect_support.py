@@ -24,6 +24,7 @@ __all__ = [
     "expect_header",
     "expect_rows_follow",
     "expect_served_by",
+    "expect_without",
 ]
 
 
@@ -65,6 +66,28 @@ def expect_served_by(
         response.status_code == 200 and served == version,
         expected=expected,
         actual=f"{response.status_code} {served}",
+        response=response,
+    )
+
+
+def expect_without(
+    requirement_id: str,
+    response: Response,
+    member: str,
+    *,
+    status: int | None = None,
+    error: str | None = None,
+    expected: str,
+) -> None:
+    """The body has no `member` (and, when given, this status and this flat `error`)."""
+    body = body_of(response)
+    expect(
+        requirement_id,
+        member not in body
+        and (status is None or response.status_code == status)
+        and (error is None or body.get("error") == error),
+        expected=expected,
+        actual=f"{response.status_code} {body}",
         response=response,
     )
 

@@ -31,7 +31,7 @@ import dataclasses
 import signal
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -534,24 +534,21 @@ def client(request: pytest.FixtureRequest) -> DeliveryClient:
     return _state(request.config).client()
 
 
+def _profile_entry(table: Mapping[str, str], name: str, what: str) -> str:
+    """`table[name]`; the test is not exercised when the profile lacks it (`what` says which)."""
+    if name not in table:
+        pytest.skip(f"{NOT_EXERCISED_PREFIX}the profile has no {what}")
+    return table[name]
+
+
 @pytest.fixture
 def key(profile: TargetProfile) -> Callable[[str], str]:
-    def lookup(role: str) -> str:
-        if role not in profile.keys:
-            pytest.skip(f"{NOT_EXERCISED_PREFIX}the profile has no key for role {role!r}")
-        return profile.keys[role]
-
-    return lookup
+    return lambda role: _profile_entry(profile.keys, role, f"key for role {role!r}")
 
 
 @pytest.fixture
 def fixture_id(profile: TargetProfile) -> Callable[[str], str]:
-    def lookup(name: str) -> str:
-        if name not in profile.fixtures:
-            pytest.skip(f"{NOT_EXERCISED_PREFIX}the profile has no fixture {name!r}")
-        return profile.fixtures[name]
-
-    return lookup
+    return lambda name: _profile_entry(profile.fixtures, name, f"fixture {name!r}")
 
 
 @pytest.fixture

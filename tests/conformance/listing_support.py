@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import email.utils
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
@@ -251,6 +251,27 @@ def check_error_row(
     expect_error_row(
         requirement_id, shape_id, response, status, where, code, retry_after=retry_after
     )
+
+
+def error_rows_scenario(
+    rows: list[ErrorRow],
+    shape_id: str,
+    fill: str,
+    unknown_key: str,
+    *,
+    needs: Any,
+    retry_after: bool = True,
+) -> Callable[..., None]:
+    """The scenario of an area's error table, for the area's module to bind as `test_error_rows`:
+    one test per row (`error_row_params`), the fixture `fill` in place of `{id}` or `{code}`."""
+
+    @needs
+    @pytest.mark.parametrize("row", error_row_params(rows, shape_id))
+    def scenario(client: DeliveryClient, fixture_id: Any, key: Any, row: ErrorRow) -> None:
+        fixture = fixture_id(fill)
+        check_error_row(client, key, row, fixture, shape_id, unknown_key, retry_after=retry_after)
+
+    return scenario
 
 
 def expect_error_shapes(requirement_id: str, response: Response) -> None:

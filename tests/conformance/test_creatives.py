@@ -386,13 +386,9 @@ ERROR_ROWS: list[listing.ErrorRow] = [
 ]
 
 
-@FILMS
-@pytest.mark.parametrize("row", listing.error_row_params(ERROR_ROWS, "CRE-062"))
-def test_error_rows(
-    client: DeliveryClient, fixture_id: Any, key: Any, row: listing.ErrorRow
-) -> None:
-    fill = fixture_id("creative_id")
-    listing.check_error_row(client, key, row, fill, "CRE-062", UNKNOWN_KEY)
+test_error_rows = listing.error_rows_scenario(
+    ERROR_ROWS, "CRE-062", "creative_id", UNKNOWN_KEY, needs=FILMS
+)
 
 
 @pytest.mark.needs(f"role:{ROLE}", "fixture:creative_other_org", "role:films_metadata")

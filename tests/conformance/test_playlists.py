@@ -442,10 +442,6 @@ ERROR_ROWS: list[listing.ErrorRow] = [
 ]
 
 
-@VIDEOS
-@pytest.mark.parametrize("row", listing.error_row_params(ERROR_ROWS, "PLS-043"))
-def test_error_rows(
-    client: DeliveryClient, fixture_id: Any, key: Any, row: listing.ErrorRow
-) -> None:
-    fill = fixture_id("playlist_code")
-    listing.check_error_row(client, key, row, fill, "PLS-043", UNKNOWN_KEY, retry_after=False)
+test_error_rows = listing.error_rows_scenario(
+    ERROR_ROWS, "PLS-043", "playlist_code", UNKNOWN_KEY, needs=VIDEOS, retry_after=False
+)

@@ -339,10 +339,6 @@ ERROR_ROWS: list[listing.ErrorRow] = [
 ]
 
 
-@pytest.mark.needs(f"role:{ROLE}", "fixture:series_code")
-@pytest.mark.parametrize("row", listing.error_row_params(ERROR_ROWS, "SER-047"))
-def test_error_rows(
-    client: DeliveryClient, fixture_id: Any, key: Any, row: listing.ErrorRow
-) -> None:
-    fill = fixture_id("series_code")
-    listing.check_error_row(client, key, row, fill, "SER-047", UNKNOWN_KEY)
+test_error_rows = listing.error_rows_scenario(
+    ERROR_ROWS, "SER-047", "series_code", UNKNOWN_KEY, needs=META
+)

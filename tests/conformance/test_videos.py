@@ -305,13 +305,13 @@ FIXTURE_ROWS = [
 ]
 
 
-@pytest.mark.needs(f"role:{ROLE}", "fixture:video_id")
-@pytest.mark.parametrize("row", listing.error_row_params(ERROR_ROWS, "VID-031"))
-def test_error_rows(
-    client: DeliveryClient, fixture_id: Any, key: Any, row: listing.ErrorRow
-) -> None:
-    fill = fixture_id("video_id")
-    listing.check_error_row(client, key, row, fill, "VID-031", UNKNOWN_KEY)
+test_error_rows = listing.error_rows_scenario(
+    ERROR_ROWS,
+    "VID-031",
+    "video_id",
+    UNKNOWN_KEY,
+    needs=pytest.mark.needs(f"role:{ROLE}", "fixture:video_id"),
+)
 
 
 @pytest.mark.needs(f"role:{ROLE}")

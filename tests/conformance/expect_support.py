@@ -56,18 +56,25 @@ def expect_header(
     expect_equal(requirement_id, response.headers.get(name), due, expected=shown, response=response)
 
 
+def _expect_status_and(
+    requirement_id: str, response: Response, status: int, holds: bool, seen: object, expected: str
+) -> None:
+    """The answer has `status` and `holds`; the finding shows the status and `seen`."""
+    expect(
+        requirement_id,
+        response.status_code == status and holds,
+        expected=expected,
+        actual=f"{response.status_code} {seen}",
+        response=response,
+    )
+
+
 def expect_served_by(
     requirement_id: str, response: Response, version: object, *, expected: str
 ) -> None:
     """A 200 whose Service-Version names `version`."""
     served = response.headers.get("service-version")
-    expect(
-        requirement_id,
-        response.status_code == 200 and served == version,
-        expected=expected,
-        actual=f"{response.status_code} {served}",
-        response=response,
-    )
+    _expect_status_and(requirement_id, response, 200, served == version, served, expected)
 
 
 def expect_without(
@@ -104,12 +111,8 @@ def expect_answered(
     """The answer has this status and its body this value in `member` (`error`, `error_code`,
     `code`); the finding shows both as they came. `why` says what the rule awaits."""
     seen = body_of(response).get(member)
-    expect(
-        requirement_id,
-        response.status_code == status and seen == code,
-        expected=f"{status} {code}{why}",
-        actual=f"{response.status_code} {seen!r}",
-        response=response,
+    _expect_status_and(
+        requirement_id, response, status, seen == code, repr(seen), f"{status} {code}{why}"
     )
 
 

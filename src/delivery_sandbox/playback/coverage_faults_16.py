@@ -60,7 +60,8 @@ async def hold_refusal_16(reply: Reply, faults: FaultSwitch, path: str) -> None:
     on = faults.on & NAMES
     if reply.status != 429 or not on:
         return
-    family = path.rstrip("/").split("/")[-1] if "/v1/" in path else ""
+    parts = path.rstrip("/").split("/")
+    family = parts[parts.index("v1") + 1] if "v1" in parts[:-1] else ""  # the segment after v1
     catalog = FaultName.catalog_refusal_held in on and family in ("catalog", "series", "playlists")
     body: Any = json_object(reply.body) if family == "playback" else None
     shed = isinstance(body, dict) and body.get("reason") == PREFETCH_SHED

@@ -15,7 +15,7 @@ import pytest
 from config_support import listed_versions, version_entries
 from expect_support import expect_answered, expect_equal, expect_without
 from json_support import arr, body_of, obj, objs
-from playback_support import BASIC_DEVICE, play_body
+from playback_support import BASIC_DEVICE, play_body, post
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect, expect_status
 
@@ -394,9 +394,7 @@ def test_config_unverifiable_key_is_503(client):
 def test_tickets_agree_with_playback_domains_and_protection(client, config, fixture_id):
     domains = [d.lower() for d in arr(_field(config, "playback.domains")) if isinstance(d, str)]
     levels = arr(_field(config, "playback.protection"))
-    signed = client.post(
-        "playback", role="films", json={"episode_id": fixture_id("episode_signed")}
-    )
+    signed = post(client, {"episode_id": fixture_id("episode_signed")})
     host = (urlsplit(str(body_of(signed).get("manifest_url") or "")).hostname or "").lower()
     expect(
         "CFG-035",
@@ -405,11 +403,7 @@ def test_tickets_agree_with_playback_domains_and_protection(client, config, fixt
         actual=host or signed.status_code,
         response=signed,
     )
-    encrypted = client.post(
-        "playback",
-        role="films",
-        json=play_body(fixture_id, device=BASIC_DEVICE),
-    )
+    encrypted = post(client, play_body(fixture_id, device=BASIC_DEVICE))
     for ticket in (signed, encrypted):
         protection = body_of(ticket).get("protection")
         expect(

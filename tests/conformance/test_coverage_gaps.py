@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 from envelope_support import envelope_violations
 from json_support import arr, at, obj, objs
+from playback_support import post
 
 from delivery_conformance.checks import (
     ConformanceFailure,
@@ -220,9 +221,7 @@ def test_a_licence_check_that_times_out_is_a_503_never_a_refusal(
     503 `service_unavailable`; it says nothing about the licence, so never 403 or 404. Sandbox
     outage `licences` (README: Admin API)."""
     admin.outage("licences", True)
-    response = client.post(
-        "playback", role="films", json={"episode_id": fixture_id("episode_signed")}
-    )
+    response = post(client, {"episode_id": fixture_id("episode_signed")})
     body = response.json_body()
     code = body.get("error_code") if isinstance(body, dict) else None
     expect(

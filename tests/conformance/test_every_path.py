@@ -14,7 +14,7 @@ import pytest
 from expect_support import expect_answered, expect_equal, expect_without
 from host_support import require_host_passed_through
 from json_support import body_of
-from playback_support import BASIC_DEVICE, play_body
+from playback_support import BASIC_DEVICE, play_body, post
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect, expect_status
 from delivery_conformance.spec.endpoints import ENDPOINTS, Endpoint
@@ -314,11 +314,7 @@ def test_errors_listed_without_code_carry_no_error_code(
 @pytest.mark.requirement("ERR-003")
 @pytest.mark.needs("role:films", "fixture:episode_stream_error")
 def test_playback_502_carries_no_error_code(client, fixture_id):
-    response = client.post(
-        "playback",
-        role="films",
-        json=play_body(fixture_id, "episode_stream_error", device=BASIC_DEVICE),
-    )
+    response = post(client, play_body(fixture_id, "episode_stream_error", device=BASIC_DEVICE))
     expect_without("ERR-003", response, "error_code", status=502, expected="502 without error_code")
 
 

@@ -12,7 +12,7 @@ from config_support import config_api, listed_versions, reference
 from expect_support import expect_header, expect_served_by, expect_without
 from json_support import body_of, objs
 from listing_support import first_refusal
-from playback_support import BASIC_DEVICE, play_body
+from playback_support import BASIC_DEVICE, play_body, post
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect, expect_status
 
@@ -248,11 +248,7 @@ def test_unverifiable_key_answers_retryable_503(client, method, path, code):
 @pytest.mark.requirement("HDR-025", "HDR-026")
 @pytest.mark.needs("role:films", "fixture:episode_provider_timeout")
 def test_provider_timeout_503_carries_retry_after(client, fixture_id):
-    response = client.post(
-        "playback",
-        role="films",
-        json=play_body(fixture_id, "episode_provider_timeout", device=BASIC_DEVICE),
-    )
+    response = post(client, play_body(fixture_id, "episode_provider_timeout", device=BASIC_DEVICE))
     expect_status("HDR-025", response, 503, expected=503)
     expect(
         "HDR-025",

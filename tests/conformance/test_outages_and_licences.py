@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from json_support import at, obj, objs
 from listing_support import Code, Family, error_shape_violations, expect_error, items_of, walk
-from playback_support import BASIC_DEVICE, play_body
+from playback_support import BASIC_DEVICE, play_body, post
 
 from delivery_conformance.checks import ConformanceFailure, expect
 from delivery_conformance.target.client import DeliveryClient
@@ -185,12 +185,12 @@ def test_licence_suspension_reaches_ticket_requests_within_30_s(
     client: DeliveryClient, admin: Any, fixture_id: Any, unpaused: None
 ) -> None:
     body = play_body(fixture_id, device=BASIC_DEVICE)
-    first = client.post("playback", role="films_playback", json=body)
+    first = post(client, body, role="films_playback")
     if first.status_code != 200:
         pytest.skip(f"not exercised: episode_encrypted is not issuable ({first.status_code})")
     admin.licence(fixture_id("film_id"), "suspend")
     response, refused = poll(
-        lambda: client.post("playback", role="films_playback", json=body),
+        lambda: post(client, body, role="films_playback"),
         lambda r: r.status_code == 403,
         LICENCE_BOUND,
     )
@@ -244,7 +244,7 @@ def test_withdrawn_episode_leaves_the_catalog_and_ticket_requests(
         response=response,
     )
     ticket, refused = poll(
-        lambda: client.post("playback", role="films", json=body),
+        lambda: post(client, body),
         lambda r: r.status_code == 404,
         EPISODE_TICKET_BOUND,
     )

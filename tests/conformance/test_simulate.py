@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from expect_support import expect_answered, expect_equal, expect_header
 from json_support import at, body_of, obj
-from playback_support import BASIC_DEVICE, expect_refused_whole, play_body
+from playback_support import BASIC_DEVICE, expect_refused_whole, play_body, post
 from timing_support import round_trip
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect, expect_status
@@ -35,7 +35,7 @@ DOOR = {"catalog": "catalog", "config": "config", "playback": "playback"}
 def _call(client, fixture_id, path, role, simulate=None, **extra):
     if path == "playback":
         body = {"episode_id": fixture_id("episode_signed"), **extra}
-        return client.post("playback", role=role, json=body, simulate=simulate)
+        return post(client, body, role=role, simulate=simulate)
     params = {"limit": 1} if path == "catalog" else None
     return client.get(path, role=role, params=params, simulate=simulate)
 
@@ -122,11 +122,8 @@ def test_simulated_service_unavailable_is_a_full_503(client, fixture_id, films, 
 @pytest.mark.needs("fixture:episode_encrypted")
 def test_simulated_not_entitled_outside_window(client, fixture_id, films):
     scenario = "not_entitled:outside_window"
-    response = client.post(
-        "playback",
-        role=films,
-        simulate=scenario,
-        json=play_body(fixture_id, device=BASIC_DEVICE),
+    response = post(
+        client, play_body(fixture_id, device=BASIC_DEVICE), role=films, simulate=scenario
     )
     data = body_of(response)
     _expect_simulated("SIM-002", response, scenario)
@@ -144,7 +141,7 @@ def test_simulated_not_entitled_outside_window(client, fixture_id, films):
 @pytest.mark.needs("fixture:episode_encrypted")
 def test_simulated_partial_batch_issues_only_the_first_item(client, fixture_id, films):
     body = play_body(fixture_id, device=BASIC_DEVICE, next=2)
-    response = client.post("playback", role=films, simulate="partial_batch", json=body)
+    response = post(client, body, role=films, simulate="partial_batch")
     _expect_simulated("SIM-002", response, "partial_batch")
     items = body_of(response).get("items")
     expect(
@@ -231,10 +228,10 @@ def test_simulated_answers_spend_no_endpoint_limit(client, admin, fixture_id, pa
 def test_partial_batch_spends_exactly_one_ticket(client, admin, fixture_id):
     admin.set_limit("limits", "playback", 3)
     body = play_body(fixture_id, device=BASIC_DEVICE, next=2)
-    batch = client.post("playback", role="limits", simulate="partial_batch", json=body)
+    batch = post(client, body, role="limits", simulate="partial_batch")
     _expect_simulated("SIM-014", batch, "partial_batch")
     single = play_body(fixture_id, device=BASIC_DEVICE)
-    answers = [client.post("playback", role="limits", json=single) for _ in range(3)]
+    answers = [post(client, single, role="limits") for _ in range(3)]
     statuses = [r.status_code for r in answers]
     expect(
         "SIM-014",

@@ -235,12 +235,17 @@ def test_production_key_is_not_a_test_organisation(client):
     expect("CFG-013", value is False, expected="false", actual=value, response=response)
 
 
+def _doors(client, key, role: str) -> tuple:
+    """GET /config for the role's key and its `rate_limits.doors`."""
+    key(role)
+    response = client.get("config", role=role)
+    return response, _field(response, "rate_limits.doors")
+
+
 @pytest.mark.requirement("CFG-015", "CFG-016")
 @pytest.mark.parametrize("role", ["films", "videos"])
 def test_rate_limit_doors_list_the_five_counters(client, key, role):
-    key(role)
-    response = client.get("config", role=role)
-    doors = _field(response, "rate_limits.doors")
+    response, doors = _doors(client, key, role)
     expect(
         "CFG-015",
         isinstance(doors, dict)
@@ -267,9 +272,7 @@ def test_rate_limit_doors_list_the_five_counters(client, key, role):
 @pytest.mark.parametrize("role", ["films", "videos"])
 def test_doors_name_every_counter_but_single_video_with_its_unit(client, key, role):
     """spec: Limits (GET /config reports every counter except the single-video one; units)."""
-    key(role)
-    response = client.get("config", role=role)
-    doors = _field(response, "rate_limits.doors")
+    response, doors = _doors(client, key, role)
     names = sorted(doors) if isinstance(doors, dict) else doors
     expect(
         "LIM-008",

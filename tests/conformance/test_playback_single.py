@@ -55,6 +55,11 @@ def encrypted(fixture_id) -> str:
     return str(fixture_id("episode_encrypted"))
 
 
+def _expect_protection(rid: str, ticket: dict, level: str, response) -> None:
+    """spec: Playback ticket `protection`: the level of the episode the ticket opens."""
+    expect_equal(rid, ticket.get("protection"), level, what="protection", response=response)
+
+
 @pytest.mark.requirement("PLAY-005", "PLAY-001", "PLAY-048", "PLAY-053")
 @pytest.mark.needs("fixture:episode_encrypted")
 def test_episode_id_alone_issues_a_token_pair_for_the_catalog_vid(client, encrypted):
@@ -71,13 +76,7 @@ def test_episode_id_alone_issues_a_token_pair_for_the_catalog_vid(client, encryp
             response=response,
         )
     expect_equal("PLAY-005", ticket.get("vid"), row.get("vid"), what="vid", response=response)
-    expect_equal(
-        "PLAY-053",
-        ticket.get("protection"),
-        "private-encrypted",
-        what="protection",
-        response=response,
-    )
+    _expect_protection("PLAY-053", ticket, "private-encrypted", response)
 
 
 @pytest.mark.requirement("PLAY-007", "PLAY-008")
@@ -133,13 +132,7 @@ def test_unencrypted_episode_issues_a_manifest_link_without_device_values(client
         response=response,
     )
     expect_ticket("PLAY-001", ticket, response)
-    expect_equal(
-        "PLAY-054",
-        ticket.get("protection"),
-        "signed-url-only",
-        what="protection",
-        response=response,
-    )
+    _expect_protection("PLAY-054", ticket, "signed-url-only", response)
 
 
 @pytest.mark.requirement("PLAY-021", "PLAY-022")

@@ -84,23 +84,18 @@ def expect_seeded_withdrawn(
 
 def kind_params(series_ids: tuple[str, ...], playlist_ids: tuple[str, ...]) -> list[Any]:
     """(kind, fixture) params for both kinds, each marked with its IDs and what it needs."""
+    rows = (("series", "series_code", SERIES_ROLE, series_ids),
+            ("playlists", "playlist_code", PLAYLIST_ROLE, playlist_ids))  # fmt: skip
     return [
         pytest.param(
-            "series",
-            "series_code",
+            kind,
+            fixture,
             marks=[
-                pytest.mark.requirement(*series_ids),
-                pytest.mark.needs(f"role:{SERIES_ROLE}", "fixture:series_code"),
+                pytest.mark.requirement(*ids),
+                pytest.mark.needs(f"role:{role}", f"fixture:{fixture}"),
             ],
-        ),
-        pytest.param(
-            "playlists",
-            "playlist_code",
-            marks=[
-                pytest.mark.requirement(*playlist_ids),
-                pytest.mark.needs(f"role:{PLAYLIST_ROLE}", "fixture:playlist_code"),
-            ],
-        ),
+        )
+        for kind, fixture, role, ids in rows
     ]
 
 

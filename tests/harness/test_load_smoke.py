@@ -90,7 +90,14 @@ NOT_LOAD = {
     "retry_after_zero_on_429",
     "batch_429_item_without_retry_after",
     "prefetch_shed_without_retry_after",
-}
+    # the sixteenth block (coverage_faults_16.py): one-scenario rules the kill rate proves
+    "limits_shared_across_orgs", "limit_raise_ignored", "revoked_key_counted",
+    "refused_requests_counted", "minute_counter_two_early", "playback_default_9000",
+    "catalog_default_2500", "creatives_default_2500", "videos_default_2500", "config_default_500",
+    "playback_burst_capped_20", "batch_costs_one_ticket", "malformed_body_free",
+    "refused_ticket_costs_one", "catalog_refill_half", "play_refused_while_shedding",
+    "body_read_before_gate", "prefetch_refusal_held", "catalog_refusal_held",
+}  # fmt: skip
 LIMIT_SIM = {"SIM-004", "SIM-005", "SIM-006"}
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]

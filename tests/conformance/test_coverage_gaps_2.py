@@ -9,6 +9,7 @@ Links are secrets: opened only through a client whose redactor hides their token
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -212,16 +213,21 @@ def test_a_licensed_film_not_published_is_never_in_the_catalog(
 
 
 def _retitle(
-    admin: Any, action: str, before: dict[str, Any], read: Callable[[], Any], where: str
-) -> tuple[Response, dict[str, Any]]:
-    """Change the title with the sandbox admin `action` (README: Admin API) and read again
-    (`read`); not exercised when the new title does not show in `where` yet."""
+    admin: Any, action: str, read: Callable[[], Any], stamp: tuple[str, type], where: str
+) -> tuple[Any, Response, dict[str, Any]]:
+    """The item's `stamp` field (name, type) before, then the title changed with the sandbox
+    admin `action` (README: Admin API) and the item read again (`read`). Not exercised when the
+    item has no such stamp, or when the new title does not show in `where` yet."""
+    _, before = read()
+    value = before.get(stamp[0])
+    if not isinstance(value, stamp[1]):
+        pytest.skip(NOT_EXERCISED_PREFIX + f"the {where} item has no {stamp[0]} to compare")
     title = f"{before.get('title') or 'Item'} (retitled)"
     admin.call("POST", action, {"title": title})
     response, after = read()
     if after.get("title") != title:
         pytest.skip(NOT_EXERCISED_PREFIX + f"the new title does not show in the {where} yet")
-    return response, after
+    return value, response, after
 
 
 def _film(client: DeliveryClient, film_id: str) -> tuple[Response, dict[str, Any]]:
@@ -240,12 +246,9 @@ def test_metadata_version_moves_when_the_metadata_changes(
     """spec: Resources > Film (`metadata_version` changes when the metadata changes). The
     title is changed with the sandbox admin action `films/{id}/retitle` (README: Admin API)."""
     film_id = fixture_id("film_id")
-    _, before = _film(client, film_id)
-    version = before.get("metadata_version")
-    if not isinstance(version, str):
-        pytest.skip(NOT_EXERCISED_PREFIX + f"film {film_id} has no metadata_version to compare")
-    response, after = _retitle(
-        admin, f"films/{film_id}/retitle", before, lambda: _film(client, film_id), "catalog"
+    read = partial(_film, client, film_id)
+    version, response, after = _retitle(
+        admin, f"films/{film_id}/retitle", read, ("metadata_version", str), "catalog"
     )
     expect(
         "CAT-082",
@@ -272,12 +275,9 @@ def test_a_playlist_that_changes_moves_its_updated_at(
     Endpoints > GET /playlists (`updated_since` syncs rely on it). The title is changed with the
     sandbox admin action `playlists/{code}/retitle` (README: Admin API)."""
     code = fixture_id("playlist_code")
-    _, before = _playlist(client, code)
-    stamp = before.get("updated_at")
-    if not isinstance(stamp, int):
-        pytest.skip(NOT_EXERCISED_PREFIX + f"playlist {code} has no integer updated_at")
-    response, after = _retitle(
-        admin, f"playlists/{code}/retitle", before, lambda: _playlist(client, code), "playlist"
+    read = partial(_playlist, client, code)
+    stamp, response, after = _retitle(
+        admin, f"playlists/{code}/retitle", read, ("updated_at", int), "playlist"
     )
     moved = after.get("updated_at")
     expect(

@@ -24,16 +24,24 @@ COLLECTION = pytest.mark.needs(f"role:{ROLE}", "fixture:collection_code")
 UNKNOWN_KEY = "svc_live_" + "Vv1" * 10 + "Vv"
 
 
-@pytest.fixture(scope="module")
-def rows_walk(client: DeliveryClient, profile: Any) -> list[listing.Page]:
+def walk_collection(
+    client: DeliveryClient, code: str, limit: int, requirement_id: str
+) -> list[listing.Page]:
+    """Every page of one collection's rows, `limit` a page."""
     return listing.walk(
         client,
         listing.Family.VIDEOS,
         "videos",
         role=ROLE,
-        params={"collection": profile.fixtures.get("collection_code", ""), "limit": 1},
-        requirement_id="VID-011",
+        params={"collection": code},
+        limit=limit,
+        requirement_id=requirement_id,
     )
+
+
+@pytest.fixture(scope="module")
+def rows_walk(client: DeliveryClient, profile: Any) -> list[listing.Page]:
+    return walk_collection(client, profile.fixtures.get("collection_code", ""), 1, "VID-011")
 
 
 def single(client: DeliveryClient, video: str) -> tuple[Response, dict[str, Any]]:
@@ -108,16 +116,7 @@ def test_walks_return_every_row_once_in_collection_order(
         expected="position increasing along the walk",
         response=rows_walk[-1].response,
     )
-    big = listing.items_of(
-        listing.walk(
-            client,
-            listing.Family.VIDEOS,
-            "videos",
-            role=ROLE,
-            params={"collection": fixture_id("collection_code"), "limit": 200},
-            requirement_id="VID-011",
-        )
-    )
+    big = listing.items_of(walk_collection(client, fixture_id("collection_code"), 200, "VID-011"))
     ids_small, ids_big = [str(r.get("id")) for r in small], [str(r.get("id")) for r in big]
     # Every row once whatever the page size; their order is VID-007's (checked on both walks).
     expect(
@@ -206,16 +205,7 @@ def test_video_in_two_collections_appears_once_under_each(
     video = fixture_id("video_two_collections")
     response, body = single(client, video)
     for code in arr(obj(body).get("collections")):
-        rows = listing.items_of(
-            listing.walk(
-                client,
-                listing.Family.VIDEOS,
-                "videos",
-                role=ROLE,
-                params={"collection": code, "limit": 200},
-                requirement_id="VID-004",
-            )
-        )
+        rows = listing.items_of(walk_collection(client, code, 200, "VID-004"))
         mine = [r for r in rows if r.get("id") == video]
         expect(
             "VID-004",

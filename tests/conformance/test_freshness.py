@@ -39,19 +39,26 @@ POLL_EVERY = 0.25
 MAX_PAGES = 500
 
 
-def poll(send: Callable[[], object], done: Callable[[object], bool], bound: float):
-    """Call `send` every POLL_EVERY s until `done`; return (last response, seconds, seen)."""
+def poll_each(sends: dict[str, Callable[[], object]], done: Callable[[object], bool], bound: float):
+    """Call each of `sends` every POLL_EVERY s until it is `done`, all timed from one start;
+    return name -> (last response, seconds, seen)."""
     start = time.monotonic()
-    response = send()
+    last = {name: send() for name, send in sends.items()}
+    took: dict[str, float] = {}
     for _ in range(int(bound / POLL_EVERY) + 1):
         elapsed = time.monotonic() - start
-        if done(response):
-            return response, elapsed, True
-        if elapsed >= bound:
+        took |= {name: elapsed for name, r in last.items() if name not in took and done(r)}
+        if len(took) == len(sends) or elapsed >= bound:
             break
         time.sleep(POLL_EVERY)
-        response = send()
-    return response, time.monotonic() - start, done(response)
+        last |= {name: send() for name, send in sends.items() if name not in took}
+    elapsed = time.monotonic() - start
+    return {n: (r, took.get(n, elapsed), n in took or done(r)) for n, r in last.items()}
+
+
+def poll(send: Callable[[], object], done: Callable[[object], bool], bound: float):
+    """Call `send` every POLL_EVERY s until `done`; return (last response, seconds, seen)."""
+    return poll_each({"": send}, done, bound)[""]
 
 
 def _must(rid: str, seen: bool, elapsed: float, bound: float, what: str, response) -> None:
@@ -62,6 +69,19 @@ def _must(rid: str, seen: bool, elapsed: float, bound: float, what: str, respons
         actual=f"not seen after {elapsed:.1f} s ({response.status_code})",
         response=response,
     )
+
+
+def _must_each(*checks: tuple) -> None:
+    """`_must` for each check, the failures charged together: one late change can break more
+    than one bound, and each broken bound is its own requirement."""
+    failures = []
+    for check in checks:
+        try:
+            _must(*check)
+        except ConformanceFailure as failure:
+            failures += failure.violations
+    if failures:
+        raise ConformanceFailure(failures)
 
 
 def _should(rid: str, elapsed: float, what: str, response, rt: RoundTrip) -> None:
@@ -95,21 +115,23 @@ def test_suspension_is_seen_in_catalog_and_tickets(client, admin, fixture_id, un
     rt = round_trip(client, "films")
     bound = SUSPENSION_BOUND + rt.worst
     admin.suspend("films")
-    catalog, took, seen = poll(
-        _catalog(client, role="films"), lambda r: r.status_code == 403, bound
+    sends = {
+        "catalog": _catalog(client, role="films"),
+        "ticket": _ticket(client, fixture_id, role="films"),
+    }
+    found = poll_each(sends, lambda r: r.status_code == 403, bound)
+    (catalog, took, seen), (ticket, took_ticket, seen_ticket) = found["catalog"], found["ticket"]
+    _must_each(
+        (
+            "FRESH-005",
+            seen and body_of(catalog).get("error") == "org_suspended",
+            took,
+            bound,
+            "403 org_suspended on the catalog",
+            catalog,
+        ),
+        ("FRESH-006", seen_ticket, took_ticket, bound, "403 on ticket requests", ticket),
     )
-    _must(
-        "FRESH-005",
-        seen and body_of(catalog).get("error") == "org_suspended",
-        took,
-        bound,
-        "403 org_suspended on the catalog",
-        catalog,
-    )
-    ticket, took_ticket, seen = poll(
-        _ticket(client, fixture_id, role="films"), lambda r: r.status_code == 403, bound
-    )
-    _must("FRESH-006", seen, took_ticket, bound, "403 on ticket requests", ticket)
     _should("FRESH-007", took, "the catalog refusal", catalog, rt)
     _should("FRESH-007", took_ticket, "the ticket refusal", ticket, rt)
 
@@ -198,6 +220,19 @@ def test_rotation_keeps_the_scopes(client, admin, unpaused):
     expect_status("AUTH-034", refused, 403, expected="403: still no playback scope")
 
 
+def _in_a_row(send, count: int):
+    """`send` up to `count` times: the first answer that is not a 200, else the last."""
+
+    def burst():
+        for _ in range(count - 1):
+            response = send()
+            if response.status_code != 200:
+                return response
+        return send()
+
+    return burst
+
+
 @pytest.mark.requirement("FRESH-014")
 @pytest.mark.needs("role:limits", "fixture:episode_signed", "admin")
 @pytest.mark.parametrize("counter", ["catalog", "playback"])
@@ -212,8 +247,10 @@ def test_raised_limit_applies_within_a_minute(client, admin, fixture_id, counter
     answers = [send() for _ in range(3)]
     expect_exhausted("FRESH-014", answers, expected="429 at a limit of 1")
     admin.set_limit("limits", counter, 600)
-    response, took, seen = poll(send, lambda r: r.status_code == 200, bound)
-    _must("FRESH-014", seen, took, bound, "200 after the raise", response)
+    # A limit of 1 admits one request again after a minute of refill: only more than one
+    # admitted in a row shows the raise.
+    response, took, seen = poll(_in_a_row(send, 3), lambda r: r.status_code == 200, bound)
+    _must("FRESH-014", seen, took, bound, "3 requests in a row admitted after the raise", response)
 
 
 @pytest.mark.requirement("FRESH-019")

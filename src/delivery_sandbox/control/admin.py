@@ -11,7 +11,14 @@ from typing import Any
 import orjson
 
 from delivery_sandbox.control.outages import AREAS
-from delivery_sandbox.faults.coverage_faults_9 import rotate_9
+from delivery_sandbox.faults.coverage_faults_17 import (
+    episode_17,
+    licence_17,
+    revoke_17,
+    rotate_17,
+    set_limit_17,
+    suspend_17,
+)
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.registry import UnknownFault
 from delivery_sandbox.http.headers import Exchange, Reply, bearer_key
@@ -160,10 +167,10 @@ async def _role_action(sb: Sandbox, role: str, action: str, receive: Any, now: f
     org = _role(sb, role)
     result: dict[str, Any] = {"role": role}
     if action == "revoke":
-        sb.accounts.revoke(role)
+        revoke_17(sb, role)  # the seventeenth block's late revocations
     elif action == "rotate":
         try:
-            result["key"] = rotate_9(sb, role)  # the ninth block's rotation faults
+            result["key"] = rotate_17(sb, role)  # the ninth and seventeenth blocks' faults
         except PermissionError as exc:
             raise AdminError(400, str(exc)) from exc
     elif action == "suspend":
@@ -171,7 +178,7 @@ async def _role_action(sb: Sandbox, role: str, action: str, receive: Any, now: f
         if sb.faults.enabled(FaultName.suspension_seen_late):
             sb.later(LATE_SUSPENSION, sb.accounts.suspended.add, org)
         else:
-            sb.accounts.suspended.add(org)
+            suspend_17(sb, org)  # the seventeenth block's late suspension
     elif action == "unsuspend":
         sb.accounts.suspended.discard(org)
     elif action == "limits":
@@ -182,7 +189,7 @@ async def _role_action(sb: Sandbox, role: str, action: str, receive: Any, now: f
         limit = _number(body, "limit")
         if limit < 1 or limit != int(limit):
             raise AdminError(400, "limit must be a whole number from 1")
-        sb.limits.set_limit(org, counter, int(limit), now)
+        set_limit_17(sb, org, counter, int(limit), now)  # the seventeenth block's late raise
         result["limits"] = sb.limits.snapshot(org, now)
     elif action == "reset-limits":
         sb.limits.reset(org)
@@ -223,7 +230,7 @@ def _outage(sb: Sandbox, body: dict[str, Any]) -> Reply:
 def _licence(sb: Sandbox, film_id: str, action: str, now: float) -> Reply:
     """End, suspend or restore the `films` organisation's licence of a film (STATE-008)."""
     try:
-        licence = sb.store.change_licence(FILMS_ORG, film_id, action, int(now))
+        licence = licence_17(sb, FILMS_ORG, film_id, action, int(now))
     except KeyError as exc:
         raise AdminError(404, f"the films organisation holds no licence of film {film_id}") from exc
     except ValueError as exc:
@@ -243,7 +250,7 @@ def _episode(sb: Sandbox, episode_id: str, action: str) -> Reply:
     """Withdraw (unpublish) or publish again a published episode of the seed."""
     if action not in ("withdraw", "publish"):
         raise AdminError(404, f"no such action {action}")
-    if not sb.store.set_episode_published(episode_id, action == "publish"):
+    if not episode_17(sb, episode_id, action == "publish"):
         raise AdminError(404, f"no published episode {episode_id} in the seed")
     sb.changed()
     return _ok({"episode_id": episode_id, "published": action == "publish"})

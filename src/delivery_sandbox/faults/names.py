@@ -550,3 +550,12 @@ class FaultName(StrEnum):
     body_read_before_gate = "body_read_before_gate"
     prefetch_refusal_held = "prefetch_refusal_held"
     catalog_refusal_held = "catalog_refusal_held"
+    # Seventeenth block (coverage_faults_17.py): admin changes that reach the API late.
+    revocation_seen_late = "revocation_seen_late"
+    revocation_after_35_s = "revocation_after_35_s"
+    old_secret_open_35_s = "old_secret_open_35_s"
+    rotated_key_refused_8_s = "rotated_key_refused_8_s"
+    episode_withdrawal_after_35_s = "episode_withdrawal_after_35_s"
+    licence_suspension_after_35_s = "licence_suspension_after_35_s"
+    org_suspension_after_35_s = "org_suspension_after_35_s"
+    catalog_raise_after_70_s = "catalog_raise_after_70_s"

@@ -35,6 +35,9 @@ class Fault:
     # Requirements this fault legitimately breaks too, each with the reason: (ID, why). The
     # kill rate's blame precision counts a failure of these as exact, of any other ID as not.
     collateral: tuple[tuple[str, str], ...] = ()
+    # Proven only by waiting out a freshness bound (coverage_faults_17.py): `make test` runs its
+    # targeted kill rate in a second process beside the main one (tests/harness/killrate_support.py).
+    slow: bool = False
 
 
 class UnknownFault(ValueError):
@@ -140,7 +143,7 @@ def markdown() -> str:
     rows = ["| Fault | Breaks | Summary |", "|---|---|---|"]
     rows += [
         f"| `{f.name}` | {', '.join(f.requirements)} | {f.summary}"
-        f"{' (load campaigns only)' if f.load_only else ''} |"
+        f"{' (load campaigns only)' if f.load_only else ''}{' (slow: waits out its bound)' if f.slow else ''} |"
         for f in FAULTS.values()
     ]
     return "\n".join(rows)
@@ -195,6 +198,7 @@ class FaultSwitch:
                 "summary": f.summary,
                 "enabled": f.name in self._on,
                 "load_only": f.load_only,
+                "slow": f.slow,
                 "collateral": [{"requirement": rid, "reason": why} for rid, why in f.collateral],
             }
             for f in FAULTS.values()
@@ -271,6 +275,20 @@ register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_14))
 from delivery_sandbox.faults.coverage_faults_16 import COVERAGE_FAULT_ROWS_16  # noqa: E402
 
 register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_16))
+
+# Seventeenth block: freshness bounds, admin changes that land late (coverage_faults_17.py).
+from delivery_sandbox.faults.coverage_faults_17 import (  # noqa: E402
+    COLLATERAL_17,
+    COVERAGE_FAULT_ROWS_17,
+    SLOW_17,
+)
+
+register(
+    *(
+        Fault(*row, slow=row[0] in SLOW_17, collateral=COLLATERAL_17.get(row[0], ()))
+        for row in COVERAGE_FAULT_ROWS_17
+    )
+)
 
 # Collateral (kill rate, blame precision): requirements a fault legitimately breaks beside its
 # own, each with the reason. A failure of any other requirement under the fault is mis-blame.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,20 +34,36 @@ LOAD_ONLY = {"locust", "gevent", "matplotlib"}
 PROXY_ONLY = {"uvicorn"}  # the referee proxy's server (certify/proxy.py) and nothing else
 
 
-def imported_names(path: Path) -> list[tuple[int, str]]:
+def _imports(path: Path, *, runtime: bool) -> list[tuple[int, str]]:
+    """(line, module) of every import statement and `import_module`/`__import__` call; with
+    `runtime`, none under `if TYPE_CHECKING:` and, for `from a import b`, also `a.b`."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if runtime and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for inner in ast.walk(node)
+    }
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.append((node.lineno, node.module))
+            if runtime:
+                found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
         elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             if name in ("import_module", "__import__") and isinstance(node.args[0].value, str):
                 found.append((node.lineno, node.args[0].value))
     return found
+
+
+def imported_names(path: Path) -> list[tuple[int, str]]:
+    return _imports(path, runtime=False)
 
 
 def modules(*parts: str) -> list[Path]:
@@ -121,14 +138,27 @@ def test_the_harness_self_tests_start_the_sandbox_only_as_a_process() -> None:
     assert broken(modules("tests", "harness"), {"delivery_sandbox"}) == []
 
 
-def test_the_import_reader_sees_dynamic_imports(tmp_path: Path) -> None:
+def _names(
+    tmp_path: Path, source: str, reader: Callable[[Path], list[tuple[int, str]]]
+) -> list[str]:
+    """The module names `reader` (imported_names, runtime_imports) finds in a one-file module."""
     module = tmp_path / "m.py"
-    module.write_text(
-        "import importlib\nimportlib.import_module('delivery_sandbox.app')\n"
-        "__import__('delivery_sandbox')\nfrom delivery_sandbox import cli\n",
-        encoding="utf-8",
-    )
-    names = [name for _, name in imported_names(module)]
+    module.write_text(source, encoding="utf-8")
+    return [name for _, name in reader(module)]
+
+
+DYNAMIC_IMPORTS = (
+    "import importlib\nimportlib.import_module('delivery_sandbox.app')\n"
+    "__import__('delivery_sandbox')\nfrom delivery_sandbox import cli\n"
+)
+TYPE_ONLY_IMPORTS = (
+    "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from x.y import Z\n"
+    "from x.w import V\n"
+)
+
+
+def test_the_import_reader_sees_dynamic_imports(tmp_path: Path) -> None:
+    names = _names(tmp_path, DYNAMIC_IMPORTS, imported_names)
     assert names.count("delivery_sandbox") == 2 and "delivery_sandbox.app" in names
 
 
@@ -189,28 +219,7 @@ PACKAGES = {
 def runtime_imports(path: Path) -> list[tuple[int, str]]:
     """`imported_names` without the imports under `if TYPE_CHECKING:`; for `from a import b`
     also `a.b`, which is the module imported when b is a submodule."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    typing_only = {
-        id(inner)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-        for inner in ast.walk(node)
-    }
-    found: list[tuple[int, str]] = []
-    for node in ast.walk(tree):
-        if id(node) in typing_only:
-            continue
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.append((node.lineno, node.module))
-            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
-        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if name in ("import_module", "__import__") and isinstance(node.args[0].value, str):
-                found.append((node.lineno, node.args[0].value))
-    return found
+    return _imports(path, runtime=True)
 
 
 def package_modules(package: str) -> dict[str, Path]:
@@ -325,13 +334,7 @@ def test_the_cycle_finder_finds_a_cycle_and_the_folder_rule_a_wrong_way_import()
 
 
 def test_type_only_imports_are_left_out_of_the_graph(tmp_path: Path) -> None:
-    module = tmp_path / "m.py"
-    module.write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from x.y import Z\n"
-        "from x.w import V\n",
-        encoding="utf-8",
-    )
-    names = [name for _, name in runtime_imports(module)]
+    names = _names(tmp_path, TYPE_ONLY_IMPORTS, runtime_imports)
     assert "x.y" not in names and "x.w" in names and "x.w.V" in names
 
 

@@ -24,6 +24,14 @@ from delivery_conformance.target.profile import load_profile
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
 ENV = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+SYNC = "delivery-client --state {state}/c.sqlite sync-catalog"  # the reference client's flow
+
+
+def catalog_plan(command: str, head: str = "") -> str:
+    """A plan whose one flow, `catalog`, runs `command` (`head`: top-level plan keys)."""
+    return f'{head}[flows]\ncatalog = "{command}"\n'
+
+
 QUICK_VARIANTS = ["retries_4xx", "stops_on_short_page", "resends_whole_batch",
                   "logs_play_token", "crashes_on_unknown_field",
                   "sends_browser_headers"]  # fmt: skip
@@ -85,7 +93,7 @@ def test_a_plan_with_unknown_keys_is_a_usage_error(tmp_path: Path) -> None:
 def test_a_flow_command_the_shell_cannot_find_is_a_usage_error(
     tmp_path: Path, upstream: Upstream
 ) -> None:
-    plan = '[flows]\ncatalog = "no-such-client-6f3a sync-catalog"\n'
+    plan = catalog_plan("no-such-client-6f3a sync-catalog")
     done, _ = certify(tmp_path, plan, "--scenario", "no-retry-400", upstream=upstream)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "the shell cannot run it (exit 127)" in done.stderr and "Traceback" not in done.stderr
@@ -94,7 +102,7 @@ def test_a_flow_command_the_shell_cannot_find_is_a_usage_error(
 def test_a_hanging_flow_is_killed_at_the_plan_timeout_and_fails(
     tmp_path: Path, upstream: Upstream
 ) -> None:
-    plan = 'timeout = 2\n[flows]\ncatalog = "sleep 30"\n'
+    plan = catalog_plan("sleep 30", head="timeout = 2\n")
     done, seconds = certify(tmp_path, plan, "--scenario", "no-retry-400", upstream=upstream)
     assert done.returncode == 1 and seconds < 20, done.stdout + done.stderr
     found = [v["title"] for v in results(tmp_path)["unattributed_findings"]]
@@ -115,7 +123,7 @@ def test_a_client_that_never_calls_fails(tmp_path: Path, upstream: Upstream) -> 
 def test_a_flow_failing_where_it_must_succeed_fails_the_run(
     tmp_path: Path, upstream: Upstream
 ) -> None:
-    plan = '[flows]\ncatalog = "delivery-client --state {state}/c.sqlite sync-catalog; exit 9"\n'
+    plan = catalog_plan(f"{SYNC}; exit 9")
     done, _ = certify(tmp_path, plan, "--scenario", "retry-connection-reset", upstream=upstream)
     assert done.returncode == 1
     titles = [v["title"] for v in results(tmp_path)["unattributed_findings"]]
@@ -144,11 +152,11 @@ def test_an_expected_failure_is_a_warning_and_fails_when_it_does_not_happen(
     expected.write_text('[[expected]]\nscenario = "no-retry-400"\nrequirement = "CLI-012"\n'
                         'reason = "known: retries every 4xx until release 2"\n')  # fmt: skip
     broken = f"{sys.executable} {HERE / 'broken_clients' / 'broken_client.py'} retries_4xx"
-    plan = f'[flows]\ncatalog = "{broken} --state {{state}}/c.sqlite sync-catalog"\n'
+    plan = catalog_plan(f"{broken} --state {{state}}/c.sqlite sync-catalog")
     done, _ = certify(tmp_path / "a", plan, "--scenario", "no-retry-400",
                       "--expected-failures", str(expected), upstream=upstream)  # fmt: skip
     assert done.returncode == 0 and "CONFORMING WITH WARNINGS" in done.stdout, done.stdout
-    clean = '[flows]\ncatalog = "delivery-client --state {state}/c.sqlite sync-catalog"\n'
+    clean = catalog_plan(SYNC)
     done, _ = certify(tmp_path / "b", clean, "--scenario", "no-retry-400",
                       "--expected-failures", str(expected), upstream=upstream)  # fmt: skip
     assert done.returncode == 1
@@ -160,7 +168,7 @@ def test_an_expected_failure_is_a_warning_and_fails_when_it_does_not_happen(
 def test_the_certificate_bundle_hashes_its_files_and_redacts_the_journal(
     tmp_path: Path, upstream: Upstream
 ) -> None:
-    plan = '[flows]\ncatalog = "delivery-client --state {state}/c.sqlite sync-catalog"\n'
+    plan = catalog_plan(SYNC)
     done, _ = certify(tmp_path, plan, "--scenario", "no-retry-400", upstream=upstream)
     assert done.returncode == 0
     assert "no certificate: only a run of the whole catalogue" in done.stdout

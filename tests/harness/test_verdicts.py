@@ -218,10 +218,36 @@ def test_a_non_json_body_is_charged_to_gen_005_whichever_test_read_it() -> None:
     call = _pytest.CallInfo.from_call(garbage, when="call")
     html = Exchange("GET", "http://t/api/delivery/v1/catalog", {}, status=200,
                     response_body="<html>")  # fmt: skip
-    empty = Exchange("GET", "http://t/api/delivery/v1/catalog", {}, status=200)
     outcome, _, found = _classify(call, ("CAT-001", "CAT-002"), [html])
     assert outcome is Outcome.FAILED and [v.requirement_id for v in found] == ["GEN-005"]
-    _, _, found = _classify(call, ("CAT-001",), [empty])
-    assert [v.requirement_id for v in found] == ["CAT-001"]
-    _, _, found = _classify(call, ("CAT-001", "CAT-002"), [empty])
-    assert [v.requirement_id for v in found] == [""]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "ids", "charged"),
+    [
+        # an empty success answer breaks the operation's success-body rule, whoever read it
+        ("GET", "/playlists", 200, ("PLS-008",), "PLS-023"),
+        ("GET", "/playlists", 200, ("PLS-008", "PLS-037"), "PLS-023"),
+        ("GET", "/catalog", 200, ("CAT-001",), "CAT-059"),
+        ("POST", "/playback", 200, ("PLAY-010",), "PLAY-001"),
+        # an empty error answer stays the reading test's own finding (or unattributed)
+        ("GET", "/catalog", 404, ("CAT-001",), "CAT-001"),
+        ("GET", "/catalog", 404, ("CAT-001", "CAT-002"), ""),
+        ("GET", "/nowhere", 200, ("GEN-001",), "GEN-001"),
+    ],
+)
+def test_an_empty_answer_is_charged_to_the_rule_of_what_was_due(
+    method: str, path: str, status: int, ids: tuple[str, ...], charged: str
+) -> None:
+    import pytest as _pytest
+
+    from delivery_conformance.exceptions import TargetGarbage
+    from delivery_conformance.plugin import _classify
+
+    def garbage() -> None:
+        raise TargetGarbage(f"{method} {path} answered {status} with an empty body")
+
+    call = _pytest.CallInfo.from_call(garbage, when="call")
+    empty = Exchange(method, f"http://t/api/delivery/v1{path}?limit=2", {}, status=status)
+    _, _, found = _classify(call, ids, [empty])
+    assert [v.requirement_id for v in found] == [charged]

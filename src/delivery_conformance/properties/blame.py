@@ -24,8 +24,7 @@ from schemathesis.core.failures import Failure, FailureGroup
 from delivery_conformance.checks import Violation
 from delivery_conformance.evidence.redact import SECRET_FIELDS
 from delivery_conformance.properties.checks import _TARGET, ContractViolation, harness_response
-from delivery_conformance.properties.rules import SUCCESS_REQUIREMENT
-from delivery_conformance.spec.endpoints import ENDPOINTS, ErrorFormat
+from delivery_conformance.spec.endpoints import ENDPOINTS, SUCCESS_SHAPE, ErrorFormat
 from delivery_conformance.spec.operations import Operation
 
 __all__ = ["UNATTRIBUTED", "attributed", "requirement_for", "validate"]
@@ -58,10 +57,8 @@ HEADER_VALUE: Mapping[str, str] = {
     "service-simulated": "SIM-002",
 }
 
-# spec: Endpoints. The success body of each operation: the requirement that gives its shape.
-# The same requirement an undocumented answer breaks (rules.py), but for POST /playback, whose
-# body shape is PLAY-001 while an answer outside its documented ones breaks PLAY-069.
-SUCCESS_SHAPE: Mapping[str, str] = {**SUCCESS_REQUIREMENT, Operation.POST_PLAYBACK: "PLAY-001"}
+# spec: Endpoints. SUCCESS_SHAPE (spec/endpoints.py): the requirement that gives the success
+# body of each operation its shape.
 # Where a field has a requirement of its own: (operation, field path with `*` for any index).
 FIELD_SHAPE: Mapping[tuple[str, str], str] = {
     **{

@@ -8,12 +8,22 @@ read by the client (pacing), the checks (which error format is due) and the scen
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from delivery_conformance.spec.error_table import ErrorFormat
 from delivery_conformance.spec.operations import Operation
 
-__all__ = ["API_PREFIX", "ENDPOINTS", "Endpoint", "ErrorFormat", "match_endpoint", "match_path"]
+__all__ = [
+    "API_PREFIX",
+    "ENDPOINTS",
+    "SUCCESS_REQUIREMENT",
+    "SUCCESS_SHAPE",
+    "Endpoint",
+    "ErrorFormat",
+    "match_endpoint",
+    "match_path",
+]
 
 API_PREFIX = "/api/delivery/v1/"  # every path of the API starts here
 
@@ -61,6 +71,27 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint(Operation.LIST_VIDEOS, "GET", "/videos", "videos", FLAT, "videos:read"),
     Endpoint(Operation.GET_VIDEO, "GET", "/videos/{id}", "video", FLAT, "videos:read"),
 )
+
+# The requirement that states each operation's success answer (status and body shape): a 2xx
+# answer whose body cannot be read breaks this one rule, whichever scenario read it.
+SUCCESS_REQUIREMENT: Mapping[str, str] = {
+    Operation.GET_CATALOG: "CAT-059",
+    Operation.GET_CONFIG: "CFG-001",
+    Operation.LIST_CREATIVES: "CRE-032",
+    Operation.GET_CREATIVE: "CRE-034",
+    Operation.GET_CREATIVE_FILE: "CRE-039",
+    Operation.POST_PLAYBACK: "PLAY-069",
+    Operation.LIST_SERIES: "SER-030",
+    Operation.GET_SERIES: "SER-032",
+    Operation.LIST_PLAYLISTS: "PLS-023",
+    Operation.GET_PLAYLIST: "PLS-026",
+    Operation.LIST_VIDEOS: "VID-009",
+    Operation.GET_VIDEO: "VID-014",
+}
+# The requirement that gives each operation's success body its shape: the same, but for POST
+# /playback, whose body shape is PLAY-001 while an answer outside its documented ones breaks
+# PLAY-069.
+SUCCESS_SHAPE: Mapping[str, str] = {**SUCCESS_REQUIREMENT, Operation.POST_PLAYBACK: "PLAY-001"}
 
 
 def match_path(path: str) -> Endpoint | None:

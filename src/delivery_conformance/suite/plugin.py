@@ -54,6 +54,7 @@ from delivery_conformance.evidence.exchange import Exchange
 from delivery_conformance.evidence.redact import redact_text
 from delivery_conformance.evidence.violation import ConformanceFailure, Violation
 from delivery_conformance.exceptions import HarnessError, RunStopped, TargetGarbage
+from delivery_conformance.spec.endpoints import SUCCESS_SHAPE, match_endpoint
 from delivery_conformance.suite.selection import matches, select
 from delivery_conformance.target.admin import AdminClient
 from delivery_conformance.target.client import DeliveryClient
@@ -508,9 +509,7 @@ def _classify(
             reason = INTERRUPTED_REASON if said.startswith("interrupted") else TIMED_OUT_REASON
             return Outcome.NOT_EXERCISED, reason, ()
         elif isinstance(leaf, TargetGarbage):
-            # A non-empty body that is not JSON breaks GEN-005 whichever scenario read it (one
-            # defect, one rule); an empty or unreadable answer is the reading test's own finding.
-            rule = NOT_JSON_RULE if last is not None and last.response_body else owner
+            rule = _unreadable_body_rule(last, owner)
             found.append(
                 Violation(rule, "response is not JSON", "a JSON body", _one_line(leaf), last)
             )
@@ -522,6 +521,23 @@ def _classify(
         else:
             return Outcome.ERROR, _error_reason(call), ()
     return Outcome.FAILED, "", tuple(found)
+
+
+def _unreadable_body_rule(last: Exchange | None, owner: str) -> str:
+    """The one rule an answer the scenario could not read as JSON breaks, whoever read it.
+
+    A non-empty body that is not JSON breaks GEN-005; an empty body where a success answer
+    was due breaks the rule that gives that operation's success body (spec: Endpoints). Only an
+    empty error answer stays the reading test's own finding (its rule says what was due).
+    """
+    if last is None:
+        return owner
+    if last.response_body:
+        return NOT_JSON_RULE
+    endpoint = match_endpoint(last.method, urlsplit(last.url).path)
+    if endpoint is not None and last.status is not None and 200 <= last.status < 300:
+        return SUCCESS_SHAPE[endpoint.operation]
+    return owner
 
 
 @pytest.fixture(scope="session")

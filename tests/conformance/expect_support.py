@@ -22,6 +22,7 @@ __all__ = [
     "expect_answered",
     "expect_equal",
     "expect_header",
+    "expect_object",
     "expect_rows_follow",
     "expect_served_by",
     "expect_without",
@@ -46,6 +47,19 @@ def expect_equal(
     `actual`."""
     shown = (f"{what} {due}" if what else due) if expected is None else expected
     expect(requirement_id, actual == due, expected=shown, actual=actual, response=response)
+
+
+def expect_object(
+    requirement_id: str, response: Response, value: object, *, expected: object
+) -> None:
+    """A 200 whose `value` (the body, or a member of it) is a JSON object."""
+    expect(
+        requirement_id,
+        response.status_code == 200 and isinstance(value, dict),
+        expected=expected,
+        actual=response.status_code,
+        response=response,
+    )
 
 
 def expect_header(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from expect_support import expect_equal
+from expect_support import expect_equal, expect_object
 from json_support import arr, json_for, key, objs
 from listing_support import Family, Page, items_of, page_for, page_of, walk
 
@@ -25,13 +25,7 @@ WALK_LIMIT = 3
 def unpaged(client: DeliveryClient) -> dict[str, Any]:
     response = client.get("catalog", role="films")
     body = json_for("CAT-065", response)
-    expect(
-        "CAT-065",
-        response.status_code == 200 and isinstance(body, dict),
-        expected=200,
-        actual=response.status_code,
-        response=response,
-    )
+    expect_object("CAT-065", response, body, expected=200)
     return dict(body)
 
 
@@ -246,12 +240,6 @@ def test_flat_endpoints_answer_without_envelope_members(
         params = {"limit": 1}
     response = client.request(method, path, role=role, params=params, json=body)
     data = response.json_body()
-    expect(
-        "PAGE-012",
-        response.status_code == 200 and isinstance(data, dict),
-        expected="200 with a JSON object",
-        actual=response.status_code,
-        response=response,
-    )
+    expect_object("PAGE-012", response, data, expected="200 with a JSON object")
     found = sorted({"code", "message", "server_time"} & set(data))
     expect("PAGE-012", not found, expected="no envelope members", actual=found, response=response)

@@ -13,7 +13,7 @@ from typing import Any
 
 import listing_support as listing
 import pytest
-from expect_support import each_requirement, expect_equal, expect_rows_follow
+from expect_support import each_requirement, expect_equal, expect_object, expect_rows_follow
 from json_support import arr, key, obj, objs
 
 from delivery_conformance.checks import ConformanceFailure, expect
@@ -76,13 +76,7 @@ def single(client: DeliveryClient, creative: str) -> tuple[Response, dict[str, A
     response = client.get(f"creatives/{creative}", role=ROLE)
     body = response.json_body()
     data = body.get("data") if isinstance(body, dict) else None
-    expect(
-        "CRE-034",
-        response.status_code == 200 and isinstance(data, dict),
-        expected="200 with data",
-        actual=response.status_code,
-        response=response,
-    )
+    expect_object("CRE-034", response, data, expected="200 with data")
     return response, data
 
 

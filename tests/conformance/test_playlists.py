@@ -10,7 +10,7 @@ from typing import Any
 
 import listing_support as listing
 import pytest
-from expect_support import each_requirement, expect_equal
+from expect_support import each_requirement, expect_equal, expect_object
 from json_support import arr, json_for, key, obj, objs
 
 from delivery_conformance.checks import expect
@@ -43,13 +43,7 @@ def detail(client: DeliveryClient, code: str) -> tuple[Response, dict[str, Any]]
     response = client.get(f"playlists/{code}", role=ROLE)
     body = json_for("PLS-026", response)
     data = body.get("data") if isinstance(body, dict) else None
-    expect(
-        "PLS-026",
-        response.status_code == 200 and isinstance(data, dict),
-        expected=f"200 with data for {code}",
-        actual=response.status_code,
-        response=response,
-    )
+    expect_object("PLS-026", response, data, expected=f"200 with data for {code}")
     return response, data
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import listing_support as listing
 import pytest
-from expect_support import expect_equal
+from expect_support import expect_equal, expect_object
 from json_support import arr, json_for, key, obj, objs
 
 from delivery_conformance.checks import expect
@@ -47,13 +47,7 @@ def rows_walk(client: DeliveryClient, profile: Any) -> list[listing.Page]:
 def single(client: DeliveryClient, video: str) -> tuple[Response, dict[str, Any]]:
     response = client.get(f"videos/{video}", role=ROLE)
     body = json_for("VID-014", response)
-    expect(
-        "VID-014",
-        response.status_code == 200 and isinstance(body, dict),
-        expected="200",
-        actual=response.status_code,
-        response=response,
-    )
+    expect_object("VID-014", response, body, expected="200")
     return response, body
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import orjson
 
 from delivery_sandbox.faults.coverage_faults_13 import counter_key_13
+from delivery_sandbox.faults.coverage_faults_15 import scopes_15
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.registry import FaultSwitch
 from delivery_sandbox.http import errors
@@ -112,7 +113,8 @@ def authenticate(
         return errors.problem(exchange, faults, family, Problem.ORG_SUSPENDED, now)
     # 5. Scope; open videos also need the key bound to an app.
     lax_scope = faults.enabled(FaultName.scope_not_enforced) and endpoint.scope == "metadata:read"
-    if endpoint.scope is not None and endpoint.scope not in caller.scopes and not lax_scope:
+    scopes = scopes_15(faults, endpoint.name, caller)
+    if endpoint.scope is not None and endpoint.scope not in scopes and not lax_scope:
         if family is Family.FLAT and faults.enabled(FaultName.scope_flat_error_code):
             return errors.flat(exchange, faults, 403, errors.MSG_SCOPE, "forbidden")
         return errors.problem(exchange, faults, family, Problem.SCOPE_MISSING, now)

@@ -530,6 +530,17 @@ class FaultName(StrEnum):
     playlist_withdrawal_keeps_updated_at = "playlist_withdrawal_keeps_updated_at"
     category_withdrawal_not_inherited = "category_withdrawal_not_inherited"
     withdrawn_category_filter_404 = "withdrawn_category_filter_404"
+    # Fifteenth block (coverage_faults_15.py): the scope matrix, one cell a fault.
+    series_need_playback_scope = "series_need_playback_scope"
+    playlists_need_playback_scope = "playlists_need_playback_scope"
+    metadata_opens_creatives = "metadata_opens_creatives"
+    playback_needs_metadata_scope = "playback_needs_metadata_scope"
+    playback_opens_series = "playback_opens_series"
+    creative_file_needs_metadata_scope = "creative_file_needs_metadata_scope"
+    creatives_opens_catalog = "creatives_opens_catalog"
+    bound_key_refused_on_video = "bound_key_refused_on_video"
+    metadata_opens_videos = "metadata_opens_videos"
+    webhooks_opens_catalog = "webhooks_opens_catalog"
     # Sixteenth block (coverage_faults_16.py): what the counters count, the playback ceiling.
     limits_shared_across_orgs = "limits_shared_across_orgs"
     limit_raise_ignored = "limit_raise_ignored"

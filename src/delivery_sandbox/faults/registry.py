@@ -271,6 +271,11 @@ from delivery_sandbox.faults.coverage_faults_14 import COVERAGE_FAULT_ROWS_14  #
 
 register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_14))
 
+# Fifteenth block: the scope matrix, one cell a fault (coverage_faults_15.py).
+from delivery_sandbox.faults.coverage_faults_15 import COVERAGE_FAULT_ROWS_15  # noqa: E402
+
+register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_15))
+
 # Sixteenth block: what the counters count, the playback ceiling (coverage_faults_16.py).
 from delivery_sandbox.faults.coverage_faults_16 import COVERAGE_FAULT_ROWS_16  # noqa: E402
 

@@ -22,6 +22,7 @@ __all__ = [
     "DEVICE",
     "OTHER_DEVICE",
     "TICKET_FIELDS",
+    "batch_body",
     "body_of",
     "error_problems",
     "expect_answer",
@@ -61,6 +62,14 @@ def play_body(
 ) -> dict[str, Any]:
     """A single POST /playback body: the episode of a named fixture, a device, other fields."""
     return {"episode_id": fixture_id(fixture), **device, **fields}
+
+
+def batch_body(
+    fixture_id: Lookup, *fixtures: str, device: dict[str, str] = DEVICE
+) -> dict[str, Any]:
+    """A batch POST /playback body (`intent: play`): one item per named episode fixture."""
+    items = [{"episode_id": fixture_id(name)} for name in fixtures]
+    return {"intent": "play", "episodes": items, **device}
 
 
 def post(client: DeliveryClient, body: Any, role: str = "films", **kwargs: Any) -> Response:

@@ -15,6 +15,7 @@ from expect_support import expect_equal
 from playback_support import (
     DEVICE,
     TICKET_FIELDS,
+    batch_body,
     body_of,
     expect_batch,
     expect_ticket,
@@ -193,11 +194,7 @@ def test_issued_items_carry_the_episode_and_the_ticket(client, fixture_id):
 @pytest.mark.requirement("PLAY-045", "PLAY-042")
 @pytest.mark.needs("fixture:episode_encrypted", "fixture:episode_not_ready")
 def test_a_failed_item_leaves_the_others_issued(client, fixture_id):
-    episodes = [
-        {"episode_id": fixture_id("episode_encrypted")},
-        {"episode_id": fixture_id("episode_not_ready")},
-    ]
-    response = post(client, {"intent": "play", "episodes": episodes, **DEVICE})
+    response = post(client, batch_body(fixture_id, "episode_encrypted", "episode_not_ready"))
     items = expect_batch("PLAY-045", response, 2)
     statuses = [(i.get("status"), i.get("error_code")) for i in items]
     expect_equal(
@@ -220,11 +217,7 @@ def test_a_failed_item_leaves_the_others_issued(client, fixture_id):
 @pytest.mark.requirement("PLAY-044")
 @pytest.mark.needs("fixture:episode_encrypted", "fixture:episode_outside_window")
 def test_a_refused_item_carries_its_reason(client, fixture_id):
-    episodes = [
-        {"episode_id": fixture_id("episode_encrypted")},
-        {"episode_id": fixture_id("episode_outside_window")},
-    ]
-    response = post(client, {"intent": "play", "episodes": episodes, **DEVICE})
+    response = post(client, batch_body(fixture_id, "episode_encrypted", "episode_outside_window"))
     item = expect_batch("PLAY-044", response, 2)[1]
     shape = (item.get("status"), item.get("error_code"), item.get("reason"))
     expect_equal(
@@ -239,11 +232,7 @@ def test_a_refused_item_carries_its_reason(client, fixture_id):
 @pytest.mark.requirement("PLAY-043")
 @pytest.mark.needs("fixture:episode_encrypted", "fixture:episode_provider_timeout")
 def test_a_503_item_carries_retry_after_in_seconds(client, fixture_id):
-    episodes = [
-        {"episode_id": fixture_id("episode_encrypted")},
-        {"episode_id": fixture_id("episode_provider_timeout")},
-    ]
-    response = post(client, {"intent": "play", "episodes": episodes, **DEVICE})
+    response = post(client, batch_body(fixture_id, "episode_encrypted", "episode_provider_timeout"))
     item = expect_batch("PLAY-043", response, 2)[1]
     wait = item.get("retry_after")
     expect(

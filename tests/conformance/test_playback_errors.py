@@ -14,7 +14,15 @@ import uuid
 
 import pytest
 from expect_support import expect_equal, expect_header
-from playback_support import DEVICE, body_of, expect_answer, expect_batch, play_body, post
+from playback_support import (
+    DEVICE,
+    batch_body,
+    body_of,
+    expect_answer,
+    expect_batch,
+    play_body,
+    post,
+)
 
 from delivery_conformance.checks import expect
 
@@ -116,11 +124,7 @@ def test_unexpected_error_is_500_without_code_with_request_id(client, fixture_id
 @pytest.mark.requirement("PLAY-076")
 @pytest.mark.needs("fixture:episode_internal_error", "fixture:episode_encrypted")
 def test_unexpected_error_in_a_batch_item_is_500_for_the_whole_request(client, fixture_id):
-    items = [
-        {"episode_id": fixture_id("episode_encrypted")},
-        {"episode_id": fixture_id("episode_internal_error")},
-    ]
-    response = post(client, {"intent": "play", "episodes": items, **DEVICE})
+    response = post(client, batch_body(fixture_id, "episode_encrypted", "episode_internal_error"))
     expect_answer("PLAY-076", response, 500, None, what="for a batch with a failing item")
 
 

@@ -116,6 +116,27 @@ def walk(
     )
 
 
+def envelope_walk(
+    client: DeliveryClient,
+    path: str,
+    role: str,
+    requirement_id: str = "PAGE-002",
+    *,
+    limit: int | None = None,
+    **query: str | int,
+) -> list[Page]:
+    """`walk` over an envelope list (series, playlists, creatives), `query` its parameters."""
+    return walk(
+        client,
+        Family.ENVELOPE,
+        path,
+        role=role,
+        params=query,
+        limit=limit,
+        requirement_id=requirement_id,
+    )
+
+
 def items_of(pages: list[Page]) -> list[dict[str, Any]]:
     """The items of a walk that are objects (`page.items` keeps every item as sent, for the
     schema checks that judge each one)."""

@@ -50,14 +50,7 @@ RECORD_FIELDS: dict[str, tuple[str, ...]] = {
 @pytest.fixture(scope="module")
 def walked(client: DeliveryClient) -> list[listing.Page] | ConformanceFailure:
     try:
-        return listing.walk(
-            client,
-            listing.Family.ENVELOPE,
-            "creatives",
-            role=ROLE,
-            limit=100,
-            requirement_id="CRE-033",
-        )
+        return listing.envelope_walk(client, "creatives", ROLE, "CRE-033", limit=100)
     except ConformanceFailure as failure:  # raised again inside each test, not at setup
         return failure
 
@@ -267,9 +260,7 @@ def test_small_pages_walk_the_feed_in_order(
     client: DeliveryClient, walked: list[listing.Page] | ConformanceFailure
 ) -> None:
     feed = settled(walked)
-    pages = listing.walk(
-        client, listing.Family.ENVELOPE, "creatives", role=ROLE, limit=7, requirement_id="CRE-033"
-    )
+    pages = listing.envelope_walk(client, "creatives", ROLE, "CRE-033", limit=7)
     for page in pages:
         listing.expect_list_envelope(page, "CRE-032")
         listing.expect_next_link_ends_with_the_walk(page)
@@ -303,13 +294,8 @@ def test_updated_since_is_strictly_after(
     feed = settled(walked)
     items = records(feed)
     pivot = listing.middle_updated_at(items)
-    pages = listing.walk(
-        client,
-        listing.Family.ENVELOPE,
-        "creatives",
-        role=ROLE,
-        params={"updated_since": pivot, "limit": 100},
-        requirement_id="CRE-028",
+    pages = listing.envelope_walk(
+        client, "creatives", ROLE, "CRE-028", updated_since=pivot, limit=100
     )
     stale = [
         r.get("creative_id")

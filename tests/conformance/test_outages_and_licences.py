@@ -15,7 +15,15 @@ from typing import Any
 
 import pytest
 from json_support import at, obj, objs
-from listing_support import Code, Family, error_shape_violations, expect_error, items_of, walk
+from listing_support import (
+    Code,
+    Family,
+    envelope_walk,
+    error_shape_violations,
+    expect_error,
+    items_of,
+    walk,
+)
 from playback_support import BASIC_DEVICE, play_body, post
 
 from delivery_conformance.checks import ConformanceFailure, expect
@@ -126,14 +134,7 @@ def test_outage_answers_the_retryable_503_of_its_error_table(
 
 
 def _series_item(client: DeliveryClient, code: str) -> dict[str, Any] | None:
-    pages = walk(
-        client,
-        Family.ENVELOPE,
-        "series",
-        role="films_metadata",
-        limit=100,
-        requirement_id="STATE-008",
-    )
+    pages = envelope_walk(client, "series", "films_metadata", "STATE-008", limit=100)
     found = [i for i in items_of(pages) if isinstance(i, dict) and i.get("code") == code]
     return found[0] if found else None
 

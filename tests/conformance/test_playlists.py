@@ -49,9 +49,7 @@ def detail(client: DeliveryClient, code: str) -> tuple[Response, dict[str, Any]]
 
 @pytest.fixture(scope="module")
 def library(client: DeliveryClient) -> list[listing.Page]:
-    return listing.walk(
-        client, listing.Family.ENVELOPE, "playlists", role=ROLE, limit=7, requirement_id="PLS-023"
-    )
+    return listing.envelope_walk(client, "playlists", ROLE, "PLS-023", limit=7)
 
 
 @VIDEOS
@@ -201,9 +199,7 @@ def test_codes_and_clip_ids_are_stable(
     codes = {key(i.get("code")) for i in listing.items_of(library)}
     again = {
         i.get("code")
-        for i in listing.items_of(
-            listing.walk(client, listing.Family.ENVELOPE, "playlists", role=ROLE, limit=100)
-        )
+        for i in listing.items_of(listing.envelope_walk(client, "playlists", ROLE, limit=100))
     }
     expect(
         "PLS-002",
@@ -290,14 +286,7 @@ def test_full_page_always_carries_a_cursor(
 ) -> None:
     total = len(listing.items_of(library))
     for limit in sorted({1, total} | {d for d in (2, 3, 4, 5, 6) if total % d == 0}):
-        pages = listing.walk(
-            client,
-            listing.Family.ENVELOPE,
-            "playlists",
-            role=ROLE,
-            params={"limit": limit},
-            requirement_id="PLS-022",
-        )
+        pages = listing.envelope_walk(client, "playlists", ROLE, "PLS-022", limit=limit)
         for page in pages:
             if len(page.items) == limit:
                 expect(
@@ -324,14 +313,7 @@ def test_category_filter_keeps_only_that_category(
     client: DeliveryClient, fixture_id: Any, library: list[listing.Page]
 ) -> None:
     slug = fixture_id("category_slug")
-    pages = listing.walk(
-        client,
-        listing.Family.ENVELOPE,
-        "playlists",
-        role=ROLE,
-        params={"category": slug, "limit": 100},
-        requirement_id="PLS-019",
-    )
+    pages = listing.envelope_walk(client, "playlists", ROLE, "PLS-019", category=slug, limit=100)
     items = listing.items_of(pages)
     other = [i.get("code") for i in items if obj(i.get("category")).get("slug") != slug]
     expect(

@@ -61,9 +61,7 @@ def detail(client: DeliveryClient, code: str, role: str = ROLE) -> tuple[Respons
 
 @pytest.fixture(scope="module")
 def series_walk(client: DeliveryClient) -> list[listing.Page]:
-    return listing.walk(
-        client, listing.Family.ENVELOPE, "series", role=ROLE, limit=5, requirement_id="SER-031"
-    )
+    return listing.envelope_walk(client, "series", ROLE, "SER-031", limit=5)
 
 
 # -- detail ------------------------------------------------------------------------------------

@@ -10,7 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from listing_support import Code, Family, expect_error, is_int, items_of, page_of, walk
+from listing_support import (
+    Code,
+    Family,
+    envelope_walk,
+    expect_error,
+    is_int,
+    items_of,
+    page_of,
+    walk,
+)
 
 from delivery_conformance.checks import expect
 from delivery_conformance.target.client import DeliveryClient
@@ -192,14 +201,7 @@ def test_withdrawn_category_still_filters_and_lists_withdrawn(
     client: DeliveryClient, fixture_id: Any
 ) -> None:
     slug = fixture_id("category_withdrawn")
-    pages = walk(
-        client,
-        Family.ENVELOPE,
-        "playlists",
-        role=PLAYLIST_ROLE,
-        params={"category": slug, "limit": 100},
-        requirement_id="STATE-016",
-    )
+    pages = envelope_walk(client, "playlists", PLAYLIST_ROLE, "STATE-016", category=slug, limit=100)
     items = items_of(pages)
     active = [i.get("code") for i in items if i.get("status") != "withdrawn"]
     expect(

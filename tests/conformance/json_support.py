@@ -14,7 +14,7 @@ from typing import Any
 from delivery_conformance.checks import expect
 from delivery_conformance.exceptions import TargetGarbage
 
-__all__ = ["arr", "at", "body_of", "garbage_rule", "json_for", "key", "obj", "objs"]
+__all__ = ["arr", "at", "body_of", "garbage_rule", "json_for", "key", "obj", "objs", "strings_in"]
 
 
 def key(value: Any) -> Any:
@@ -75,3 +75,12 @@ def at(value: Any, dotted: str) -> Any:
     for part in dotted.split("."):
         value = value.get(part) if isinstance(value, dict) else None
     return value
+
+
+def strings_in(value: Any) -> list[str]:
+    """Every string anywhere in a JSON value (object values and array items, depth first)."""
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in strings_in(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in strings_in(v)]
+    return [value] if isinstance(value, str) else []

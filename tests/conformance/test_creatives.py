@@ -14,7 +14,7 @@ from typing import Any
 import listing_support as listing
 import pytest
 from expect_support import each_requirement, expect_equal, expect_object, expect_rows_follow
-from json_support import arr, key, obj, objs
+from json_support import arr, key, obj, objs, strings_in
 
 from delivery_conformance.checks import ConformanceFailure, expect
 from delivery_conformance.target.client import DeliveryClient, Response
@@ -148,20 +148,12 @@ def rule_failures(record: dict[str, Any]) -> dict[str, str]:
         s
         for k, v in record.items()
         if k not in ("final", "links")
-        for s in _strings(v)
+        for s in strings_in(v)
         if SIGNED.search(s)
     ]
     if links:
         bad["CRE-001"] = f"{len(links)} signed links outside final.file_url"
     return bad
-
-
-def _strings(tree: Any) -> list[str]:
-    if isinstance(tree, dict):
-        return [s for v in tree.values() for s in _strings(v)]
-    if isinstance(tree, list):
-        return [s for v in tree for s in _strings(v)]
-    return [tree] if isinstance(tree, str) else []
 
 
 RULES = [

@@ -11,7 +11,7 @@ from typing import Any
 import listing_support as listing
 import pytest
 from expect_support import each_requirement, expect_equal, expect_object
-from json_support import arr, json_for, key, obj, objs
+from json_support import arr, json_for, key, obj, objs, strings_in
 
 from delivery_conformance.checks import expect
 from delivery_conformance.checks.schema import expect_schema
@@ -341,21 +341,13 @@ def test_updated_since_leaves_out_older_items(
     listing.expect_updated_since_leaves_out_older("PLS-020", client, library, "playlists", ROLE)
 
 
-def _strings(tree: Any) -> list[str]:
-    if isinstance(tree, dict):
-        return [s for v in tree.values() for s in _strings(v)]
-    if isinstance(tree, list):
-        return [s for v in tree for s in _strings(v)]
-    return [tree] if isinstance(tree, str) else []
-
-
 @VIDEOS
 @pytest.mark.requirement("PLS-024")
 def test_list_holds_no_playback_link(library: list[listing.Page]) -> None:
     for page in library:
         links = [
             s
-            for s in _strings(page.body.get("data"))
+            for s in strings_in(page.body.get("data"))
             if s.startswith(("http://", "https://")) or ".m3u8" in s or ".mp4" in s
         ]
         expect(

@@ -214,11 +214,16 @@ def test_a_failed_item_leaves_the_others_issued(client, fixture_id):
     )
 
 
+def _after_a_good_item(rid: str, client, fixture_id, fixture: str) -> tuple:
+    """A batch of an issuable episode then the fixture's; the answer and its second item."""
+    response = post(client, batch_body(fixture_id, "episode_encrypted", fixture))
+    return response, expect_batch(rid, response, 2)[1]
+
+
 @pytest.mark.requirement("PLAY-044")
 @pytest.mark.needs("fixture:episode_encrypted", "fixture:episode_outside_window")
 def test_a_refused_item_carries_its_reason(client, fixture_id):
-    response = post(client, batch_body(fixture_id, "episode_encrypted", "episode_outside_window"))
-    item = expect_batch("PLAY-044", response, 2)[1]
+    response, item = _after_a_good_item("PLAY-044", client, fixture_id, "episode_outside_window")
     shape = (item.get("status"), item.get("error_code"), item.get("reason"))
     expect_equal(
         "PLAY-044",
@@ -232,8 +237,7 @@ def test_a_refused_item_carries_its_reason(client, fixture_id):
 @pytest.mark.requirement("PLAY-043")
 @pytest.mark.needs("fixture:episode_encrypted", "fixture:episode_provider_timeout")
 def test_a_503_item_carries_retry_after_in_seconds(client, fixture_id):
-    response = post(client, batch_body(fixture_id, "episode_encrypted", "episode_provider_timeout"))
-    item = expect_batch("PLAY-043", response, 2)[1]
+    response, item = _after_a_good_item("PLAY-043", client, fixture_id, "episode_provider_timeout")
     wait = item.get("retry_after")
     expect(
         "PLAY-043",

@@ -18,6 +18,7 @@ from starlette.requests import Request
 
 from delivery_sandbox.faults.coverage_faults_10 import partial_batch_charge
 from delivery_sandbox.faults.coverage_faults_11 import missing_code_11, refusal_11
+from delivery_sandbox.faults.coverage_faults_12 import org_suspended_12
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Exchange, Reply
@@ -414,7 +415,7 @@ async def answer(
     skip_check = (
         sb.faults.enabled(FaultName.reuse_skips_organisation_check) and len(ticket_book(sb)) > 0
     )
-    if caller.suspended and not skip_check:
+    if org_suspended_12(sb, caller) and not skip_check:
         return _suspended(sb, exchange)
     now = sb.now()
     scenario = None

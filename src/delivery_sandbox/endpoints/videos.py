@@ -18,6 +18,7 @@ import orjson
 
 from delivery_sandbox.endpoints import cursors
 from delivery_sandbox.endpoints.listing import iso, list_links, parse_limit
+from delivery_sandbox.faults.coverage_faults_12 import video_id_12, video_list_12
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
@@ -118,6 +119,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     if any(c.broken for c in chosen):
         return _read_failed(sb, exchange)
     sequence = [(c.code, i, vid) for c in chosen for i, vid in enumerate(c.videos, start=1)]
+    sequence, limit = video_list_12(sb, wanted, granted, sequence, limit)  # coverage faults
     window = sequence[start : start + limit]
     videos = sb.store.videos
     skip = not sb.faults.enabled(FaultName.videos_not_ready_listed)
@@ -149,7 +151,7 @@ async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call
 
     Requirements: HDR-004, VID-014, VID-015, VID-016, VID-017, VID-020, VID-027.
     """
-    raw, now = call.params["id"], int(sb.now())
+    raw, now = video_id_12(sb, call.params["id"]), int(sb.now())  # coverage faults
     try:
         video_id = str(uuid.UUID(raw))
     except ValueError:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -29,7 +30,15 @@ if TYPE_CHECKING:
     from delivery_sandbox.http.headers import Exchange, Reply
     from delivery_sandbox.state.context import Sandbox
 
-__all__ = ["COVERAGE_FAULT_ROWS_12", "mangle_reply_12", "playback_body_12"]
+__all__ = [
+    "COVERAGE_FAULT_ROWS_12",
+    "SLOW_12",
+    "mangle_reply_12",
+    "org_suspended_12",
+    "playback_body_12",
+    "video_id_12",
+    "video_list_12",
+]
 
 Body = dict[str, Any]
 UUID = re.compile(r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\Z")
@@ -40,12 +49,32 @@ NOTE = "coverage_faults_12"  # the key of what the request hook notes in Exchang
 # -- the request side: the body as the sandbox will read it ------------------------------------
 
 
-def _no_content_type(body: Body, headers: dict[str, str]) -> Body | bytes:
-    return b"" if "content-type" not in headers else body
+@dataclass(frozen=True)
+class Seen:
+    """What a request change may read beside the body: the request headers, the store."""
+
+    headers: dict[str, str]
+    store: Any
+
+
+def _first_episode(body: Body, seen: Seen) -> Body:
+    """A single request naming its episode by `episode_id` alone gets its film's episode 1."""
+    episode_id = body.get("episode_id")
+    if not isinstance(episode_id, str) or "film_ref" in body or "episodes" in body:
+        return body
+    episode = seen.store.episode(episode_id)
+    if episode is not None and episode.episode_no != 1:
+        del body["episode_id"]
+        body.update(film_ref=episode.film_id, episode_no=1)
+    return body
+
+
+def _no_content_type(body: Body, seen: Seen) -> Body | bytes:
+    return b"" if "content-type" not in seen.headers else body
 
 
 def _pop(*names: str, when: Callable[[Body], bool] = lambda b: True) -> Callable[..., Body]:
-    def change(body: Body, headers: dict[str, str]) -> Body:
+    def change(body: Body, seen: Seen) -> Body:
         if when(body):
             for name in names:
                 body.pop(name, None)
@@ -57,7 +86,7 @@ def _pop(*names: str, when: Callable[[Body], bool] = lambda b: True) -> Callable
 def _next_episode(uuid: bool) -> Callable[..., Body]:
     """A top-level `film_ref` of the given form resolves to the following episode."""
 
-    def change(body: Body, headers: dict[str, str]) -> Body:
+    def change(body: Body, seen: Seen) -> Body:
         ref, number = body.get("film_ref"), body.get("episode_no")
         if "episode_id" in body or not isinstance(ref, str) or type(number) is not int:
             return body
@@ -68,7 +97,7 @@ def _next_episode(uuid: bool) -> Callable[..., Body]:
     return change
 
 
-def _half_pair_dropped(body: Body, headers: dict[str, str]) -> Body:
+def _half_pair_dropped(body: Body, seen: Seen) -> Body:
     if (body.get("union_info") is None) != (body.get("drm_kek") is None):
         body.pop("union_info", None)
         body.pop("drm_kek", None)
@@ -78,7 +107,7 @@ def _half_pair_dropped(body: Body, headers: dict[str, str]) -> Body:
 def _device_length(name: str, length: int, value: str) -> Callable[..., Body]:
     """A `name` of exactly `length` characters (no padding) is replaced by `value`."""
 
-    def change(body: Body, headers: dict[str, str]) -> Body:
+    def change(body: Body, seen: Seen) -> Body:
         sent = body.get(name)
         if isinstance(sent, str) and sent == sent.strip() and len(sent) == length:
             body[name] = value
@@ -87,8 +116,23 @@ def _device_length(name: str, length: int, value: str) -> Callable[..., Body]:
     return change
 
 
+# spec: POST /playback, `union_info`: the null-like words (`undefined` is PLAY-016's own row).
+NULL_LIKE = frozenset({"(null)", "null", "nil", "nan", "<null>", "none"})
+
+
+def _padded_null_word(body: Body, seen: Seen) -> Body:
+    """A device value that is a null-like word in upper or mixed case, padded with spaces to 8
+    characters or more, is replaced by a value that passes (so the request is served)."""
+    for name in ("union_info", "drm_kek"):
+        sent = body.get(name)
+        word = sent.strip() if isinstance(sent, str) else ""
+        if word.lower() in NULL_LIKE and word != word.lower() and len(sent or "") >= 8:
+            body[name] = f"{name}-accepted"
+    return body
+
+
 def _refuse(when: Callable[[Body], bool]) -> Callable[..., Body | bytes]:
-    return lambda body, headers: REFUSED if when(body) else body
+    return lambda body, seen: REFUSED if when(body) else body
 
 
 def _unknown_intent(body: Body) -> bool:
@@ -103,7 +147,7 @@ def _long_viewer_ref(body: Body) -> bool:
 
 
 def _items(change: Callable[[list[Any]], list[Any]]) -> Callable[..., Body]:
-    def bend(body: Body, headers: dict[str, str]) -> Body:
+    def bend(body: Body, seen: Seen) -> Body:
         if isinstance(body.get("episodes"), list):
             body["episodes"] = change(body["episodes"])
         return body
@@ -121,7 +165,7 @@ def _names_an_episode(item: object) -> bool:
     )
 
 
-def _next_clamped(body: Body, headers: dict[str, str]) -> Body:
+def _next_clamped(body: Body, seen: Seen) -> Body:
     count = body.get("next")
     if isinstance(count, int | float | str) and not isinstance(count, bool):
         try:
@@ -132,7 +176,7 @@ def _next_clamped(body: Body, headers: dict[str, str]) -> Body:
 
 
 def _set(name: str, value: object, when: Callable[[Body], bool]) -> Callable[..., Body]:
-    def change(body: Body, headers: dict[str, str]) -> Body:
+    def change(body: Body, seen: Seen) -> Body:
         if when(body):
             body[name] = value
         return body
@@ -156,17 +200,20 @@ def _prefetch_with_viewer(body: Body) -> bool:
     return "viewer_ref" in body and body.get("intent") == "prefetch"
 
 
-RequestChange = Callable[[Body, dict[str, str]], Body | bytes]
+RequestChange = Callable[[Body, Seen], Body | bytes]
 # name -> (rules, summary, change to the request body)
 _REQUEST_ROWS: tuple[tuple[str, tuple[str, ...], str, RequestChange], ...] = (
     ("playback_content_type_required", ("PLAY-004",), "a playback body sent without Content-Type is read as empty", _no_content_type),
+    ("episode_id_first_episode", ("PLAY-005",), "episode_id alone is read as episode 1 of its film", _first_episode),
     ("film_ref_wins_over_episode_id", ("PLAY-006",), "film_ref + episode_no take precedence over episode_id", _pop("episode_id", when=lambda b: "film_ref" in b and not _in_batch(b))),
     ("film_ref_id_next_episode", ("PLAY-007",), "film_ref given as the film id names the following episode", _next_episode(True)),
     ("film_ref_slug_next_episode", ("PLAY-008",), "film_ref given as the slug names the following episode", _next_episode(False)),
     ("device_half_pair_ignored", ("PLAY-012",), "one device value without the other is ignored, not refused", _half_pair_dropped),
     ("union_info_seven_accepted", ("PLAY-013",), "a union_info of 7 characters is accepted", _device_length("union_info", 7, "union-info-long-enough")),
     ("device_value_eight_refused", ("PLAY-014",), "a union_info of exactly 8 characters is refused as too short", _device_length("union_info", 8, "short")),
+    ("null_word_padded_accepted", ("PLAY-017",), "a null-like word in upper or mixed case, padded to 8 characters, is accepted", _padded_null_word),
     ("drm_kek_seven_accepted", ("PLAY-018",), "a drm_kek of 7 characters is accepted (union_info keeps its minimum)", _device_length("drm_kek", 7, "drm-kek-long-enough")),
+    ("intent_required", ("PLAY-021",), "a playback body without intent answers 400", _refuse(lambda b: "intent" not in b)),
     ("unknown_intent_refused", ("PLAY-022",), "an intent other than play or prefetch answers 400", _refuse(_unknown_intent)),
     ("viewer_ref_max_255", ("PLAY-024",), "a viewer_ref of 256 characters answers 400", _refuse(_long_viewer_ref)),
     ("episodes_empty_ignored", ("PLAY-028",), "an empty episodes array is read as absent", _pop("episodes", when=lambda b: b.get("episodes") == [])),
@@ -195,6 +242,7 @@ def playback_body_12(
         return read
 
     headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    seen = Seen(headers, sb.store)
 
     async def bent() -> bytes:
         raw = await read()
@@ -211,7 +259,7 @@ def playback_body_12(
             "not_ready": episode is not None and not episode.stream_ready,
         }
         for name in sorted(on & _REQUEST.keys()):
-            changed = _REQUEST[name](body, headers)
+            changed = _REQUEST[name](body, seen)
             if isinstance(changed, bytes):
                 return changed
             body = changed
@@ -323,9 +371,23 @@ def _item_403_code(reply: Reply, body: Body, exchange: Exchange) -> int | None:
     return None
 
 
+def _whole_429_as_item(reply: Reply, body: Body, exchange: Exchange) -> int | None:
+    """A whole-request 429 of the limiter answered as a 200 holding one refused item."""
+    if reply.status != 429 or body.get("reason") is not None:
+        return None
+    wait = next((int(v) for k, v in reply.headers if k == b"retry-after"), 1)
+    dropped = (b"retry-after", b"x-ratelimit-limit", b"x-ratelimit-window")  # 429 headers only
+    reply.headers = [(k, v) for k, v in reply.headers if k not in dropped]
+    item = {"status": 429, "error": body.get("error"), "error_code": body.get("error_code")}
+    body.clear()
+    body["items"] = [{**item, "retry_after": wait}]
+    return 200
+
+
 AnswerChange = Callable[["Reply", Body, "Exchange"], int | None]  # returns a new status or None
 _PLAYBACK_ROWS: tuple[tuple[str, tuple[str, ...], str, AnswerChange], ...] = (
     ("sdk_required_as_400", ("PLAY-011",), "an encrypted episode without device values answers 400 invalid_request", _error(409, "sdk_required", 400, error_code="invalid_request")),
+    ("whole_429_as_refused_item", ("PLAY-074",), "a request refused whole by the limit answers 200 with one refused item", _whole_429_as_item),
     ("device_fields_first_only", ("PLAY-019",), "invalid_device_info names only the first rejected field", _fields_first),
     ("unencrypted_needs_device", ("PLAY-020",), "an unencrypted episode without device values answers 409 sdk_required", _unencrypted_needs_device),
     ("batch_fails_with_its_first_item", ("PLAY-045",), "a batch with a failed item answers that item's error for the whole request", _first_failure),
@@ -412,9 +474,78 @@ _VIDEO_ROWS: tuple[tuple[str, tuple[str, ...], str, Callable[[Reply, Body], None
 )  # fmt: skip
 _VIDEOS = {name: change for name, _, _, change in _VIDEO_ROWS}
 
-COVERAGE_FAULT_ROWS_12: tuple[tuple[str, tuple[str, ...], str], ...] = tuple(
-    (name, rules, summary)
-    for name, rules, summary, _ in (*_REQUEST_ROWS, *_PLAYBACK_ROWS, *_VIDEO_ROWS)
+# Faults the playback policies read (playback/fault_policies.py): reuse and the `next` items.
+_POLICY_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("reuse_extends_ticket", ("PLAY-003",), "each reuse of a ticket moves its expires_at 5 minutes later"),
+    ("reuse_margin_one_minute", ("PLAY-064",), "a ticket is reused until 1 minute before it expires, not 5"),
+    ("next_items_play", ("PLAY-038",), "items added by next are recorded as play, not prefetch"),
+)  # fmt: skip
+
+# Faults the open video handlers ask about (endpoints/videos.py): what a list holds, a page's
+# size, what GET /videos/{id} takes as its id.
+_VIDEO_HANDLER_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("video_listed_under_first_collection", ("VID-004",), "a video in two granted collections is listed only under the first"),
+    ("videos_list_not_granted", ("VID-006",), "GET /videos without collection lists the videos of collections not granted too"),
+    ("videos_page_one_over_limit", ("VID-008",), "a GET /videos page holds one row more than limit"),
+    ("video_slug_as_id", ("VID-016",), "GET /videos/{id} takes a video's slug as its id"),
+)  # fmt: skip
+
+Sequence = list[tuple[str, int, str]]  # (collection code, position, video id) in list order
+
+
+def video_list_12(
+    sb: Sandbox, wanted: str | None, granted: list[Any], sequence: Sequence, limit: int
+) -> tuple[Sequence, int]:
+    """The rows GET /videos walks and its page size, with this block's list faults applied."""
+    on = sb.faults.on
+    if "videos_list_not_granted" in on and wanted is None:
+        others = [c for c in sb.store.collections.values() if c not in granted and not c.broken]
+        sequence = sequence + [(c.code, i, v) for c in others for i, v in enumerate(c.videos, 1)]
+    if "video_listed_under_first_collection" in on:
+        first: dict[str, str] = {}
+        for collection in granted:
+            for video in collection.videos:
+                first.setdefault(video, collection.code)
+        sequence = [row for row in sequence if first.get(row[2], row[0]) == row[0]]
+    return sequence, limit + 1 if "videos_page_one_over_limit" in on else limit
+
+
+def video_id_12(sb: Sandbox, raw: str) -> str:
+    """The id GET /videos/{id} reads: under `video_slug_as_id`, a slug names its video."""
+    if "video_slug_as_id" in sb.faults.on:
+        return next((v.id for v in sb.store.videos.values() if v.slug == raw), raw)
+    return raw
+
+
+# A fault the playback handler asks about (endpoints/playback.py): where it reads the
+# organisation's state. Slow: the suite waits out the 30 s bound before it can see it.
+_ORG_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("org_state_cached_per_key", ("PLAY-067",), "POST /playback reads the organisation's suspension once per key and keeps it 35 s"),
+)  # fmt: skip
+SLOW_12 = frozenset({"org_state_cached_per_key"})
+ORG_CACHE_SECONDS = 35.0  # past the 30 s within which the suite wants a suspension seen
+
+
+def org_suspended_12(sb: Sandbox, caller: Any) -> bool:
+    """Whether POST /playback sees the caller's organisation suspended: read on every request,
+    or under `org_state_cached_per_key` once per key (the key's role) and kept 35 s."""
+    if "org_state_cached_per_key" not in sb.faults.on:
+        return bool(caller.suspended)
+    cache: dict[str, tuple[bool, float]] = sb.faults.memo("org_state_cached_per_key", lambda on: {})
+    now, kept = sb.now(), cache.get(caller.role)
+    if kept is None or now - kept[1] >= ORG_CACHE_SECONDS:
+        kept = cache[caller.role] = (bool(caller.suspended), now)
+    return kept[0]
+
+
+COVERAGE_FAULT_ROWS_12: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    *(
+        (name, rules, summary)
+        for name, rules, summary, _ in (*_REQUEST_ROWS, *_PLAYBACK_ROWS, *_VIDEO_ROWS)
+    ),
+    *_POLICY_ROWS,
+    *_VIDEO_HANDLER_ROWS,
+    *_ORG_ROWS,
 )
 
 

@@ -262,9 +262,9 @@ from delivery_sandbox.faults.coverage_faults_13 import COVERAGE_FAULT_ROWS_13  #
 register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_13))
 
 # Twelfth block: POST /playback body, tickets and errors; open videos (coverage_faults_12.py).
-from delivery_sandbox.faults.coverage_faults_12 import COVERAGE_FAULT_ROWS_12  # noqa: E402
+from delivery_sandbox.faults.coverage_faults_12 import COVERAGE_FAULT_ROWS_12, SLOW_12  # noqa: E402
 
-register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_12))
+register(*(Fault(*row, slow=row[0] in SLOW_12) for row in COVERAGE_FAULT_ROWS_12))
 
 # Fourteenth block: withdrawal of series, playlists and Categories (coverage_faults_14.py).
 from delivery_sandbox.faults.coverage_faults_14 import COVERAGE_FAULT_ROWS_14  # noqa: E402
@@ -332,6 +332,7 @@ COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "batch_item_intent_play": (
         ("LIM-040", "later items recorded as play are not shed as prefetch: no prefetch_shed"),
+        ("PLAY-090", "the same unshed item, as Errors > Playback states the rule"),
     ),
     "auth_scheme_lax": (
         ("AUTH-036", "a lax scheme reads the last word, so a key after two spaces opens too"),

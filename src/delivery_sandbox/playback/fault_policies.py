@@ -75,11 +75,14 @@ def _build(on: frozenset[FaultName]) -> tuple[Tuning, AdmissionPolicy, LimitQuir
         manifest_ttl=1_800 if FaultName.manifest_ttl_long in on else 900,
         reuse_ignores_device=FaultName.reuse_ignores_device in on,
         sort_subtitles=FaultName.subtitles_unsorted not in on,
+        reuse_margin=60 if FaultName.reuse_margin_one_minute in on else 300,
+        reuse_extension=300 if FaultName.reuse_extends_ticket in on else 0,
     )
     body = BodyRules(
         trim_device_values=FaultName.device_value_untrimmed not in on,
         null_words_any_case=FaultName.null_words_case_sensitive not in on,
         later_items_default="play" if FaultName.batch_item_intent_play in on else "prefetch",
+        next_items_intent="play" if FaultName.next_items_play in on else "prefetch",
     )
     return Tuning(body, tickets, FaultName.batch_whole_429_early in on), policy, quirks
 

@@ -55,6 +55,7 @@ class BodyRules:
     trim_device_values: bool = True
     null_words_any_case: bool = True
     later_items_default: str = "prefetch"
+    next_items_intent: str = "prefetch"  # how items added by `next` are recorded (PLAY-038)
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,9 @@ def _batch_a(
     return items
 
 
-def _batch_b(body: dict[str, Any], anchor: Anchor, intent: str) -> list[ItemRequest] | BodyError:
+def _batch_b(
+    body: dict[str, Any], anchor: Anchor, intent: str, rules: BodyRules
+) -> list[ItemRequest] | BodyError:
     """Form B: an anchor and `next` 0 to 2 following episodes, recorded as prefetch.
 
     Requirements: PLAY-033, PLAY-035, PLAY-036, PLAY-038.
@@ -178,8 +181,9 @@ def _batch_b(body: dict[str, Any], anchor: Anchor, intent: str) -> list[ItemRequ
         return BodyError(MSG_NEXT, "invalid_request")
     items = [ItemRequest(_echo(anchor, intent), *anchor, intent=intent)]
     for offset in range(1, count + 1):
-        echo = {**_echo(anchor, "prefetch"), "next": offset}
-        items.append(ItemRequest(echo, *anchor, intent="prefetch", next_offset=offset))
+        later = rules.next_items_intent
+        echo = {**_echo(anchor, later), "next": offset}
+        items.append(ItemRequest(echo, *anchor, intent=later, next_offset=offset))
     return items
 
 
@@ -205,7 +209,7 @@ def parse(raw: bytes, rules: BodyRules | None = None) -> PlaybackRequest | BodyE
         if "next" in body:
             if anchor is None:
                 return BodyError(MSG_NEXT, "invalid_request")
-            items = _batch_b(body, anchor, top_intent)
+            items = _batch_b(body, anchor, top_intent, rules)
             batch = True
         elif anchor is None:
             return BodyError(MSG_NO_EPISODE)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -50,6 +50,7 @@ class TicketPolicy:
     reuse_margin: int = 300  # reuse until 5 minutes before expires_at
     reuse_ignores_device: bool = False
     sort_subtitles: bool = True  # False: reverse lang order (a fault)
+    reuse_extension: int = 0  # seconds a reuse adds to the kept ticket (a fault: PLAY-003)
 
 
 def iso_utc(epoch: float) -> str:
@@ -168,6 +169,9 @@ class TicketBook:
         if ticket is None:
             return None
         if self.reusable(ticket, now):
+            if self.policy.reuse_extension:
+                ticket = replace(ticket, expires_at=ticket.expires_at + self.policy.reuse_extension)
+                self._kept[key] = ticket
             return ticket
         del self._kept[key]
         return None

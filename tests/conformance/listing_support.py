@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import email.utils
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
@@ -221,16 +221,24 @@ def error_shape_violations(requirement_id: str, response: Response) -> list[Viol
 ErrorRow = tuple[str, str, str | None, dict[str, str], int, Code, object]
 
 
+def row_params(
+    rows: Sequence[Any], marks: Callable[[Any], Any], name: Callable[[Any], str], *, whole: bool
+) -> list[Any]:
+    """One pytest param per table row, with the row's `marks` and test id (`name`); the row
+    as one value, or (`whole` False) spread over the test's arguments."""
+    return [
+        pytest.param(*((row,) if whole else row), marks=marks(row), id=name(row)) for row in rows
+    ]
+
+
 def error_row_params(rows: list[ErrorRow], shape_id: str) -> list[Any]:
     """pytest params (one `row` each) marked with the row's ID and the area's shape ID."""
-    return [
-        pytest.param(
-            row,
-            marks=pytest.mark.requirement(row[0], shape_id),
-            id=f"{row[0]}-{row[1]}-{row[2]}-{'-'.join(row[3].values())}",
-        )
-        for row in rows
-    ]
+    return row_params(
+        rows,
+        lambda row: pytest.mark.requirement(row[0], shape_id),
+        lambda row: f"{row[0]}-{row[1]}-{row[2]}-{'-'.join(row[3].values())}",
+        whole=True,
+    )
 
 
 def send_error_row(

@@ -22,6 +22,7 @@ from listing_support import (
     error_shape_violations,
     expect_error,
     items_of,
+    row_params,
     walk,
 )
 from playback_support import BASIC_DEVICE, play_body, post
@@ -75,21 +76,18 @@ def _fixtures_in(template: str) -> list[str]:
     return [part[1:-1] for part in template.split("/") if part.startswith("{")]
 
 
+def _outage_marks(row: tuple) -> list[Any]:
+    """The row's ID, the admin API, its role and the fixtures its path names."""
+    fixtures = (f"fixture:{f}" for f in _fixtures_in(row[2]))
+    return [
+        pytest.mark.requirement(row[0]),
+        pytest.mark.needs("admin", f"role:{row[3]}", *fixtures),
+    ]
+
+
 @pytest.mark.parametrize(
     ("requirement_id", "area", "template", "role", "where", "code"),
-    [
-        pytest.param(
-            *row,
-            marks=[
-                pytest.mark.requirement(row[0]),
-                pytest.mark.needs(
-                    "admin", f"role:{row[3]}", *(f"fixture:{f}" for f in _fixtures_in(row[2]))
-                ),
-            ],
-            id=f"{row[0]}-{row[2]}",
-        )
-        for row in OUTAGES
-    ],
+    row_params(OUTAGES, _outage_marks, lambda row: f"{row[0]}-{row[2]}", whole=False),
 )
 def test_outage_answers_the_retryable_503_of_its_error_table(
     client: DeliveryClient,

@@ -87,6 +87,10 @@ class Sandboxed:
     def encrypted(self, **extra: Any) -> dict[str, Any]:
         return {"episode_id": self.fx["episode_encrypted"], **DEVICE, **extra}
 
+    def batch(self, *fixtures: str) -> dict[str, Any]:
+        """A batch body: one item per named episode fixture, in order."""
+        return {"episodes": [{"episode_id": self.fx[name]} for name in fixtures], **DEVICE}
+
 
 def patch_sleep(monkeypatch: Any, env: Sandboxed) -> None:
     monkeypatch.setattr(playback, "sleep", env.time.sleep)

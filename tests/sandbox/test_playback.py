@@ -200,8 +200,7 @@ def test_key_without_playback_scope_is_403_without_code(env: Sandboxed) -> None:
 
 def test_batch_form_a_answers_items_in_request_order(env: Sandboxed) -> None:
     fx = env.fx
-    asked = ("episode_not_ready", "episode_encrypted", "episode_outside_window")
-    r = env.post({"episodes": [{"episode_id": fx[name]} for name in asked], **DEVICE})
+    r = env.post(env.batch("episode_not_ready", "episode_encrypted", "episode_outside_window"))
     assert r.status_code == 200
     items = r.json()["items"]
     assert statuses(r) == [404, 200, 403]
@@ -249,30 +248,12 @@ def test_next_zero_switches_to_the_batch_shape(env: Sandboxed) -> None:
 
 
 def test_batch_with_an_internal_error_is_500_whole(env: Sandboxed) -> None:
-    fx = env.fx
-    r = env.post(
-        {
-            "episodes": [
-                {"episode_id": fx["episode_encrypted"]},
-                {"episode_id": fx["episode_internal_error"]},
-            ],
-            **DEVICE,
-        }
-    )
+    r = env.post(env.batch("episode_encrypted", "episode_internal_error"))
     assert r.status_code == 500 and "error_code" not in r.json()
 
 
 def test_batch_item_503_carries_retry_after(env: Sandboxed) -> None:
-    fx = env.fx
-    r = env.post(
-        {
-            "episodes": [
-                {"episode_id": fx["episode_provider_timeout"]},
-                {"episode_id": fx["episode_no_playable"]},
-            ],
-            **DEVICE,
-        }
-    )
+    r = env.post(env.batch("episode_provider_timeout", "episode_no_playable"))
     first, second = r.json()["items"]
     assert first["status"] == 503 and first["retry_after"] == 2
     assert second["status"] == 503 and second["error_code"] == "not_ready"

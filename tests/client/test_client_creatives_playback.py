@@ -7,6 +7,7 @@ import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -144,17 +145,17 @@ def ticket(episode: str) -> dict:
     }
 
 
+def refused(status: int, code: str, error: str | None = None, **extra: Any) -> dict[str, Any]:
+    """A refused batch item (spec: Errors > Playback, per ticket); `error` defaults to the code."""
+    return {"status": status, "error": error or code, "error_code": code, **extra}
+
+
 def test_a_batch_retries_only_failed_items_each_after_its_own_retry_after_cli_025(
     rig: Callable[..., Rig],
 ) -> None:
-    limited = {
-        "status": 429,
-        "error": "rate_limited",
-        "error_code": "rate_limited",
-        "retry_after": 2,
-    }
-    later = {"status": 503, "error": "x", "error_code": "service_unavailable", "retry_after": 5}
-    not_ready = {"status": 503, "error": "x", "error_code": "not_ready"}
+    limited = refused(429, "rate_limited", retry_after=2)
+    later = refused(503, "service_unavailable", "x", retry_after=5)
+    not_ready = refused(503, "not_ready", "x")
     handler, asked = batch_server(
         [[ticket("e1"), limited, later, not_ready][:3], [ticket("e2")], [ticket("e3")]]
     )
@@ -180,12 +181,7 @@ def test_a_batch_retries_only_failed_items_each_after_its_own_retry_after_cli_02
 def test_per_item_not_ready_is_final_and_unknown_reasons_are_accepted_cli_011_play_084(
     rig: Callable[..., Rig],
 ) -> None:
-    odd = {
-        "status": 403,
-        "error": "new_reason",
-        "error_code": "not_entitled",
-        "reason": "new_reason",
-    }
+    odd = refused(403, "not_entitled", "new_reason", reason="new_reason")
     handler, asked = batch_server([[{"status": 503, "error_code": "not_ready"}, odd]])
     results = play(rig(handler).client, [{"episode_id": "a"}, {"episode_id": "b"}])
     assert len(asked) == 1 and [(x.status, x.code) for x in results] == [

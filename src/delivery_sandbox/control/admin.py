@@ -6,12 +6,14 @@ Every change bumps the sandbox generation so cached bodies are rebuilt.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import orjson
 
 from delivery_sandbox.control.outages import AREAS
 from delivery_sandbox.faults.coverage_faults_17 import (
+    creative_stamp_17,
     episode_17,
     licence_17,
     revoke_17,
@@ -147,6 +149,8 @@ async def dispatch(sb: Sandbox, method: str, parts: list[str], receive: Any) -> 
         return _licence(sb, parts[1], parts[2], now)
     if parts[:1] == ["creatives"] and parts[2:] == ["revoke-link"] and len(parts) == 3:
         return _revoke_link(sb, parts[1])
+    if parts[:1] == ["creatives"] and parts[2:] == ["retitle"] and len(parts) == 3:
+        return _retitle_creative(sb, parts[1], await _body(receive), now)
     if len(parts) == 3 and parts[0] == "playlists" and parts[2] == "retitle":
         return _retitle_playlist(sb, parts[1], await _body(receive), now)
     if len(parts) == 3 and parts[0] == "films" and parts[2] == "retitle":
@@ -296,6 +300,18 @@ def _retitle_playlist(sb: Sandbox, code: str, body: dict[str, Any], now: float) 
         raise AdminError(404, f"no playlist {code}") from exc
     sb.changed()
     return _ok({"code": code, "title": playlist.title, "updated_at": playlist.updated_at})
+
+
+def _retitle_creative(sb: Sandbox, creative_id: str, body: dict[str, Any], now: float) -> Reply:
+    """Give a listed creative a new name: an update (its `updated_at` moves, FRESH-022)."""
+    title = _new_title(body)
+    creative = sb.store.creatives.get(creative_id)
+    if creative is None or not creative.visible:
+        raise AdminError(404, f"no listed creative {creative_id}")
+    stamp = creative_stamp_17(sb.faults, creative.updated_at, int(now))
+    sb.store.creatives[creative_id] = replace(creative, name=title, updated_at=stamp)
+    sb.changed()
+    return _ok({"creative_id": creative_id, "name": title, "updated_at": stamp})
 
 
 def _allow(method: str, allowed: str) -> None:

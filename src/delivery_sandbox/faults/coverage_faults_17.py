@@ -13,7 +13,9 @@ runs them in a second process beside the main one (tests/harness/killrate_suppor
 delay is the bound plus a few seconds, so the scenario's wait ends before the change lands.
 
 Hooks, each one call in control/admin.py where the change is made: `revoke_17`, `rotate_17`,
-`episode_17`, `licence_17`, `suspend_17`, `set_limit_17`.
+`episode_17`, `licence_17`, `suspend_17`, `set_limit_17`; and
+`creative_stamp_17`, the `updated_at` a creative renamed by the admin API takes (FRESH-022:
+the creatives feed brings an updated record again).
 """
 
 # The fault table holds one row a line, so its long rows are exempt from the line length.
@@ -29,6 +31,7 @@ from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.rows import FaultRow, fault_rows
 
 if TYPE_CHECKING:
+    from delivery_sandbox.faults.registry import FaultSwitch
     from delivery_sandbox.state.context import Sandbox
     from delivery_sandbox.state.store import Licence
 
@@ -36,6 +39,7 @@ __all__ = [
     "COLLATERAL_17",
     "COVERAGE_FAULT_ROWS_17",
     "SLOW_17",
+    "creative_stamp_17",
     "episode_17",
     "licence_17",
     "revoke_17",
@@ -53,6 +57,7 @@ episode_withdrawal_after_35_s | FRESH-001           | an episode withdrawal take
 licence_suspension_after_35_s | FRESH-003           | a licence suspension takes effect 35 s after it is made: the film stays in the catalog past 30 s
 org_suspension_after_35_s     | FRESH-005 FRESH-006 | an organisation suspension takes effect 35 s after it is made: catalog and tickets still served past 30 s
 catalog_raise_after_70_s      | FRESH-014           | a raised catalog limit applies 70 s after it is made (not within about a minute); the playback counter's at once
+creative_update_keeps_stamp   | FRESH-022           | a creative renamed during a walk keeps its updated_at: neither the rest of the walk nor the next sync brings it again
 """)
 # Seconds each fault holds its change back: the bound it breaks plus a margin.
 DELAYS: dict[FaultName, float] = {
@@ -179,3 +184,9 @@ def set_limit_17(sb: Sandbox, org_id: str, counter: str, limit: int, now: float)
             lambda: limits.set_limit(org_id, counter, before, now),
             lambda: limits.set_limit(org_id, counter, limit, sb.now()),
         )
+
+
+def creative_stamp_17(faults: FaultSwitch, before: int, now: int) -> int:
+    """The `updated_at` of a creative changed at `now`: unchanged under
+    `creative_update_keeps_stamp`."""
+    return before if faults.enabled(FaultName.creative_update_keeps_stamp) else now

@@ -36,7 +36,7 @@ class Fault:
     # kill rate's blame precision counts a failure of these as exact, of any other ID as not.
     collateral: tuple[tuple[str, str], ...] = ()
     # Proven only by waiting out a freshness bound (coverage_faults_17.py): `make test` runs its
-    # targeted kill rate in a second process beside the main one (tests/harness/killrate_support.py).
+    # targeted kill rate in processes of their own beside the main one (tests/harness/killrate_support.py).
     slow: bool = False
 
 

@@ -26,6 +26,12 @@ def json_response(
     )
 
 
+def envelope_ok(data: Any, *, listing: bool = False) -> httpx.Response:
+    """A 200 envelope answer (`code` 0) carrying `data`; a list page also carries `links`."""
+    body = {"code": 0, "message": "ok", "data": data}
+    return json_response(200, {**body, "links": {"next": None}} if listing else body)
+
+
 Handler = Callable[[httpx.Request], httpx.Response]
 
 
@@ -104,3 +110,18 @@ class LocalServer:
 
 def json_body(value: Any) -> tuple[int, dict[str, str], bytes]:
     return 200, {"Content-Type": "application/json"}, json.dumps(value).encode()
+
+
+def list_and_detail_server(
+    log: list[str], list_path: str, items: list[Any], detail: Callable[[str], Any]
+) -> Callable[[httpx.Request], httpx.Response]:
+    """A target of one envelope list (one page of `items`) and its detail reads (`detail` of
+    the code in the path); every path asked is kept in `log`."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        log.append(request.url.path)
+        if request.url.path.endswith(list_path):
+            return envelope_ok({"items": items, "next_cursor": None}, listing=True)
+        return envelope_ok(detail(request.url.path.rsplit("/", 1)[1]))
+
+    return handler

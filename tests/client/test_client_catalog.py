@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
-from client_support import Rig, json_response
+from client_support import Rig, json_response, list_and_detail_server
 
 from delivery_client import Policy, RetriesExhausted
 from delivery_client.catalog import FilmRecord, apply_walk, merge_pages
@@ -167,32 +168,25 @@ def test_watch_polls_on_a_schedule_of_minutes_cli_048(
 def series_server(
     versions: dict[str, str], log: list[str]
 ) -> Callable[[httpx.Request], httpx.Response]:
-    def handler(request: httpx.Request) -> httpx.Response:
-        log.append(request.url.path)
-        if request.url.path.endswith("/series"):
-            items = [
-                {"code": code, "status": "active", "content_version": v}
-                for code, v in versions.items()
-            ]
-            items.append({"code": "GONE", "status": "withdrawn", "content_version": None})
-            data = {"items": items, "next_cursor": None}
-            return json_response(
-                200, {"code": 0, "message": "ok", "data": data, "links": {"next": None}}
-            )
-        detail = {
-            "code": request.url.path.rsplit("/", 1)[1],
-            "tags": [{"slug": "revenge", "name": "Revenge"}, {"slug": "ceo", "name": "CEO"}],
-            "images": [
-                {"kind": "poster_3_4", "url": "https://img.test/p.jpg"},
-                {"kind": "hologram_3d", "url": "https://img.test/h.jpg"},
-            ],
-            "episodes": [
-                {"ep_number": 1, "subtitles": [{"lang": "en", "url": "https://s.test/1.vtt"}]}
-            ],
-        }
-        return json_response(200, {"code": 0, "message": "ok", "data": detail})
+    items = [
+        {"code": code, "status": "active", "content_version": v} for code, v in versions.items()
+    ]
+    items.append({"code": "GONE", "status": "withdrawn", "content_version": None})
+    return list_and_detail_server(log, "/series", items, series_detail)
 
-    return handler
+
+def series_detail(code: str) -> dict[str, Any]:
+    return {
+        "code": code,
+        "tags": [{"slug": "revenge", "name": "Revenge"}, {"slug": "ceo", "name": "CEO"}],
+        "images": [
+            {"kind": "poster_3_4", "url": "https://img.test/p.jpg"},
+            {"kind": "hologram_3d", "url": "https://img.test/h.jpg"},
+        ],
+        "episodes": [
+            {"ep_number": 1, "subtitles": [{"lang": "en", "url": "https://s.test/1.vtt"}]}
+        ],
+    }
 
 
 def test_series_detail_is_read_only_when_content_version_changed_cli_035_cli_036(

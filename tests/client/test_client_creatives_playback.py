@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from client_support import KEY, Rig, json_response
+from client_support import KEY, Rig, envelope_ok, json_response
 
 from delivery_client import Policy, UsageError
 from delivery_client.creatives import download_final, sync_creatives
@@ -91,9 +91,7 @@ def test_a_410_share_link_is_reread_and_no_download_link_is_stored_cli_031_cli_0
         if str(request.url) == SHARE2:
             return httpx.Response(302, headers={"Location": DOWNLOAD})
         if request.url.path == "/api/delivery/v1/creatives/c1":
-            return json_response(
-                200, {"code": 0, "message": "ok", "data": creative("c1", 5, SHARE2)}
-            )
+            return envelope_ok(creative("c1", 5, SHARE2))
         if request.url.path == "/_files/creatives/c1.mp4":
             return httpx.Response(200, content=b"\x00\x00\x00\x18ftypmp42")
         raise AssertionError(request.url)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
-from client_support import Rig, Sandbox, json_response
+from client_support import Rig, Sandbox, list_and_detail_server
 
 from delivery_client import DeliveryClient, Policy, RetryBudget
 from delivery_client.listings import sync_playlists
@@ -19,29 +19,22 @@ CDN = "https://cdn.wandura.test/cover.jpg?exp=1&sig=abc"
 
 
 def playlist_server(log: list[str]) -> Callable[[httpx.Request], httpx.Response]:
-    def handler(request: httpx.Request) -> httpx.Response:
-        log.append(request.url.path)
-        if request.url.path.endswith("/playlists"):
-            items = [{"code": "PL1", "status": "active", "content_version": "v1"}]
-            data = {"items": items, "next_cursor": None}
-            return json_response(
-                200, {"code": 0, "message": "ok", "data": data, "links": {"next": None}}
-            )
-        poster = {"source": "wandura_cdn", "url": CDN, "expires_at": 9, "space": None, "uri": None}
-        detail = {
-            "code": "PL1",
-            "images": [
-                {"kind": "cover", **poster},
-                {"kind": "cover", "source": "hologram", "url": CDN},
-            ],
-            "clips": [
-                {"id": "c1", "position": 1, "poster": poster},
-                {"id": "c2", "position": 2, "poster": {"source": "new_source", "url": CDN}},
-            ],
-        }
-        return json_response(200, {"code": 0, "message": "ok", "data": detail})
+    items = [{"code": "PL1", "status": "active", "content_version": "v1"}]
+    return list_and_detail_server(log, "/playlists", items, lambda code: PLAYLIST_DETAIL)
 
-    return handler
+
+POSTER = {"source": "wandura_cdn", "url": CDN, "expires_at": 9, "space": None, "uri": None}
+PLAYLIST_DETAIL = {
+    "code": "PL1",
+    "images": [
+        {"kind": "cover", **POSTER},
+        {"kind": "cover", "source": "hologram", "url": CDN},
+    ],
+    "clips": [
+        {"id": "c1", "position": 1, "poster": POSTER},
+        {"id": "c2", "position": 2, "poster": {"source": "new_source", "url": CDN}},
+    ],
+}
 
 
 def test_playlist_image_and_clip_poster_links_are_not_stored_cli_038_cli_036(

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import httpx
 import pytest
-from client_support import KEY, FakeClock, Rig, json_response
+from client_support import KEY, FakeClock, Rig, envelope_ok, json_response
 
 from delivery_client import (
     INTERACTIVE,
@@ -97,7 +97,7 @@ def test_envelope_5031_key_check_is_retried_never_a_key_change_cli_042(
     r = rig(
         sequence(
             json_response(503, {"code": 5031, "message": "m"}, {"Retry-After": "1"}),
-            json_response(200, {"code": 0, "message": "ok", "data": {}}),
+            envelope_ok({}),
         )
     )
     r.client.request("GET", "/api/delivery/v1/creatives/x")

@@ -20,6 +20,7 @@ from delivery_conformance.target.client import Response
 __all__ = [
     "each_requirement",
     "expect_answered",
+    "expect_between",
     "expect_equal",
     "expect_header",
     "expect_object",
@@ -58,6 +59,25 @@ def expect_object(
         response.status_code == 200 and isinstance(value, dict),
         expected=expected,
         actual=response.status_code,
+        response=response,
+    )
+
+
+def expect_between(
+    requirement_id: str,
+    value: Any,
+    low: Any,
+    high: Any = None,
+    *,
+    expected: str,
+    response: Response | None = None,
+) -> None:
+    """`low <= value`, and `value <= high` when a high bound is given (counts, ranges)."""
+    expect(
+        requirement_id,
+        low <= value and (high is None or value <= high),
+        expected=expected,
+        actual=value,
         response=response,
     )
 

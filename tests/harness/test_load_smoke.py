@@ -262,6 +262,10 @@ def _fails_with(profile: Path, tmp_path: Path, fault: str, campaign: str, scale:
     broken = set(catalogue[fault]["requirements"])
     # charged to the fault's rule and nothing else
     assert failed and all(broken & set(f["requirements"]) for f in failed), (broken, failed)
+    # and to every requirement it declares: this run is the proof of each (the conformance kill
+    # rate leaves load-only faults out; test_requirement_proofs.py counts them from here)
+    charged = {rid for f in failed for rid in f["requirements"]}
+    assert broken <= charged, f"declared but charged by no failed figure: {broken - charged}"
 
 
 @pytest.mark.parametrize(("fault", "campaign"), sorted(SUBTLE_PROOFS.items()))
@@ -288,7 +292,7 @@ def test_subtle_fault_fails_its_campaign_at_the_real_scale(
 
 
 def test_every_load_only_fault_has_a_campaign_and_every_other_proof_a_known_fault(
-    sandbox: Path,
+    sandbox: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A load-only fault is proven here and nowhere else, so each needs its campaign; every other
     limiter fault is proven by the conformance kill rate (test_killrate.py judges every fault that
@@ -296,6 +300,15 @@ def test_every_load_only_fault_has_a_campaign_and_every_other_proof_a_known_faul
     catalogue = {f["name"]: f for f in _admin(sandbox, "GET", "faults")}
     load_only = {name for name, f in catalogue.items() if f.get("load_only")}
     assert load_only == set(SUBTLE_PROOFS) | set(REAL_SCALE_PROOFS)
+    monkeypatch.syspath_prepend(str(ROOT))
+    from loadtests.sensitivity import SUBTLE  # the same table, with campaigns and IDs
+
+    declared = {name: set(catalogue[name]["requirements"]) for name in load_only}
+    assert declared == {name: set(ids) for name, (_, ids) in SUBTLE.items()}
+    assert {name: campaign for name, (campaign, _) in SUBTLE.items()} == {
+        **SUBTLE_PROOFS,
+        **REAL_SCALE_PROOFS,
+    }
     conformance_proven = set(catalogue) - load_only
     assert set(FAULT_PROOFS) <= conformance_proven, set(FAULT_PROOFS) - conformance_proven
 

@@ -13,7 +13,9 @@ killrate_support.py), the run test_killrate judges too.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from killrate_support import ROOT, KillRateRun
@@ -22,6 +24,8 @@ from delivery_conformance.killrate.proofs import Proofs, dynamic_proofs, judge, 
 from delivery_conformance.spec.requirements import Level, Requirement, Role, load_requirements
 
 PENDING = Path(__file__).with_name("requirement_proofs_pending.json")
+# Where the load campaigns charge their figures (the load-only faults' checks).
+LOAD_ANALYSIS = [ROOT / "src" / "delivery_conformance" / "load"]
 SUITE = [
     ROOT / "tests" / "conformance",
     ROOT / "tests" / "properties",
@@ -127,12 +131,32 @@ def test_every_named_requirement_is_charged_by_some_check_or_is_pending() -> Non
     assert not lost, f"named by a test but charged by no check or scenario: {lost}"
 
 
+def load_campaign_rows() -> list[dict[str, Any]]:
+    """The load-only faults (the conformance kill rate leaves them out), as proof rows.
+
+    Each is proven by tests/harness/test_load_smoke.py in the same `make test`: its campaign fails
+    with every requirement the fault declares charged by a failed figure and no figure outside
+    them (`_fails_with`), and the load-only faults are exactly the ones listed in
+    `loadtests.sensitivity.SUBTLE` with these IDs (`test_every_load_only_fault_has_a_campaign...`).
+    """
+    sys.path.insert(0, str(ROOT))
+    try:
+        from loadtests.sensitivity import SUBTLE
+    finally:
+        sys.path.remove(str(ROOT))
+    return [fault(name, ids, ids) for name, (_, ids) in SUBTLE.items()]
+
+
 def test_every_claimed_requirement_keeps_its_proof(
     targeted_killrate: KillRateRun, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert targeted_killrate.data is not None, targeted_killrate.output()
     marked, charged = scan(SUITE)
-    proofs: Proofs = judge(load_requirements(), marked, charged, targeted_killrate.data["faults"])
+    load_rows = load_campaign_rows()
+    rows = targeted_killrate.data["faults"] + load_rows
+    load_ids = {rid for row in load_rows for rid in row["requirement_ids"]}
+    marked, charged = marked | load_ids, charged | (load_ids & scan(LOAD_ANALYSIS)[1])
+    proofs: Proofs = judge(load_requirements(), marked, charged, rows)
     with capsys.disabled():
         print("\n" + proofs.figures())
     count, pending = pending_file()

@@ -16,3 +16,11 @@ def unpaused(client: DeliveryClient) -> Iterator[None]:
     second, for at most the spec's 30 or 60 s)."""
     with client.burst("a timed freshness poll", charged=True):
         yield
+
+
+@pytest.fixture
+def dedicated_counters(client: DeliveryClient) -> Iterator[None]:
+    """For a limits scenario (`usefixtures`): no pacing, since it spends counters it lowered on
+    its own, dedicated organisation."""
+    with client.burst("limit scenario on a dedicated organisation"):
+        yield

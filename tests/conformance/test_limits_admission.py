@@ -36,17 +36,13 @@ from delivery_conformance.checks import ConformanceFailure, expect, violation
 from delivery_conformance.evidence import ledger
 from delivery_conformance.target.client import Response
 
-pytestmark = pytest.mark.needs("admin", "role:limits", "fixture:episode_encrypted")
+pytestmark = [
+    pytest.mark.needs("admin", "role:limits", "fixture:episode_encrypted"),
+    pytest.mark.usefixtures("dedicated_counters"),
+]
 
 SHED_LIMIT = 100
 MAX_HOLD = 0.7
-
-
-@pytest.fixture(autouse=True)
-def _burst(client):
-    """Exempt from pacing: each scenario drains a counter it lowered on its own organisation."""
-    with client.burst("limit scenario on the dedicated limits organisation"):
-        yield
 
 
 @pytest.fixture

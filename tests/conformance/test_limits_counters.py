@@ -42,18 +42,14 @@ from timing_support import round_trip
 
 from delivery_conformance.checks import expect, expect_status
 
-pytestmark = pytest.mark.needs("admin", "role:limits")
+pytestmark = [
+    pytest.mark.needs("admin", "role:limits"),
+    pytest.mark.usefixtures("dedicated_counters"),
+]
 
 UNKNOWN_KEY = "svc_live_" + "Lm9" * 10 + "q2"
 RAISE_BOUND = 65.0  # README LIM-003: the suite allows 65 s
 HOLD = 0.5  # spec: Behaviour at the ceiling item 3 (a play request may wait this long)
-
-
-@pytest.fixture(autouse=True)
-def _burst(client):
-    """Exempt from pacing: each scenario spends counters it lowered on its own organisation."""
-    with client.burst("limit scenario on a dedicated organisation"):
-        yield
 
 
 def _ticket_body(fixture_id) -> dict:

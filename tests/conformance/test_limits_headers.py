@@ -36,16 +36,12 @@ from delivery_conformance.checks import ConformanceFailure, expect, expect_statu
 from delivery_conformance.evidence import ledger
 from delivery_conformance.target.client import Response
 
-pytestmark = pytest.mark.needs("admin", "role:limits", "role:limits_videos")
+pytestmark = [
+    pytest.mark.needs("admin", "role:limits", "role:limits_videos"),
+    pytest.mark.usefixtures("dedicated_counters"),
+]
 
 LOWERED = 3
-
-
-@pytest.fixture(autouse=True)
-def _burst(client):
-    """Exempt from pacing: each scenario drains a counter it lowered on its own organisation."""
-    with client.burst("limit scenario on a dedicated organisation"):
-        yield
 
 
 def _exhaust(client, admin, fixture_id, counter: str, limit: int = LOWERED) -> Response:

@@ -18,18 +18,10 @@ from __future__ import annotations
 import math
 import time
 
+import limits_support as limits
 import pytest
 from expect_support import expect_equal
 from json_support import at
-from limits_support import (
-    CLOCK_MINUTE,
-    CONTINUOUS,
-    COUNTERS,
-    fresh_minute,
-    lower,
-    require_fixtures,
-    spend,
-)
 from playback_support import body_of
 
 from delivery_conformance.checks import ConformanceFailure, expect, expect_status, violation
@@ -45,10 +37,10 @@ LOWERED = 3
 
 
 def _exhaust(client, admin, fixture_id, counter: str, limit: int = LOWERED) -> Response:
-    call = COUNTERS[counter]
-    require_fixtures(fixture_id, counter)
-    lower(admin, call.role, counter, limit)
-    admitted, refused = spend(lambda: call.send(client, fixture_id), limit=limit + 5)
+    call = limits.COUNTERS[counter]
+    limits.require_fixtures(fixture_id, counter)
+    limits.lower(admin, call.role, counter, limit)
+    admitted, refused = limits.spend(lambda: call.send(client, fixture_id), limit=limit + 5)
     expect(
         "LIM-029",
         refused is not None,
@@ -66,10 +58,10 @@ def _int_header(response: Response, name: str) -> int | None:
 
 
 @pytest.mark.requirement("LIM-029", "LIM-030", "LIM-031", "LIM-032", "LIM-011")
-@pytest.mark.parametrize("counter", list(COUNTERS))
+@pytest.mark.parametrize("counter", list(limits.COUNTERS))
 def test_ceiling_answers_flat_429_with_rate_limit_headers(client, admin, fixture_id, counter):
-    if counter in CLOCK_MINUTE:
-        fresh_minute(admin)  # the count must not straddle a UTC minute
+    if counter in limits.CLOCK_MINUTE:
+        limits.fresh_minute(admin)  # the count must not straddle a UTC minute
     refused = _exhaust(client, admin, fixture_id, counter)
     body = body_of(refused)
     expect(
@@ -111,7 +103,7 @@ def test_ceiling_answers_flat_429_with_rate_limit_headers(client, admin, fixture
 
 
 @pytest.mark.requirement("LIM-033")
-@pytest.mark.parametrize("counter", CONTINUOUS)
+@pytest.mark.parametrize("counter", limits.CONTINUOUS)
 def test_continuous_retry_after_is_the_wait_for_one_unit(client, admin, fixture_id, counter):
     """README LIM-033: with a lowered limit L, Retry-After is at most 60 / L seconds, + 1."""
     refused = _exhaust(client, admin, fixture_id, counter)
@@ -143,11 +135,11 @@ def _set_second(admin, second: int) -> tuple[float, float, float]:
 
 
 @pytest.mark.requirement("LIM-034")
-@pytest.mark.parametrize("counter", CLOCK_MINUTE)
+@pytest.mark.parametrize("counter", limits.CLOCK_MINUTE)
 def test_clock_minute_retry_after_is_the_rest_of_the_minute(client, admin, fixture_id, counter):
     """The target's second is known within half the admin call's round trip (`_set_second`);
     the refusal was produced between its request's start and its answer's arrival."""
-    require_fixtures(fixture_id, counter)
+    limits.require_fixtures(fixture_id, counter)
     base, spread, _ = _set_second(admin, 30)
     refused = _exhaust(client, admin, fixture_id, counter)
     started = base + time.monotonic() - refused.exchange.elapsed - spread
@@ -164,17 +156,17 @@ def test_clock_minute_retry_after_is_the_rest_of_the_minute(client, admin, fixtu
 
 
 @pytest.mark.requirement("LIM-024")
-@pytest.mark.parametrize("counter", CLOCK_MINUTE)
+@pytest.mark.parametrize("counter", limits.CLOCK_MINUTE)
 def test_clock_minute_counter_refills_at_the_next_minute_and_not_before(
     client, admin, fixture_id, counter
 ):
     """Assumes exhausting a limit of 3 takes under 20 s: the clock is then set to second 50 of
     the same minute (not advanced, so the round trips spent meanwhile do not move the second),
     then to second 5 of the next minute, 35 s after the first request."""
-    require_fixtures(fixture_id, counter)
+    limits.require_fixtures(fixture_id, counter)
     _, _, minute = _set_second(admin, 30)
     _exhaust(client, admin, fixture_id, counter)
-    call = COUNTERS[counter]
+    call = limits.COUNTERS[counter]
     admin.clock(set_to=minute + 50)
     early = call.send(client, fixture_id)
     expect_status("LIM-024", early, 429, expected="still 429 before the minute ends")
@@ -186,7 +178,7 @@ def test_clock_minute_counter_refills_at_the_next_minute_and_not_before(
 @pytest.mark.requirement("LIM-009")
 @pytest.mark.parametrize("counter", ["catalog", "playback", "creatives", "videos"])
 def test_config_door_shows_the_lowered_limit(client, admin, fixture_id, counter):
-    call = COUNTERS[counter]
+    call = limits.COUNTERS[counter]
     admin.set_limit(call.role, counter, 40)
     response = client.get("config", role=call.role)
     doors = at(body_of(response), "rate_limits.doors")

@@ -83,5 +83,16 @@ def test_expect_schema_raises_a_typed_failure_for_the_requirement() -> None:
     assert caught.value.violations[0].requirement_id == "CAT-038"
 
 
+def test_two_fields_checked_apart_are_two_findings_not_one() -> None:
+    """A field check names its field, so two wrong fields of one answer group as two defects."""
+    titles = set()
+    for field, rule in (("episode_no", "CAT-038"), ("id", "CAT-032")):
+        with pytest.raises(ConformanceFailure) as caught:
+            expect_schema(rule, {"episode_no": 0, "id": 5}, "Episode", fields=[field])
+        titles.add(caught.value.violations[0].title)
+    assert titles == {"Episode.episode_no departs from its schema",
+                      "Episode.id departs from its schema"}  # fmt: skip
+
+
 def test_has_schema_knows_the_component_names() -> None:
     assert has_schema("Creative") and not has_schema("NoSuchSchema")

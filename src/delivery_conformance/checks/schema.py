@@ -124,8 +124,12 @@ def expect_schema(
     """Raise `ConformanceFailure` for `requirement_id` when `value` departs from `schema`."""
     if fields is None:
         problems = schema_errors(value, schema, where=where)
+        title = f"body departs from schema {schema}"
     else:
+        fields = tuple(fields)
         problems = field_errors(value, schema, fields, where=where)
+        # one finding per field checked: a wrong `title` and a wrong `url` are two defects
+        title = f"{schema}.{'/'.join(fields)} departs from its schema"
     if problems:
         shown = "; ".join(problems[:5]) + (
             f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
@@ -134,7 +138,7 @@ def expect_schema(
             [
                 violation(
                     requirement_id,
-                    f"body departs from schema {schema}",
+                    title,
                     expected=f"{schema} of spec/openapi.yaml",
                     actual=shown,
                     response=response,

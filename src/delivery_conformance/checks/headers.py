@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from delivery_conformance.checks.registry import register
@@ -151,56 +152,48 @@ def service_version(response: Response) -> list[Violation]:
     return []
 
 
+def _present_and_well_formed(
+    response: Response,
+    header: str,
+    expected: str,
+    missing: tuple[str, str],
+    malformed: tuple[str, str],
+    well_formed: Callable[[str], bool],
+) -> list[Violation]:
+    """A header the answer must carry (rule and title `missing`) in one form (`malformed`)."""
+    value = response.headers.get(header)
+    actual = "no header" if value is None else value
+    if value is None:
+        rule, title = missing
+    elif not well_formed(value):
+        rule, title = malformed
+    else:
+        return []
+    return [violation(rule, title, expected=expected, actual=actual, response=response)]
+
+
 @register("request_id", "HDR-011", "HDR-012")
 def request_id(response: Response) -> list[Violation]:
-    value = response.headers.get("service-request-id")
-    if value is None:
-        return [
-            violation(
-                "HDR-011",
-                "Service-Request-Id missing",
-                expected="req_ + 26 characters",
-                actual="no header",
-                response=response,
-            )
-        ]
-    if not REQUEST_ID.fullmatch(value):
-        return [
-            violation(
-                "HDR-012",
-                "Service-Request-Id malformed",
-                expected="req_ + 26 characters",
-                actual=value,
-                response=response,
-            )
-        ]
-    return []
+    return _present_and_well_formed(
+        response,
+        "service-request-id",
+        "req_ + 26 characters",
+        ("HDR-011", "Service-Request-Id missing"),
+        ("HDR-012", "Service-Request-Id malformed"),
+        lambda value: REQUEST_ID.fullmatch(value) is not None,
+    )
 
 
 @register("cache_control", "HDR-014", "HDR-015")
 def cache_control(response: Response) -> list[Violation]:
-    value = response.headers.get("cache-control")
-    if value is None:
-        return [
-            violation(
-                "HDR-014",
-                "Cache-Control missing",
-                expected="no-store",
-                actual="no header",
-                response=response,
-            )
-        ]
-    if value.strip().lower() != "no-store":
-        return [
-            violation(
-                "HDR-015",
-                "Cache-Control is not exactly no-store",
-                expected="no-store",
-                actual=value,
-                response=response,
-            )
-        ]
-    return []
+    return _present_and_well_formed(
+        response,
+        "cache-control",
+        "no-store",
+        ("HDR-014", "Cache-Control missing"),
+        ("HDR-015", "Cache-Control is not exactly no-store"),
+        lambda value: value.strip().lower() == "no-store",
+    )
 
 
 @register("no_cors", "GEN-002")

@@ -12,17 +12,7 @@ import hashlib
 import re
 from typing import Any
 
-from delivery_sandbox.endpoints import cursors
-from delivery_sandbox.endpoints.listing import (
-    PAGE_LIMITS,
-    PLAYLIST_SIZE,
-    content_hash,
-    list_links,
-    ok_envelope,
-    paginate,
-    parse_epoch,
-    parse_limit,
-)
+from delivery_sandbox.endpoints import cursors, listing
 from delivery_sandbox.faults.coverage_faults_13 import bend_list_13
 from delivery_sandbox.faults.coverage_faults_14 import (
     category_usable_14,
@@ -46,7 +36,7 @@ SHORT_CLIP_MS = 30_000
 
 def _media_name(code: str, position: int) -> str:
     """The media playlist of a position: `<code>`, then `<code>-2`... by blocks of 100. (PLS-008)"""
-    n = (position - 1) // PLAYLIST_SIZE + 1
+    n = (position - 1) // listing.PLAYLIST_SIZE + 1
     return code if n == 1 else f"{code}-{n}"
 
 
@@ -122,7 +112,7 @@ def playlist_detail(sb: Sandbox, caller: Caller, playlist: Playlist, now: int) -
     granted_media = granted or sb.faults.enabled(FaultName.playlist_ungranted_media_shown)
     category = sb.store.categories[playlist.category]
     count = len(playlist.clips)
-    names = [_media_name(playlist.code, p) for p in range(1, count + 1, PLAYLIST_SIZE)]
+    names = [_media_name(playlist.code, p) for p in range(1, count + 1, listing.PLAYLIST_SIZE)]
     data: dict[str, Any] = {
         "code": playlist.code,
         "title": playlist.title,
@@ -155,7 +145,7 @@ def playlist_detail(sb: Sandbox, caller: Caller, playlist: Playlist, now: int) -
     }
     stable = {k: v for k, v in data.items() if k not in ("images", "clips")}
     stable["clips"] = [(c["id"], c["ready"], c["vid"]) for c in data["clips"]]
-    data["content_version"] = content_hash(stable)
+    data["content_version"] = listing.content_hash(stable)
     return data
 
 
@@ -215,8 +205,8 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     if _film_org(sb, caller):
         return _error(sb, exchange, 403, 4032, errors.MSG_FILM_ORG)
     query, now = call.query, int(sb.now())
-    limit = parse_limit(query.get("limit"), *PAGE_LIMITS["playlists"])
-    since = parse_epoch(query.get("updated_since"))
+    limit = listing.parse_limit(query.get("limit"), *listing.PAGE_LIMITS["playlists"])
+    since = listing.parse_epoch(query.get("updated_since"))
     # fault (properties): a 32-bit overflow on epoch seconds after 2038-01-19
     if since and since > 2**31 - 1 and sb.faults.enabled(FaultName.playlists_since_2038_500):
         return errors.envelope(exchange, sb.faults, 500, 5000, "internal error", sb.now())
@@ -252,7 +242,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         if (category is None or r["category"]["slug"] == category)
         and (since is None or r["updated_at"] > since)
     ]
-    page = paginate(
+    page = listing.paginate(
         rows,
         lambda r: [r["updated_at"], r["code"]],
         limit,
@@ -263,9 +253,9 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         full_page_cursor=not sb.faults.enabled(FaultName.playlists_full_page_without_cursor),
     )
     kept = ("updated_since", "limit", "category")
-    links = list_links(f"{exchange.base_url}{PATH}", query, kept, page.next_cursor)
+    links = listing.list_links(f"{exchange.base_url}{PATH}", query, kept, page.next_cursor)
     return Reply(
-        200, ok_envelope({"items": page.rows, "next_cursor": page.next_cursor}, now, links)
+        200, listing.ok_envelope({"items": page.rows, "next_cursor": page.next_cursor}, now, links)
     )
 
 
@@ -284,4 +274,4 @@ async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call
     if playlist is None or sb.store.playlist_withdrawn_at(playlist) is not None:
         return _error(sb, exchange, 404, 4040, errors.MSG_NO_PLAYLIST)
     data = playlist_detail(sb, caller, playlist, now)
-    return Reply(200, ok_envelope(data, now, {"self": f"{exchange.base_url}{PATH}/{code}"}))
+    return Reply(200, listing.ok_envelope(data, now, {"self": f"{exchange.base_url}{PATH}/{code}"}))

@@ -10,17 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from delivery_sandbox.endpoints import cursors
-from delivery_sandbox.endpoints.listing import (
-    PAGE_LIMITS,
-    PLAYLIST_SIZE,
-    content_hash,
-    list_links,
-    ok_envelope,
-    paginate,
-    parse_epoch,
-    parse_limit,
-)
+from delivery_sandbox.endpoints import cursors, listing
 from delivery_sandbox.faults.coverage_faults_13 import bend_list_13, unlicensed_state_13
 from delivery_sandbox.faults.coverage_faults_14 import series_state_14
 from delivery_sandbox.faults.names import FaultName
@@ -52,7 +42,7 @@ def series_detail(sb: Sandbox, caller: Caller, film: Film, updated_at: int) -> d
             "id": f"{space or 'shared'}:pl:{code}" + (f"-{n}" if n > 1 else ""),
             "name": code + (f"-{n}" if n > 1 else ""),
         }
-        for n in range(1, (len(episodes) + PLAYLIST_SIZE - 1) // PLAYLIST_SIZE + 1)
+        for n in range(1, (len(episodes) + listing.PLAYLIST_SIZE - 1) // listing.PLAYLIST_SIZE + 1)
     ]
     poster = next((i for i in film.images if i["kind"] == "cover_9_16"), None)
     data: dict[str, Any] = {
@@ -101,7 +91,7 @@ def series_detail(sb: Sandbox, caller: Caller, film: Film, updated_at: int) -> d
             for e in episodes
         ],
     }
-    data["content_version"] = content_hash(data)
+    data["content_version"] = listing.content_hash(data)
     return data
 
 
@@ -153,8 +143,8 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     SER-031, SER-041, SER-042, SER-043.
     """
     query, now = call.query, sb.now()
-    limit = parse_limit(query.get("limit"), *PAGE_LIMITS["series"])
-    since = parse_epoch(query.get("updated_since"))
+    limit = listing.parse_limit(query.get("limit"), *listing.PAGE_LIMITS["series"])
+    since = listing.parse_epoch(query.get("updated_since"))
     if since is not False and since == 0 and sb.faults.enabled(FaultName.series_since_zero_refused):
         since = False  # fault (properties): a valid updated_since=0 refused
     if limit is None or since is False:
@@ -172,7 +162,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         rows = sb.cache[key] = _rows(sb, caller, now)
     if since is not None:
         rows = [r for r in rows if r["updated_at"] > since]
-    page = paginate(
+    page = listing.paginate(
         rows,
         lambda r: [r["updated_at"], r["code"]],
         limit,
@@ -182,9 +172,9 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         binding,
     )
     kept = ("updated_since", "limit")
-    links = list_links(f"{exchange.base_url}{PATH}", query, kept, page.next_cursor)
+    links = listing.list_links(f"{exchange.base_url}{PATH}", query, kept, page.next_cursor)
     data = {"items": page.rows, "next_cursor": page.next_cursor}
-    return Reply(200, ok_envelope(data, now, links))
+    return Reply(200, listing.ok_envelope(data, now, links))
 
 
 async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
@@ -203,4 +193,4 @@ async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call
     if film is None or state is None or not served:
         return _error(sb, exchange, 404, 4040, errors.MSG_NO_SERIES)
     data = series_detail(sb, caller, film, state[1])
-    return Reply(200, ok_envelope(data, now, {"self": f"{exchange.base_url}{PATH}/{code}"}))
+    return Reply(200, listing.ok_envelope(data, now, {"self": f"{exchange.base_url}{PATH}/{code}"}))

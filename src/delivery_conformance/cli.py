@@ -32,7 +32,8 @@ from typing import NoReturn
 from delivery_conformance import __version__
 from delivery_conformance.certify import commands as certify_commands
 from delivery_conformance.exceptions import HarnessError, HarnessFailure, UsageError
-from delivery_conformance.killrate.measure import KillRateOptions, Mode, run_killrate
+from delivery_conformance.killrate.judge import Mode
+from delivery_conformance.killrate.measure import KillRateOptions, run_killrate
 from delivery_conformance.killrate.report import KillRateWriter, ProgressPrinter
 from delivery_conformance.reports.view import verdict_word
 from delivery_conformance.reports.writer import (

@@ -21,7 +21,7 @@ from delivery_conformance import cli
 from delivery_conformance.evidence.events import Outcome
 from delivery_conformance.exceptions import HarnessFailure, UsageError
 from delivery_conformance.killrate.cycle import base_nodeid
-from delivery_conformance.killrate.measure import (
+from delivery_conformance.killrate.judge import (
     FaultRow,
     KillRate,
     KillRunFinished,
@@ -246,7 +246,7 @@ def test_cycles_switch_the_fault_and_tear_fixtures_down_between_them(
 def test_progress_names_each_fault_and_the_rate() -> None:
     import io
 
-    from delivery_conformance.killrate.measure import KillRunStarted
+    from delivery_conformance.killrate.judge import KillRunStarted
     from delivery_conformance.killrate.report import ProgressPrinter
 
     out = io.StringIO()
@@ -263,7 +263,7 @@ def test_progress_names_each_fault_and_the_rate() -> None:
 
 def test_a_failure_charged_to_every_claimed_id_names_none_in_particular() -> None:
     from delivery_conformance.evidence.violation import Violation
-    from delivery_conformance.killrate.measure import specific_ids
+    from delivery_conformance.killrate.judge import specific_ids
 
     claimed = ("HDR-001", "CAT-010", "VER-013")
     blanket = [Violation(i, "scenario assertion failed", "to hold", "boom") for i in claimed]

@@ -505,7 +505,7 @@ def test_compare_flags_a_latency_rise_and_a_newly_failed_figure() -> None:
 
 
 def test_killrate_leaves_load_only_faults_to_the_load_campaigns() -> None:
-    from delivery_conformance.killrate.measure import catalogue_rows
+    from delivery_conformance.killrate.judge import catalogue_rows
 
     rows = catalogue_rows(
         [

@@ -33,21 +33,13 @@ import pytest
 from delivery_conformance.exceptions import HarnessFailure, UsageError
 from delivery_conformance.killrate.cycle import FaultCycle
 from delivery_conformance.killrate.judge import (
-    CleanRun,
     Consumer,
-    FaultRow,
-    FaultVerdict,
     KillRate,
-    KillRateEvent,
     KillRunFinished,
     KillRunStarted,
     Mode,
-    TestResult,
     catalogue_rows,
-    judge_clean_run,
-    judge_fault,
     select_faults,
-    specific_ids,
 )
 from delivery_conformance.resources import installed_suites_untouched, suite_pytest_args
 from delivery_conformance.suite.runner import has_tests, tests_root
@@ -56,24 +48,7 @@ from delivery_conformance.target.client import DeliveryClient
 from delivery_conformance.target.embedded import EmbeddedSandbox
 from delivery_conformance.target.profile import TargetProfile, load_profile
 
-__all__ = [
-    "CleanRun",
-    "FaultRow",
-    "FaultVerdict",
-    "KillRate",
-    "KillRateEvent",
-    "KillRateOptions",
-    "KillRunFinished",
-    "KillRunStarted",
-    "Mode",
-    "TestResult",
-    "catalogue_rows",
-    "judge_clean_run",
-    "judge_fault",
-    "run_killrate",
-    "select_faults",
-    "specific_ids",
-]
+__all__ = ["KillRateOptions", "run_killrate"]
 
 TEST_TIMEOUT = 120  # seconds per test: a fault that makes a test hang must not hang the run
 

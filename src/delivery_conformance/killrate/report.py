@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import TextIO
 
-from delivery_conformance.killrate.measure import (
+from delivery_conformance.killrate.judge import (
     CleanRun,
     FaultVerdict,
     KillRate,

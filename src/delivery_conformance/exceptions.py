@@ -44,24 +44,30 @@ class HarnessError(Exception):
 
 
 class ProfileError(HarnessError):
+    """The target profile is missing or malformed."""
+
     exit_code = Verdict.USAGE.exit_code
 
 
 class UsageError(HarnessError):
+    """Bad command-line arguments."""
+
     exit_code = Verdict.USAGE.exit_code
 
 
 class TargetUnreachable(HarnessError):
-    exit_code = Verdict.HARNESS.exit_code
+    """Connection refused, DNS, timeout (the base's exit code)."""
 
 
 class TargetGarbage(HarnessError):
-    exit_code = Verdict.HARNESS.exit_code
+    """HTML or non-JSON where JSON is due (the base's exit code when the run cannot go on)."""
 
 
 class HarnessFailure(HarnessError):
-    exit_code = Verdict.HARNESS.exit_code
+    """The harness itself could not do its job (the base's exit code)."""
 
 
 class RunStopped(HarnessError):
+    """The run reached --max-duration, or a signal asked it to stop."""
+
     exit_code = Verdict.TIMED_OUT.exit_code

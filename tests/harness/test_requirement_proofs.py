@@ -76,6 +76,34 @@ def test_x(rid):
     assert charged == {"CRE-003", "CRE-006", "CRE-009"}
 
 
+def test_ids_written_inside_a_parametrize_call_are_marked() -> None:
+    source = """
+import pytest
+@pytest.mark.parametrize(
+    "rid", [pytest.param(r, marks=pytest.mark.requirement(r)) for r in ("LIM-012", "LIM-019")]
+)
+def test_x(rid):
+    expect(rid, False, expected=1, actual=2)
+@pytest.mark.parametrize("kind", kind_params(("STATE-005",), ("STATE-013",)))
+def test_y(kind):
+    expect("STATE-006", False, expected=1, actual=2)
+"""
+    marked, _ = scan_source(source)
+    assert marked == {"LIM-012", "LIM-019", "STATE-005", "STATE-013"}
+
+
+def test_a_table_handed_to_a_scenario_factory_bound_as_a_test_marks_each_row_s_id() -> None:
+    source = """
+ROWS = [("CRE-044", 400), ("CRE-045", 401)]
+OTHER = [("CRE-046", 401)]
+test_rows = listing.rows_scenario(ROWS, "CRE-062")
+helper = listing.rows_scenario(OTHER, "CRE-062")
+"""
+    marked, charged = scan_source(source)
+    assert marked == {"CRE-044", "CRE-045"}
+    assert charged == {"CRE-044", "CRE-045", "CRE-046", "CRE-062"}
+
+
 def test_a_fault_proves_only_the_ids_it_declares_and_was_charged_to() -> None:
     rows = [
         fault("a", ("PAGE-005",), ("PAGE-005", "SER-030")),

@@ -64,20 +64,35 @@ def scan_source(source: str) -> tuple[set[str], set[str]]:
 def _parametrized(tree: ast.Module) -> set[str]:
     """IDs of the module-level tables a `parametrize` call reads: each row becomes a test marked
     with its ID (`pytest.param(r, marks=pytest.mark.requirement(r)) for r in RULES`), a marker
-    whose argument is a name and so holds no whole-string ID of its own."""
+    whose argument is a name and so holds no whole-string ID of its own. A table handed to a
+    scenario factory whose result the module binds as a test (`test_x = rows_scenario(ROWS)`)
+    counts the same: the factory parametrizes the test with it. So does an ID written inside a
+    `parametrize` call itself (rows built in place, or handed to a helper that marks them)."""
     tables: dict[str, ast.AST] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             tables |= {t.id: node.value for t in targets if isinstance(t, ast.Name)}
-    fed = {
-        name.id
+    calls: list[ast.AST] = [
+        call
         for call in ast.walk(tree)
         if isinstance(call, ast.Call) and _call_name(call) == "parametrize"
-        for name in ast.walk(call)
+    ]
+    factories: list[ast.AST] = [
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Call)
+        and any(isinstance(t, ast.Name) and t.id.startswith("test_") for t in node.targets)
+    ]
+    fed = {
+        name.id
+        for reader in calls + factories
+        for name in ast.walk(reader)
         if isinstance(name, ast.Name) and name.id in tables
     }
-    return {rid for name in fed for _, rid in _ids_in(tables[name])}
+    inline = {rid for call in calls for _, rid in _ids_in(call)}
+    return inline | {rid for name in fed for _, rid in _ids_in(tables[name])}
 
 
 def scan(paths: Iterable[Path]) -> tuple[set[str], set[str]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -78,6 +79,14 @@ class Catalog:
 
     def rows_of(self, film_id: str) -> list[dict[str, Any]]:
         return [row for row in self.episodes if row.get("film_id") == film_id]
+
+    def has_placeholders(self, film: dict[str, Any]) -> bool:
+        """Some row of the film is a placeholder (`status: planned`)."""
+        return any(r.get("status") == "planned" for r in self.rows_of(film.get("id", "")))
+
+    def slugs_where(self, breaks: Callable[[dict[str, Any]], bool]) -> list[str]:
+        """The slugs of the films for which `breaks` holds (a rule's offenders)."""
+        return [str(f.get("slug")) for f in self.films if breaks(f)]
 
     def episode_ids(self) -> set[str]:
         return {row["id"] for row in self.episodes if isinstance(row.get("id"), str)}
@@ -187,35 +196,29 @@ def test_films_are_sorted_by_display_order(catalog: Catalog) -> None:
 @FILMS
 @pytest.mark.requirement("CAT-019")
 def test_unknown_planned_count_leaves_is_completed_null(catalog: Catalog) -> None:
-    bad = [
-        str(f.get("slug"))
-        for f in catalog.films
-        if f.get("planned_episodes") is None and f.get("is_completed") is not None
-    ]
+    bad = catalog.slugs_where(
+        lambda f: f.get("planned_episodes") is None and f.get("is_completed") is not None
+    )
     fail("CAT-019", "is_completed set while planned_episodes is null", bad, catalog.response)
 
 
 @FILMS
 @pytest.mark.requirement("CAT-020")
 def test_completed_film_has_no_placeholders(catalog: Catalog) -> None:
-    bad = [
-        str(f.get("slug"))
-        for f in catalog.films
-        if f.get("is_completed") is True
-        and any(r.get("status") == "planned" for r in catalog.rows_of(f.get("id", "")))
-    ]
+    bad = catalog.slugs_where(
+        lambda f: f.get("is_completed") is True and catalog.has_placeholders(f)
+    )
     fail("CAT-020", "completed film with placeholder rows", bad, catalog.response)
+
+
+def _main_tags(film: dict[str, Any]) -> list[dict[str, Any]]:
+    return [t for t in objs(film.get("tags")) if t.get("is_main") is True]
 
 
 @FILMS
 @pytest.mark.requirement("CAT-023")
 def test_at_most_one_main_tag(catalog: Catalog) -> None:
-    bad = [
-        str(f.get("slug"))
-        for f in catalog.films
-        if sum(1 for t in arr(f.get("tags")) if isinstance(t, dict) and t.get("is_main") is True)
-        > 1
-    ]
+    bad = catalog.slugs_where(lambda f: len(_main_tags(f)) > 1)
     fail("CAT-023", "film with two main tags", bad, catalog.response)
 
 
@@ -365,12 +368,9 @@ def test_the_known_placeholder_is_listed_as_planned(catalog: Catalog, fixture_id
 @FILMS
 @pytest.mark.requirement("CAT-051")
 def test_unknown_planned_count_means_no_placeholders(catalog: Catalog) -> None:
-    bad = [
-        str(f.get("slug"))
-        for f in catalog.films
-        if f.get("planned_episodes") is None
-        and any(r.get("status") == "planned" for r in catalog.rows_of(f.get("id", "")))
-    ]
+    bad = catalog.slugs_where(
+        lambda f: f.get("planned_episodes") is None and catalog.has_placeholders(f)
+    )
     fail("CAT-051", "placeholders without a planned count", bad, catalog.response)
 
 

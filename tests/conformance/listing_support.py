@@ -146,6 +146,20 @@ def items_of(pages: list[Page]) -> list[dict[str, Any]]:
 # -- error rows --------------------------------------------------------------------------------
 
 
+def listed_once(requirement_id: str, pages: list[Page], code: str) -> dict[str, Any]:
+    """The one item of a walk whose `code` is `code`; listed more or less than once is a
+    finding."""
+    items = [i for i in items_of(pages) if i.get("code") == code]
+    expect(
+        requirement_id,
+        len(items) == 1,
+        expected=f"{code} listed once",
+        actual=len(items),
+        response=pages[-1].response,
+    )
+    return items[0]
+
+
 class Code(Enum):
     """Where the code of an error answer sits (spec: Errors > Formats)."""
 

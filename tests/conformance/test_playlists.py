@@ -216,17 +216,14 @@ def test_list_item_matches_its_detail(
     client: DeliveryClient, fixture_id: Any, library: list[listing.Page]
 ) -> None:
     code = fixture_id("playlist_code")
-    items = [i for i in listing.items_of(library) if i.get("code") == code]
-    expect_equal(
-        "PLS-004", len(items), 1, expected=f"{code} listed once", response=library[-1].response
-    )
+    item = listing.listed_once("PLS-004", library, code)
     response, data = detail(client, code)
     expect(
         "PLS-004",
-        items[0].get("content_version") == data.get("content_version")
-        and items[0].get("clip_count") == len(arr(data.get("clips"))),
+        item.get("content_version") == data.get("content_version")
+        and item.get("clip_count") == len(arr(data.get("clips"))),
         expected=f"{data.get('content_version')} / {len(arr(data.get('clips')))} clips",
-        actual=f"{items[0].get('content_version')} / {items[0].get('clip_count')}",
+        actual=f"{item.get('content_version')} / {item.get('clip_count')}",
         response=response,
     )
 

@@ -256,16 +256,13 @@ def test_list_item_matches_its_detail(
     client: DeliveryClient, fixture_id: Any, series_walk: list[listing.Page]
 ) -> None:
     code = fixture_id("series_code")
-    items = [i for i in listing.items_of(series_walk) if i.get("code") == code]
-    expect_equal(
-        "SER-024", len(items), 1, expected=f"{code} listed once", response=series_walk[-1].response
-    )
+    item = listing.listed_once("SER-024", series_walk, code)
     response, data = detail(client, code)
     expect_equal(
-        "SER-024", items[0].get("content_version"), data.get("content_version"), response=response
+        "SER-024", item.get("content_version"), data.get("content_version"), response=response
     )
     expect_equal(
-        "SER-025", items[0].get("episode_count"), len(arr(data.get("episodes"))), response=response
+        "SER-025", item.get("episode_count"), len(arr(data.get("episodes"))), response=response
     )
 
 

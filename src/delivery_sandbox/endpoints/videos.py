@@ -46,9 +46,10 @@ def _link(sb: Sandbox, video: Video, rendition: str, expires: int) -> str:
 def video_row(
     sb: Sandbox, video: Video, collection: str, position: int, now: int
 ) -> dict[str, Any]:
-    """One open video row, the same shape in the list and the single read.
+    """One open video row, the same shape in the list and the single read: the documented
+    fields and no other (the open video endpoints are frozen).
 
-    Requirements: VID-001, VID-002, VID-003, VID-004, VID-005.
+    Requirements: VID-001, VID-002, VID-003, VID-004, VID-005, VID-013.
     """
     expires = now + LINK_TTL
     return {

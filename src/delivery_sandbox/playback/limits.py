@@ -65,6 +65,7 @@ class CounterPolicy:
 
 # spec: Limits (table) and "Behaviour at the ceiling" point 4 for `simulated`.
 # The continuous refill rate is always limit / 60 per second (10,800 -> 180/s, 3,000 -> 50/s).
+# Requirements: LIM-012, LIM-019, LIM-022, LIM-025, LIM-026, LIM-028 (the default of each row).
 LIMITS: dict[str, CounterPolicy] = {
     p.name: p
     for p in (

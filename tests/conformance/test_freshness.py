@@ -1,8 +1,9 @@
 """Freshness: changes made by an administrator are seen within their bound.
 
 spec: Limits > Freshness (upper bounds: suspension, revocation and rotation about 1 s and always
-within 30 s; something just created within 5 s; a raised limit within about a minute; catalog
-snapshot without `limit`; creatives feed walks); Authentication (key management: rotation keeps
+within 30 s; something just created within 5 s; a raised limit within about a minute; a subtitle
+attached, and the subtitle languages of `/config`, within 5 minutes; catalog snapshot without
+`limit`; creatives feed walks); Authentication (key management: rotation keeps
 label, scopes and pin; revocation and rotation take effect within seconds).
 Every admin-driven test needs the profile's [admin] table (else not exercised) and the `admin`
 fixture resets the target afterwards. Polls are bounded in count and time.
@@ -37,20 +38,29 @@ CREATED_BOUND = 5.0
 LIMIT_BOUND = 65.0
 POLL_EVERY = 0.25
 MAX_PAGES = 500
+SUBTITLE_BOUND = 300.0  # 5 minutes, for ticket requests and for /config alike
+SUBTITLE_POLL_EVERY = 5.0  # a 5-minute wait paced far below the playback and config limits
+SUBTITLE_TIMEOUT = 420  # seconds: the kill rate stops other tests at 120 s, this one waits 300
+NEW_LANGUAGES = ("nl", "sv", "da", "fi", "pl", "cs", "tr", "ko", "he", "uk")
 
 
-def poll_each(sends: dict[str, Callable[[], object]], done: Callable[[object], bool], bound: float):
-    """Call each of `sends` every POLL_EVERY s until it is `done`, all timed from one start;
-    return name -> (last response, seconds, seen)."""
+def poll_each(
+    sends: dict[str, Callable[[], object]],
+    done: Callable[[object], bool],
+    bound: float,
+    every: float = POLL_EVERY,
+):
+    """Call each of `sends` every `every` s until it is `done`, all timed from one start, the
+    last call at `bound` at the latest; return name -> (last response, seconds, seen)."""
     start = time.monotonic()
     last = {name: send() for name, send in sends.items()}
     took: dict[str, float] = {}
-    for _ in range(int(bound / POLL_EVERY) + 1):
+    for _ in range(int(bound / every) + 1):
         elapsed = time.monotonic() - start
         took |= {name: elapsed for name, r in last.items() if name not in took and done(r)}
         if len(took) == len(sends) or elapsed >= bound:
             break
-        time.sleep(POLL_EVERY)
+        time.sleep(min(every, bound - elapsed))
         last |= {name: send() for name, send in sends.items() if name not in took}
     elapsed = time.monotonic() - start
     return {n: (r, took.get(n, elapsed), n in took or done(r)) for n, r in last.items()}
@@ -251,6 +261,45 @@ def test_raised_limit_applies_within_a_minute(client, admin, fixture_id, counter
     # admitted in a row shows the raise.
     response, took, seen = poll(_in_a_row(send, 3), lambda r: r.status_code == 200, bound)
     _must("FRESH-014", seen, took, bound, "3 requests in a row admitted after the raise", response)
+
+
+def _subtitle_languages(response) -> set:
+    """The languages of a ticket's `subtitles[]`, or of `/config`'s `subtitles.languages`."""
+    subtitles = body_of(response).get("subtitles")
+    if isinstance(subtitles, dict):
+        return {lang for lang in arr(subtitles.get("languages")) if isinstance(lang, str)}
+    return {s.get("lang") for s in objs(subtitles)}
+
+
+@pytest.mark.requirement("FRESH-013", "FRESH-015")
+@pytest.mark.needs("role:films", "fixture:episode_signed", "admin")
+@pytest.mark.timeout(SUBTITLE_TIMEOUT)
+def test_attached_subtitle_reaches_tickets_and_config_within_5_minutes(
+    client, admin, fixture_id, unpaused
+):
+    """A subtitle in a language no licensed film had is attached to a ticketable episode: ticket
+    requests for it (FRESH-013) and `/config`'s `subtitles.languages` (FRESH-015) must show the
+    language within 5 minutes, polled from one start every few seconds."""
+    ticket, config = _ticket(client, fixture_id, role="films")(), client.get("config", role="films")
+    if ticket.status_code != 200 or config.status_code != 200:
+        pytest.skip(f"not exercised: ticket {ticket.status_code}, /config {config.status_code}")
+    known = _subtitle_languages(ticket) | _subtitle_languages(config)
+    lang = next((lang for lang in NEW_LANGUAGES if lang not in known), None)
+    if lang is None:
+        pytest.skip("not exercised: every candidate language is already in use")
+    rt = round_trip(client, "films")
+    bound = SUBTITLE_BOUND + rt.worst
+    admin.subtitle(fixture_id("episode_signed"), lang, f"https://subtitles.example/{lang}.vtt")
+    sends = {
+        "ticket": _ticket(client, fixture_id, role="films"),
+        "config": lambda: client.get("config", role="films"),
+    }
+    found = poll_each(sends, lambda r: lang in _subtitle_languages(r), bound, SUBTITLE_POLL_EVERY)
+    (ticket, took, seen), (config, took_config, seen_config) = found["ticket"], found["config"]
+    _must_each(
+        ("FRESH-013", seen, took, bound, f"subtitle {lang} in the ticket", ticket),
+        ("FRESH-015", seen_config, took_config, bound, f"{lang} in subtitles.languages", config),
+    )
 
 
 @pytest.mark.requirement("FRESH-019")

@@ -81,6 +81,11 @@ class AdminClient:
         """`withdraw` or `publish` an episode."""
         return self.call("POST", f"episodes/{episode_id}/{action}", {})
 
+    def subtitle(self, episode_id: str, lang: str, url: str) -> Any:
+        """Attach a subtitle (its language and WebVTT file) to an episode, or replace the file of
+        the one it has in that language."""
+        return self.call("POST", f"episodes/{episode_id}/subtitles", {"lang": lang, "url": url})
+
     def outage(self, area: str, on: bool) -> Any:
         """Switch a named outage (`catalog`, `config`, `series`, `playlists`, `creatives`,
         `licences`)."""

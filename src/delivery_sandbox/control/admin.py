@@ -6,6 +6,7 @@ Every change bumps the sandbox generation so cached bodies are rebuilt.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -21,6 +22,7 @@ from delivery_sandbox.faults.coverage_faults_17 import (
     set_limit_17,
     suspend_17,
 )
+from delivery_sandbox.faults.coverage_faults_18 import subtitle_18
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.registry import UnknownFault
 from delivery_sandbox.http.headers import Exchange, Reply, bearer_key
@@ -155,6 +157,8 @@ async def dispatch(sb: Sandbox, method: str, parts: list[str], receive: Any) -> 
         return _retitle_playlist(sb, parts[1], await _body(receive), now)
     if len(parts) == 3 and parts[0] == "films" and parts[2] == "retitle":
         return _retitle(sb, parts[1], await _body(receive), now)
+    if len(parts) == 3 and parts[0] == "episodes" and parts[2] == "subtitles":
+        return _subtitle(sb, parts[1], await _body(receive), now)
     if len(parts) == 3 and parts[0] == "episodes":
         return _episode(sb, parts[1], parts[2])
     if len(parts) == 3 and parts[0] == "roles":
@@ -258,6 +262,24 @@ def _episode(sb: Sandbox, episode_id: str, action: str) -> Reply:
         raise AdminError(404, f"no published episode {episode_id} in the seed")
     sb.changed()
     return _ok({"episode_id": episode_id, "published": action == "publish"})
+
+
+LANG = re.compile(r"[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*")
+
+
+def _subtitle(sb: Sandbox, episode_id: str, body: dict[str, Any], now: float) -> Reply:
+    """Attach a subtitle (`lang`, `url` of its WebVTT file) to a published episode, or replace
+    the file of the one it has in that language, until the reset."""
+    lang, url = body.get("lang"), body.get("url")
+    if not isinstance(lang, str) or not LANG.fullmatch(lang):
+        raise AdminError(400, "lang must be a language tag such as de or pt-BR")
+    if not isinstance(url, str) or not url.startswith("https://"):
+        raise AdminError(400, "url must be an https URL of the subtitle file")
+    episode = subtitle_18(sb, episode_id, lang, url, int(now))  # the eighteenth block's faults
+    if episode is None:
+        raise AdminError(404, f"no published episode {episode_id}")
+    sb.changed()
+    return _ok({"episode_id": episode_id, "lang": lang, "url": url})
 
 
 def _revoke_link(sb: Sandbox, creative_id: str) -> Reply:

@@ -580,3 +580,6 @@ class FaultName(StrEnum):
     org_suspension_after_35_s = "org_suspension_after_35_s"
     catalog_raise_after_70_s = "catalog_raise_after_70_s"
     creative_update_keeps_stamp = "creative_update_keeps_stamp"
+    # Eighteenth block (coverage_faults_18.py): subtitle changes that reach the API late.
+    subtitle_ticket_after_305_s = "subtitle_ticket_after_305_s"
+    config_languages_after_305_s = "config_languages_after_305_s"

@@ -295,6 +295,11 @@ register(
     )
 )
 
+# Eighteenth block: subtitle freshness, the 5-minute bounds (coverage_faults_18.py).
+from delivery_sandbox.faults.coverage_faults_18 import COVERAGE_FAULT_ROWS_18, SLOW_18  # noqa: E402
+
+register(*(Fault(*row, slow=row[0] in SLOW_18) for row in COVERAGE_FAULT_ROWS_18))
+
 # Collateral (kill rate, blame precision): requirements a fault legitimately breaks beside its
 # own, each with the reason. A failure of any other requirement under the fault is mis-blame.
 COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {

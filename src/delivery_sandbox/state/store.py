@@ -227,6 +227,11 @@ class Store:
     playlist_withdrawals: dict[str, int] = field(default_factory=dict)
     withdrawn_episodes: set[str] = field(default_factory=set)
     revoked_links: set[str] = field(default_factory=set)  # creative ids (admin revoke-link)
+    # Subtitles attached or replaced by the admin API: (episode id, lang) -> file; the episode
+    # records they changed; what ticket requests serve meanwhile for an episode (faults only).
+    subtitle_files: dict[tuple[str, str], str] = field(default_factory=dict)
+    edited_episodes: dict[str, Episode] = field(default_factory=dict)
+    held_subtitles: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     _by_film: dict[str, list[Episode]] = field(default_factory=dict)
     _by_slug: dict[str, Film] = field(default_factory=dict)
     _by_code: dict[str, Film] = field(default_factory=dict)
@@ -246,10 +251,13 @@ class Store:
         self._by_code = {f.code: f for f in self.films.values() if f.code}
 
     def _index_episodes(self) -> None:
-        """`episodes` and `_by_film` hold the published episodes: the seed less the withdrawn."""
+        """`episodes` and `_by_film` hold the published episodes: the seed less the withdrawn,
+        as the admin API edited them."""
         self.episodes.clear()
         self.episodes.update(
-            (k, e) for k, e in self._seed_episodes.items() if k not in self.withdrawn_episodes
+            (k, self.edited_episodes.get(k, e))
+            for k, e in self._seed_episodes.items()
+            if k not in self.withdrawn_episodes
         )
         self._by_film = {}
         for episode in sorted(self.episodes.values(), key=lambda e: e.episode_no):
@@ -262,14 +270,18 @@ class Store:
             self.films.clear()
             self.films.update(self._seed_films)
             self._by_code = {f.code: f for f in self.films.values() if f.code}
+            self._by_slug = {f.slug: f for f in self.films.values()}
         if self.playlists != self._seed_playlists:
             self.playlists.clear()
             self.playlists.update(self._seed_playlists)
         self.playlist_withdrawals.clear()
         self.licences.clear()
         self.licences.update(self._seed_licences)
-        if self.withdrawn_episodes:
+        self.subtitle_files.clear()
+        self.held_subtitles.clear()
+        if self.withdrawn_episodes or self.edited_episodes:
             self.withdrawn_episodes.clear()
+            self.edited_episodes.clear()
             self._index_episodes()
 
     # -- admin changes (ARCHITECTURE: Sandbox admin API) ---------------------------------------
@@ -338,6 +350,41 @@ class Store:
         self._index_episodes()
         return True
 
+    def attach_subtitle(self, episode_id: str, lang: str, url: str, now: int) -> Episode | None:
+        """Attach a subtitle to a published episode, or replace the file of one it has (spec:
+        Limits > Freshness, a subtitle attached or replaced; POST /playback, `subtitles[]`;
+        GET /config, `subtitles.languages`). Ticket requests and `/config` read the change at
+        once: the clean sandbox is well within both 5-minute bounds. The episode's `updated_at`
+        and its film's `metadata_version` move (the hash covers episodes and their subtitles).
+        None: no such published episode.
+
+        Requirements: FRESH-013, FRESH-015.
+        """
+        episode = self.episodes.get(episode_id)
+        if episode is None:
+            return None
+        self.subtitle_files[(episode_id, lang)] = url
+        changed = replace(
+            episode,
+            subtitles=tuple(sorted({*episode.subtitles, lang})),
+            updated_at=max(now, episode.updated_at + 1),
+        )
+        self.put_episode(changed)
+        film = self.films.get(episode.film_id)
+        if film is not None and film.metadata_version is not None:
+            seed = f"{film.metadata_version}:{episode_id}:{lang}:{url}"
+            version = hashlib.sha256(seed.encode()).hexdigest()[: len(film.metadata_version)]
+            film = replace(film, metadata_version=version, metadata_updated_at=now, updated_at=now)
+            self.films[film.id] = self._by_slug[film.slug] = film
+            if film.code:
+                self._by_code[film.code] = film
+        return changed
+
+    def put_episode(self, episode: Episode) -> None:
+        """Serve `episode` in place of the seed's record of that id until the reset."""
+        self.edited_episodes[episode.id] = episode
+        self._index_episodes()
+
     # -- films and episodes --------------------------------------------------------------------
 
     def film_by_ref(self, ref: str) -> Film | None:
@@ -394,10 +441,16 @@ class Store:
         return films
 
     def subtitle_url(self, episode: Episode, lang: str) -> str:
-        return f"https://subs.delivery.sandbox/{episode.id}/{lang}.vtt"
+        """The subtitle file: the one the admin API attached, else the seed's."""
+        attached = self.subtitle_files.get((episode.id, lang))
+        return attached or f"https://subs.delivery.sandbox/{episode.id}/{lang}.vtt"
 
     def subtitle_pairs(self, episode: Episode) -> tuple[tuple[str, str], ...]:
-        """(lang, url) of every subtitle of the episode, in its order; built once per episode."""
+        """(lang, url) of every subtitle of the episode, in its order; built once per episode
+        (what a fault holds back for ticket requests, while it does)."""
+        held = self.held_subtitles.get(episode.id)
+        if held is not None:
+            return held
         found = self._subtitles.get(episode.id)
         if found is None or found[0] is not episode:
             pairs = tuple((lang, self.subtitle_url(episode, lang)) for lang in episode.subtitles)

@@ -30,6 +30,8 @@ from typing import Any
 import httpx
 import pytest
 
+from delivery_conformance.target.embedded import EmbeddedSandbox
+
 ROOT = Path(__file__).resolve().parents[2]
 SCALE = "0.05"
 CAMPAIGNS = (
@@ -83,49 +85,19 @@ REAL_SCALE_PROOFS = {"simulated_limit_285": "simulated"}
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
-def _sandbox(factory: pytest.TempPathFactory, scale: str) -> Iterator[Path]:
-    directory = factory.mktemp("load-sandbox")
-    profile = directory / "sandbox.toml"
-    log = (directory / "sandbox.log").open("w")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "delivery_sandbox",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            "0",
-            "--profile-out",
-            str(profile),
-            "--limits-scale",
-            scale,
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while not (profile.exists() and profile.stat().st_size) and time.monotonic() < deadline:
-            assert process.poll() is None, "the sandbox exited"
-            time.sleep(0.1)
-        assert profile.exists(), "the sandbox wrote no profile"
-        time.sleep(0.2)
+def _sandbox(scale: str) -> Iterator[Path]:
+    with EmbeddedSandbox(options=("--limits-scale", scale)) as profile:
         yield profile
-    finally:
-        process.terminate()
-        process.wait(10)
-        log.close()
 
 
 @pytest.fixture(scope="module")
-def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    yield from _sandbox(tmp_path_factory, SCALE)
+def sandbox() -> Iterator[Path]:
+    yield from _sandbox(SCALE)
 
 
 @pytest.fixture(scope="module")
-def real_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    yield from _sandbox(tmp_path_factory, "1")
+def real_sandbox() -> Iterator[Path]:
+    yield from _sandbox("1")
 
 
 def _admin(profile: Path, method: str, path: str, body: dict[str, Any] | None = None) -> Any:

@@ -33,7 +33,11 @@ STOP_GRACE = 5.0
 POLL = 0.1
 
 
-def sandbox_command(profile_out: Path, faults: Sequence[str] = ()) -> list[str]:
+def sandbox_command(
+    profile_out: Path, faults: Sequence[str] = (), options: Sequence[str] = ()
+) -> list[str]:
+    """`python -m delivery_sandbox` on a free loopback port, writing its profile to
+    `profile_out`; `options` are more sandbox options (`--limits-scale 0.05`)."""
     command = [
         sys.executable,
         "-m",
@@ -49,7 +53,7 @@ def sandbox_command(profile_out: Path, faults: Sequence[str] = ()) -> list[str]:
     ]
     for fault in faults:
         command += ["--fault", fault]
-    return command
+    return command + list(options)
 
 
 class EmbeddedSandbox(Service[Path]):
@@ -59,9 +63,12 @@ class EmbeddedSandbox(Service[Path]):
         *,
         startup_timeout: float = STARTUP_TIMEOUT,
         command: Sequence[str] | None = None,
+        options: Sequence[str] = (),
     ) -> None:
-        """`command` replaces the sandbox command (self-tests); `{profile}` is substituted."""
+        """`command` replaces the sandbox command (self-tests); `{profile}` is substituted.
+        `options` are more sandbox options (`--limits-scale 0.05`)."""
         self.faults = tuple(faults)
+        self.options = tuple(options)
         self.startup_timeout = startup_timeout
         self._command = command
         self._dir: Path | None = None
@@ -73,7 +80,7 @@ class EmbeddedSandbox(Service[Path]):
         profile_path = self._dir / "target.toml"
         log_path = self._dir / "sandbox.log"
         if self._command is None:
-            command = sandbox_command(profile_path, self.faults)
+            command = sandbox_command(profile_path, self.faults, self.options)
         else:
             command = [part.replace("{profile}", str(profile_path)) for part in self._command]
         with log_path.open("wb") as log:

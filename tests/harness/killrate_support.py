@@ -10,7 +10,9 @@ proven only by a scenario that waits out a freshness bound of 5 to 65 s, so thes
 spend their time asleep, not computing, and end before the main one). A slow fault of a
 5-minute bound (FIVE_MINUTE_BOUNDS) outlasts the main run on its own, so each has a process of
 its own: the run then lasts about one 5-minute wait, whatever their number. Their killrate.json
-files are judged as one (`union`).
+files are judged as one (`union`). In `make test` the slow processes start as soon as the session
+is collected and the two tests that read the run go last, so those waits pass beside the other
+self-tests instead of after them.
 """
 
 from __future__ import annotations
@@ -120,13 +122,34 @@ def union(main: KillRateRun, slow: KillRateRun) -> KillRateRun:
     return KillRateRun(done, data)
 
 
-def run_targeted_killrate(where: Path) -> KillRateRun:
-    main_faults, shares = fault_split(catalogue())
-    slow = [
-        (_start(where / f"slow-{n}", 0, share), where / f"slow-{n}")
-        for n, share in enumerate(shares)
-    ]
-    run = _finish(_start(where / "main", CLEAN_RUNS, main_faults), where / "main")
-    for process, folder in slow:
+@dataclass
+class SlowShares:
+    """The slow side processes, started before the main run (conftest.py starts them when the
+    session is collected, so their freshness waits pass while the other self-tests run)."""
+
+    main_faults: list[str]
+    processes: list[tuple[subprocess.Popen[str], Path]]
+
+    @classmethod
+    def start(cls, where: Path) -> SlowShares:
+        main_faults, shares = fault_split(catalogue())
+        processes = [
+            (_start(where / f"slow-{n}", 0, share), where / f"slow-{n}")
+            for n, share in enumerate(shares)
+        ]
+        return cls(main_faults, processes)
+
+    def stop(self) -> None:
+        """Ends what is still running (a session that never reached the kill rate)."""
+        for process, _ in self.processes:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+
+
+def run_targeted_killrate(where: Path, slow: SlowShares | None = None) -> KillRateRun:
+    slow = slow or SlowShares.start(where)
+    run = _finish(_start(where / "main", CLEAN_RUNS, slow.main_faults), where / "main")
+    for process, folder in slow.processes:
         run = union(run, _finish(process, folder))
     return run

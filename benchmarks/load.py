@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from delivery_conformance.target.embedded import sandbox_command
+
 __all__ = ["main"]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,19 +40,7 @@ def _pin(core: int) -> None:
 def _start_sandbox(directory: Path) -> tuple[subprocess.Popen[bytes], Path]:
     profile = directory / "sandbox.toml"
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "delivery_sandbox",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            "0",
-            "--profile-out",
-            str(profile),
-            "--limits-scale",
-            "100",
-        ],
+        sandbox_command(profile, options=("--limits-scale", "100"), versions=None),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         preexec_fn=lambda: _pin(SERVER_CORE),

@@ -33,6 +33,7 @@ from typing import NoReturn
 
 from delivery_conformance.load.schedule import Plan
 from delivery_conformance.load.verdict import ExitCode, Expectations
+from delivery_conformance.target.embedded import sandbox_command
 from delivery_conformance.target.latency import LatencyProxy, parse_duration, write_proxied_profile
 from loadtests.campaigns import CAMPAIGNS, Campaign
 from loadtests.target import CampaignError, Target
@@ -136,21 +137,8 @@ class Sandbox:
 
     def __init__(self, scale: float, faults: list[str], directory: Path) -> None:
         self.profile = directory / "sandbox.toml"
-        command = [
-            sys.executable,
-            "-m",
-            "delivery_sandbox",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            "0",
-            "--profile-out",
-            str(self.profile),
-            "--limits-scale",
-            str(scale),
-        ]
-        for fault in faults:
-            command += ["--fault", fault]
+        options = ("--limits-scale", str(scale))
+        command = sandbox_command(self.profile, faults, options, versions=None)
         self.log = (directory / "sandbox.log").open("w")
         self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
 

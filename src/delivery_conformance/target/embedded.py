@@ -34,10 +34,16 @@ POLL = 0.1
 
 
 def sandbox_command(
-    profile_out: Path, faults: Sequence[str] = (), options: Sequence[str] = ()
+    profile_out: Path,
+    faults: Sequence[str] = (),
+    options: Sequence[str] = (),
+    *,
+    versions: str | None = "extended",
 ) -> list[str]:
     """`python -m delivery_sandbox` on a free loopback port, writing its profile to
-    `profile_out`; `options` are more sandbox options (`--limits-scale 0.05`)."""
+    `profile_out`; `options` are more sandbox options (`--limits-scale 0.05`); `versions` the
+    sandbox's version set (None: its own default). The one place the command is written: the
+    load campaigns and the benchmarks start their sandboxes with it too."""
     command = [
         sys.executable,
         "-m",
@@ -48,9 +54,9 @@ def sandbox_command(
         "0",
         "--profile-out",
         str(profile_out),
-        "--versions",
-        "extended",
     ]
+    if versions is not None:
+        command += ["--versions", versions]
     for fault in faults:
         command += ["--fault", fault]
     return command + list(options)

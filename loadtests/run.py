@@ -59,8 +59,17 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--target", type=Path, default=None, help="target profile TOML")
     p.add_argument("--workers", type=int, default=0, help="Locust worker processes (0: one)")
-    p.add_argument("--report-dir", type=Path, default=Path("reports"))
-    p.add_argument("--allow-production", action="store_true")
+    p.add_argument(
+        "--report-dir",
+        type=Path,
+        default=Path("reports"),
+        help="write <DIR>/load/<campaign>-<run id>/ (default: reports)",
+    )
+    p.add_argument(
+        "--allow-production",
+        action="store_true",
+        help="run against an organisation whose /config says it is not a test organisation",
+    )
     p.add_argument(
         "--scale-check",
         action="store_true",

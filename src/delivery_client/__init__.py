@@ -3,6 +3,8 @@ rules (retry policy and budget, paging, safe catalog sync, creatives sync, batch
 secrets). Built on httpx; imports nothing from the harness or the sandbox.
 """
 
+from importlib.metadata import PackageNotFoundError, version
+
 from delivery_client.budget import RetryBudget, process_budget
 from delivery_client.client import DeliveryClient, Reply
 from delivery_client.exceptions import (
@@ -37,5 +39,11 @@ __all__ = [
     "StateError",
     "TransportFailure",
     "UsageError",
+    "__version__",
     "process_budget",
 ]
+
+try:  # one version for the three packages: pyproject reads delivery_conformance.__version__
+    __version__ = version("delivery-conformance")
+except PackageNotFoundError:  # run from a source tree that was never installed
+    __version__ = "0+unknown"

@@ -30,6 +30,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
 
+from delivery_client import __version__
 from delivery_client.client import DeliveryClient
 from delivery_client.creatives import download_final, sync_creatives
 from delivery_client.exceptions import ClientError, UsageError
@@ -54,9 +55,23 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="delivery-client", description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--base-url", default=os.environ.get("DELIVERY_BASE_URL"))
-    parser.add_argument("--api-key", default=os.environ.get("DELIVERY_API_KEY"))
-    parser.add_argument("--state", type=Path, default=Path("delivery-client.sqlite"))
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--base-url",
+        default=os.environ.get("DELIVERY_BASE_URL"),
+        help="server root, e.g. https://www.example.com (default: $DELIVERY_BASE_URL)",
+    )
+    parser.add_argument(
+        "--api-key",
+        default=os.environ.get("DELIVERY_API_KEY"),
+        help="API key (default: $DELIVERY_API_KEY; never printed)",
+    )
+    parser.add_argument(
+        "--state",
+        type=Path,
+        default=Path("delivery-client.sqlite"),
+        help="SQLite file holding the synced view (default: %(default)s)",
+    )
     parser.add_argument(
         "--export-state", metavar="PATH", help="write the view as JSON (- = stdout)"
     )
@@ -70,30 +85,34 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KNOB=VALUE",
         help="override one Policy field (a deliberately broken client; see knobs.py)",
     )
-    parser.add_argument("-v", "--verbose", action="store_true")
-    parser.add_argument("-q", "--quiet", action="store_true")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug lines on stderr")
+    parser.add_argument("-q", "--quiet", action="store_true", help="warnings only on stderr")
     commands = parser.add_subparsers(dest="command", required=True)
     catalog = commands.add_parser("sync-catalog", help="one safe catalog walk")
     catalog.add_argument("--paged", action="store_true", help="walk pages instead of one response")
     watch = commands.add_parser("watch", help="catalog walks on a schedule of minutes")
-    watch.add_argument("--walks", type=int, required=True)
-    watch.add_argument("--interval", type=float, default=300.0)
-    watch.add_argument("--paged", action="store_true")
+    watch.add_argument("--walks", type=int, required=True, help="how many walks, then stop")
+    watch.add_argument(
+        "--interval", type=float, default=300.0, help="seconds between walks (default 300)"
+    )
+    watch.add_argument("--paged", action="store_true", help="walk pages instead of one response")
     commands.add_parser("sync-creatives", help="one incremental creatives walk")
     commands.add_parser("sync-series", help="series list, details only when changed")
     commands.add_parser("sync-playlists", help="playlists list, details only when changed")
     playing = commands.add_parser("play", help="tickets for 1 to 3 episodes")
-    playing.add_argument("episode_ids", nargs="+")
-    playing.add_argument("--union-info")
-    playing.add_argument("--drm-kek")
-    playing.add_argument("--intent", default="play")
-    playing.add_argument("--viewer-ref")
+    playing.add_argument("episode_ids", nargs="+", help="one to three episode ids")
+    playing.add_argument("--union-info", help="device id from the player SDK (encrypted episodes)")
+    playing.add_argument(
+        "--drm-kek", help="device public key from the player SDK (with --union-info)"
+    )
+    playing.add_argument("--intent", default="play", help="play or prefetch (default play)")
+    playing.add_argument("--viewer-ref", help="opaque viewer id (default: a random one)")
     commands.add_parser("config", help="the configuration of the key")
     videos = commands.add_parser("videos", help="count the open videos (links are not printed)")
-    videos.add_argument("--collection")
+    videos.add_argument("--collection", help="one collection only (default: every granted one)")
     download = commands.add_parser("download", help="the final MP4 of a creative")
-    download.add_argument("creative_id")
-    download.add_argument("--out", type=Path, required=True)
+    download.add_argument("creative_id", help="the creative whose final MP4 to fetch")
+    download.add_argument("--out", type=Path, required=True, help="file to write the MP4 to")
     commands.add_parser("export", help="only write --export-state")
     return parser
 

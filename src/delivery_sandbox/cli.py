@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
+from delivery_sandbox import __version__
 from delivery_sandbox.app import SandboxApp
 from delivery_sandbox.control.profile import render_profile, write_profile
 from delivery_sandbox.faults.registry import FAULTS
@@ -53,13 +54,45 @@ def _port(text: str) -> int:
 
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="delivery-sandbox", description="Delivery API v1 reference sandbox")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=_port, default=8123)
-    p.add_argument("--profile-out", type=Path, default=None)
-    p.add_argument("--fault", action="append", default=[], metavar="NAME")
-    p.add_argument("--limits-scale", type=_positive, default=1.0)
-    p.add_argument("--versions", choices=[v.value for v in VersionSetName], default="spec")
-    p.add_argument("--admin-token", default=None)
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default %(default)s)")
+    p.add_argument(
+        "--port", type=_port, default=8123, help="port to listen on; 0 picks a free one (8123)"
+    )
+    p.add_argument(
+        "--profile-out",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="write the target profile (keys, fixtures, admin token) there once listening",
+    )
+    p.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="switch a named fault on from the start (repeatable; docs/sandbox.md lists them)",
+    )
+    p.add_argument(
+        "--limits-scale",
+        type=_positive,
+        default=1.0,
+        metavar="X",
+        help="multiply every rate limit by X, e.g. 0.05 for quick load runs (default 1)",
+    )
+    p.add_argument(
+        "--versions",
+        choices=[v.value for v in VersionSetName],
+        default="spec",
+        help="dated versions served: the spec's one, or extended with a retired and a deprecated"
+        " one to exercise version errors and headers (default spec)",
+    )
+    p.add_argument(
+        "--admin-token",
+        default=None,
+        metavar="TOKEN",
+        help="Bearer token of the admin API under /_sandbox/ (default: a random one)",
+    )
     return p
 
 

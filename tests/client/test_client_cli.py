@@ -14,6 +14,9 @@ from pathlib import Path
 
 from client_support import KEY, LocalServer, Sandbox, json_body
 
+from cli_help import undocumented
+from delivery_client.cli import _parser
+
 CATALOG = "/api/delivery/v1/catalog"
 
 
@@ -299,3 +302,7 @@ def test_verbose_runs_against_the_sandbox_leak_no_secret_cli_032_cli_033_cli_041
         "http",
     ):
         assert secret not in text, secret
+
+
+def test_every_option_has_help_text() -> None:
+    assert list(undocumented(_parser())) == []

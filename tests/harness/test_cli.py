@@ -1,12 +1,15 @@
+import importlib
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from argparse import ArgumentParser
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from harness_support import PROFILE_TEXT, run_results, write_profile
 
+from cli_help import undocumented
 from delivery_conformance import cli
 from delivery_conformance.target.embedded import EmbeddedSandbox
 from delivery_conformance.target.profile import load_profile
@@ -184,3 +187,20 @@ def test_a_minimal_profile_is_partial_never_conforming(tmp_path: Path, keys: dic
 def test_latency_proxy_is_a_subcommand_with_its_own_options(capsys) -> None:
     assert cli.main(["latency-proxy", "--upstream", "http://10.0.0.1:80"]) == 2
     assert "loopback" in one_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize(
+    "module, name",
+    [
+        ("delivery_conformance.cli", "parser"),
+        ("delivery_conformance.target.latency", "_parser"),
+        ("loadtests.run", "parser"),
+        ("loadtests.compare", "parser"),
+    ],
+)
+def test_every_option_of_every_command_has_help_text(
+    monkeypatch: pytest.MonkeyPatch, module: str, name: str
+) -> None:
+    monkeypatch.syspath_prepend(str(ROOT))  # loadtests/ is a folder of the checkout
+    parser: Callable[[], ArgumentParser] = getattr(importlib.import_module(module), name)
+    assert list(undocumented(parser())) == []

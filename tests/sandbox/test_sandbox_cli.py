@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from cli_help import undocumented
+from delivery_sandbox.cli import parser
+
 
 def test_cli_serves_and_writes_the_profile(tmp_path: Path) -> None:
     profile = tmp_path / "sandbox.toml"
@@ -93,3 +96,7 @@ def test_the_banner_says_where_to_call_and_where_the_profile_is(tmp_path: Path) 
     assert "faults: cookie_set" in text
     assert data["admin"]["token"] not in text
     assert not any(key in text for key in data["keys"].values())
+
+
+def test_every_option_has_help_text() -> None:
+    assert list(undocumented(parser())) == []

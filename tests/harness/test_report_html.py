@@ -15,6 +15,7 @@ from report_support import (
 
 from delivery_conformance.reports.html import find_spec, render_html, render_spec, spec_anchors
 from delivery_conformance.reports.view import BODY_LINES, build_view, safe_url, section_anchor
+from delivery_conformance.reports.writer import FORMAT_VERSION
 from delivery_conformance.spec.requirements import load_requirements
 
 SPEC_MD = """# Delivery API v1: interface specification
@@ -47,7 +48,7 @@ def test_the_summary_comes_first_with_verdict_coverage_target_seed_and_version()
     assert "VIOLATIONS FOUND" in summary
     assert re.search(r"coverage <b id=\"coverage\">\d+ of \d+ \([\d.]+%\)</b>", summary)
     assert "127.0.0.1:9" in summary and "seed 20261002" in summary
-    assert "delivery-conformance 0.1.0 (results format 1.0)" in summary
+    assert f"delivery-conformance 0.1.0 (results format {FORMAT_VERSION})" in summary
     assert "12.5 s" in summary
     # Per-group counts: HDR has one failed, one warning, one error.
     row = re.search(r'<tr><td><a href="#g-HDR">HDR</a></td>(.*?)</tr>', html, re.S)

@@ -167,12 +167,17 @@ def load_campaign_rows() -> list[dict[str, Any]]:
     them (`_fails_with`), and the load-only faults are exactly the ones listed in
     `loadtests.sensitivity.SUBTLE` with these IDs (`test_every_load_only_fault_has_a_campaign...`).
     """
+    return [fault(name, ids, ids) for name, (_, ids) in subtle_faults().items()]
+
+
+def subtle_faults() -> dict[str, tuple[str, tuple[str, ...]]]:
+    """loadtests.sensitivity.SUBTLE: load-only fault -> (campaign, the IDs it declares)."""
     sys.path.insert(0, str(ROOT))
     try:
         from loadtests.sensitivity import SUBTLE
     finally:
         sys.path.remove(str(ROOT))
-    return [fault(name, ids, ids) for name, (_, ids) in SUBTLE.items()]
+    return SUBTLE
 
 
 def test_every_claimed_requirement_keeps_its_proof(
@@ -195,3 +200,19 @@ def test_every_claimed_requirement_keeps_its_proof(
     assert not gained, (
         f"proven now, take them out of {PENDING.name} (and lower its count from {count}): {gained}"
     )
+
+
+def test_a_requirement_reported_as_measured_by_a_load_campaign_is_proven_by_that_campaign() -> None:
+    """`load_campaign: NAME` in requirements.yaml makes a conformance report say "load campaign"
+    instead of "not covered": only true when a load-only fault of that campaign declares the ID
+    (so test_load_smoke.py proves the campaign charges it) and no conformance scenario names it."""
+    marked, _ = scan(SUITE)
+    claimed = {r.id: r.load_campaign for r in load_requirements().values() if r.load_campaign}
+    assert claimed, "no requirement says a load campaign measures it"
+    unproven = {
+        rid: campaign
+        for rid, campaign in claimed.items()
+        if not any(c == campaign and rid in ids for c, ids in subtle_faults().values())
+    }
+    assert unproven == {}
+    assert sorted(set(claimed) & marked) == []  # a scenario naming it: the report judges it

@@ -126,6 +126,19 @@ def test_requirements_no_test_names_are_the_tools_gap_not_a_partial_run() -> Non
     assert summary.verdict() is Verdict.CONFORMING
 
 
+def test_a_requirement_a_load_campaign_measures_is_reported_as_such_never_not_covered() -> None:
+    measured = Requirement(
+        "LIM-026", "Limits", "video counter", Level.MUST, Role.SERVER, "o", load_campaign="minute"
+    )
+    events = [RunStarted("http://t", 0.0, 1, True, NO_POLICY), *ALL_PASS[:5], RunFinished(9, 9, 0)]
+    summary = summarise({**REQS, measured.id: measured}, events)
+    result = {r.requirement.id: r for r in summary.requirements}["LIM-026"]
+    assert result.status is Status.LOAD_CAMPAIGN
+    assert "load campaign `minute`" in result.reasons[0]
+    assert summary.coverage_detail().not_covered == 2  # ERR-001 and FRESH-007 only
+    assert summary.verdict() is Verdict.CONFORMING  # not selected, so not a partial run
+
+
 def test_violations_win_over_partial_and_timed_out() -> None:
     failed = ran("a", ("HDR-001",), Outcome.FAILED, violations=(broken("HDR-001"),))
     missing = ran("m", ("CAT-002",), Outcome.NOT_EXERCISED, reason="the profile lacks admin")

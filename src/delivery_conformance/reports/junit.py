@@ -11,6 +11,7 @@ its group (`PLAY`), and the scenarios that judged it are its evidence (in system
     error              <error> (the harness could not judge it)
     not exercised,
     not testable,
+    load campaign,
     not covered        <skipped> with the reason ("not exercised" is never "passed")
     passed             an empty case
 
@@ -75,7 +76,7 @@ def _case(suite: ET.Element, req: RequirementView, strict: bool) -> str:
         element = ET.SubElement(case, "error", type="error")
         element.set("message", _cap(f"{req.id} could not be judged: {'; '.join(req.reasons)}",
                                     MESSAGE_CAP))  # fmt: skip
-    elif req.status in ("not exercised", "not testable", "not covered"):
+    elif req.status in ("not exercised", "not testable", "load campaign", "not covered"):
         reason = "; ".join(req.reasons) or ("no scenario names it" if not req.tests else "")
         ET.SubElement(case, "skipped", message=_cap(f"{req.status}: {reason}", MESSAGE_CAP))
         outcome = "skipped"

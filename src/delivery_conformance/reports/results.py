@@ -10,6 +10,8 @@ A requirement is
                  stopped by the run's time bound, or stopped on another requirement's violation
                  before judging it;
   not testable   when `spec/requirements.yaml` says why it cannot be observed from outside;
+  load campaign  when no conformance test names it and `spec/requirements.yaml` names the load
+                 campaign that measures it (`loadtests.run <campaign>`): not judged by this run;
   not covered    when no test names it (a gap of the tool, reported, not charged to the run).
 Client-role requirements are reported apart: a server run cannot prove them.
 
@@ -55,6 +57,7 @@ class Status(Enum):
     NOT_EXERCISED = "not exercised"
     PASSED = "passed"
     NOT_TESTABLE = "not testable"
+    LOAD_CAMPAIGN = "load campaign"
     NOT_COVERED = "not covered"
 
 
@@ -77,6 +80,7 @@ class RequirementResult:
             "tests": list(self.tests),
             "reasons": list(self.reasons),
             "untestable": req.untestable,
+            "load_campaign": req.load_campaign,
             "violations": [v.to_dict() for v in self.violations],
         }
 
@@ -340,6 +344,10 @@ def _judge(
         status, reasons = Status.NOT_EXERCISED, ("not selected in this run",)
     elif requirement.untestable:
         status, reasons = Status.NOT_TESTABLE, (requirement.untestable,)
+    elif requirement.load_campaign:
+        campaign = requirement.load_campaign
+        status = Status.LOAD_CAMPAIGN
+        reasons = (f"measured by the load campaign `{campaign}` (loadtests.run), not by this run",)
     else:
         status = Status.NOT_COVERED
     if requirement.untestable and status is Status.NOT_EXERCISED and not involved:

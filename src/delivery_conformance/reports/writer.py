@@ -56,7 +56,7 @@ __all__ = [
     "write_summary_markdown",
 ]
 
-FORMAT_VERSION = "1.0"
+FORMAT_VERSION = "1.1"  # 1.1: status "load campaign", field load_campaign
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "results.schema.json"
 LATEST = "latest"
 

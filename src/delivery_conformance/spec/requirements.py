@@ -32,7 +32,7 @@ PREFIXES = frozenset(
 )
 ID_PATTERN = re.compile(r"^[A-Z]{2,5}-\d{3}$")
 REQUIRED_FIELDS = ("id", "section", "statement", "level", "role", "observe")
-OPTIONAL_FIELDS = ("untestable", "decision")
+OPTIONAL_FIELDS = ("untestable", "decision", "load_campaign")
 
 
 class RequirementsError(ValueError):
@@ -63,6 +63,7 @@ class Requirement:
     observe: str
     untestable: str | None = None
     decision: str | None = None
+    load_campaign: str | None = None  # judged by this load campaign, not by a conformance run
 
     @property
     def prefix(self) -> str:
@@ -126,6 +127,7 @@ def _parse_entry(entry: Any, where: str) -> Requirement:
         observe=entry["observe"],
         untestable=entry.get("untestable"),
         decision=entry.get("decision"),
+        load_campaign=entry.get("load_campaign"),
     )
 
 

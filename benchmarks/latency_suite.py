@@ -12,13 +12,15 @@ user would. The verdict is read from results.json: 0 failed requirements, 0 fail
                                        [--jitter 15ms] [--seed 1] [-k EXPR] [--out FILE]
 
 Prints one line per run and writes every figure to reports/bench/latency_suite.json.
-Exit 0 when every run had 0 failures, 1 otherwise, 2 on bad arguments.
+Exit 0 when every run had 0 failures, 1 otherwise, 2 on bad arguments, 130 on SIGINT or SIGTERM
+(the running suite, proxy and sandbox are stopped first: nothing is left behind).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import subprocess
 import sys
 import tempfile
@@ -146,18 +148,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-k", dest="keyword", default=None, help="pytest -k expression")
     parser.add_argument("--out", type=Path, default=Path("reports/bench/latency_suite.json"))
     args = parser.parse_args(argv)
+    # SIGTERM ends the runs like Ctrl-C, so every with-block stops its suite, proxy and sandbox.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     figures = []
-    for index in range(1, args.runs + 1):
-        for paced in args.modes:
-            figure = run_once(
-                paced=paced,
-                latency=args.latency,
-                jitter=args.jitter,
-                seed=args.seed + index,
-                keyword=args.keyword,
-            )
-            figures.append(figure)
-            print(_line(index, figure), flush=True)
+    try:
+        for index in range(1, args.runs + 1):
+            for paced in args.modes:
+                figure = run_once(
+                    paced=paced,
+                    latency=args.latency,
+                    jitter=args.jitter,
+                    seed=args.seed + index,
+                    keyword=args.keyword,
+                )
+                figures.append(figure)
+                print(_line(index, figure), flush=True)
+    except KeyboardInterrupt:
+        print(f"latency self-test: interrupted after {len(figures)} runs", file=sys.stderr)
+        return 130
     passed = sum(1 for f in figures if clean(f))
     for figure in figures:
         for finding in figure.get("findings", []):

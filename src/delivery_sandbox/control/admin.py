@@ -7,8 +7,9 @@ Every change bumps the sandbox generation so cached bodies are rebuilt.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -31,6 +32,8 @@ from delivery_sandbox.state.accounts import ROLES
 from delivery_sandbox.state.context import Sandbox
 
 __all__ = ["handle"]
+
+T = TypeVar("T")
 
 MAX_BODY = 64 * 1024
 FILMS_ORG = "org_films"  # the organisation of the `films` role
@@ -300,39 +303,49 @@ def _new_title(body: dict[str, Any]) -> str:
     return title
 
 
+def _changed(sb: Sandbox, missing: str, change: Callable[[], T]) -> T:
+    """Apply one admin change to the store; 404 `missing` when the record is not there."""
+    try:
+        record = change()
+    except KeyError as exc:
+        raise AdminError(404, missing) from exc
+    sb.changed()
+    return record
+
+
 def _retitle(sb: Sandbox, film_id: str, body: dict[str, Any], now: float) -> Reply:
     """Give a film a new title: a metadata change (its `metadata_version` moves, CAT-082)."""
-    title = _new_title(body)
-    keep = sb.faults.enabled(FaultName.metadata_version_frozen)
-    try:
-        film = sb.store.retitle_film(film_id, title, int(now), keep_version=keep)
-    except KeyError as exc:
-        raise AdminError(404, f"no film {film_id}") from exc
-    sb.changed()
+    title, keep = _new_title(body), sb.faults.enabled(FaultName.metadata_version_frozen)
+    film = _changed(
+        sb,
+        f"no film {film_id}",
+        lambda: sb.store.retitle_film(film_id, title, int(now), keep_version=keep),
+    )
     return _ok({"film_id": film_id, "title": film.title, "metadata_version": film.metadata_version})
 
 
 def _retitle_playlist(sb: Sandbox, code: str, body: dict[str, Any], now: float) -> Reply:
     """Give a playlist a new title: a change (its `updated_at` moves, PLS-045)."""
-    title = _new_title(body)
-    keep = sb.faults.enabled(FaultName.playlist_change_keeps_updated_at)
-    try:
-        playlist = sb.store.retitle_playlist(code, title, int(now), keep_time=keep)
-    except KeyError as exc:
-        raise AdminError(404, f"no playlist {code}") from exc
-    sb.changed()
+    title, keep = _new_title(body), sb.faults.enabled(FaultName.playlist_change_keeps_updated_at)
+    playlist = _changed(
+        sb, f"no playlist {code}", lambda: sb.store.retitle_playlist(code, title, int(now), keep)
+    )
     return _ok({"code": code, "title": playlist.title, "updated_at": playlist.updated_at})
 
 
 def _retitle_creative(sb: Sandbox, creative_id: str, body: dict[str, Any], now: float) -> Reply:
     """Give a listed creative a new name: an update (its `updated_at` moves, FRESH-022)."""
     title = _new_title(body)
-    creative = sb.store.creatives.get(creative_id)
-    if creative is None or not creative.visible:
-        raise AdminError(404, f"no listed creative {creative_id}")
-    stamp = creative_stamp_17(sb.faults, creative.updated_at, int(now))
-    sb.store.creatives[creative_id] = replace(creative, name=title, updated_at=stamp)
-    sb.changed()
+
+    def rename() -> int:
+        creative = sb.store.creatives.get(creative_id)
+        if creative is None or not creative.visible:
+            raise KeyError(creative_id)
+        stamp = creative_stamp_17(sb.faults, creative.updated_at, int(now))
+        sb.store.creatives[creative_id] = replace(creative, name=title, updated_at=stamp)
+        return stamp
+
+    stamp = _changed(sb, f"no listed creative {creative_id}", rename)
     return _ok({"creative_id": creative_id, "name": title, "updated_at": stamp})
 
 

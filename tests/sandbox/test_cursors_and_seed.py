@@ -19,6 +19,17 @@ def test_cursor_round_trips_only_for_its_endpoint_and_query() -> None:
     assert cursors.decode(SECRET, "creatives", "u=5", "") is None
 
 
+def test_a_scope_resumes_only_the_listing_that_issued_its_cursor() -> None:
+    scope = cursors.Scope(SECRET, "playlists", "u=None&c=drama")
+    token = scope.encode([1_795_000_000, "pl_1"])
+    assert scope.resume_after(None) is None
+    assert scope.resume_after(token) == [1_795_000_000, "pl_1"]
+    assert cursors.Scope(SECRET, "playlists", "u=None&c=comedy").resume_after(token) is False
+    assert cursors.Scope(SECRET, "series", "u=None&c=drama").resume_after(token) is False
+    assert scope.resume_after("not a cursor") is False
+    assert scope.resume_after(cursors.encode(SECRET, "playlists", "u=None&c=drama", [])) == []
+
+
 def test_seed_is_deterministic_and_covers_every_branch() -> None:
     one, two = build_store(1, 1_795_000_000), build_store(1, 1_795_000_000)
     assert one.fixtures == two.fixtures and list(one.films) == list(two.films)

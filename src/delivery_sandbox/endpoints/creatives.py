@@ -136,13 +136,10 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     since = since_11(parse_epoch(query.get("updated_since")), sb.faults)
     if since is False:
         return _env_error(sb, exchange, 422, 4221, errors.MSG_UPDATED_SINCE)
-    binding = f"u={since}"
-    after = None
-    raw_cursor = query.get("cursor")
-    if raw_cursor is not None:
-        after = cursors.decode(sb.cursor_secret, "creatives", binding, raw_cursor)
-        if after is None:
-            return _env_error(sb, exchange, 422, 4222, errors.MSG_CURSOR)
+    scope = cursors.Scope(sb.cursor_secret, "creatives", f"u={since}")
+    after = scope.resume_after(query.get("cursor"))
+    if after is False:
+        return _env_error(sb, exchange, 422, 4222, errors.MSG_CURSOR)
     strict = not sb.faults.enabled(FaultName.creatives_updated_since_inclusive)
     rows = [
         c
@@ -160,9 +157,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         lambda c: [c.updated_at, c.id],
         limit,
         after,
-        sb.cursor_secret,
-        "creatives",
-        binding,
+        scope,
     )
     self_query = {k: v for k, v in query.items() if k in ("updated_since", "limit", "cursor")}
     links = list_links(

@@ -11,11 +11,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import orjson
 
-__all__ = ["decode", "encode"]
+__all__ = ["Scope", "decode", "encode"]
 
 SIG_BYTES = 12
 
@@ -37,15 +38,34 @@ def decode(secret: bytes, endpoint: str, binding: str, cursor: str) -> list[Any]
         return None
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-    except ValueError:
-        return None
-    payload, signature = raw[:-SIG_BYTES], raw[-SIG_BYTES:]
-    if len(raw) <= SIG_BYTES or not hmac.compare_digest(
-        signature, _sign(secret, endpoint, binding, payload)
-    ):
-        return None
-    try:
+        payload, signature = raw[:-SIG_BYTES], raw[-SIG_BYTES:]
+        if len(raw) <= SIG_BYTES or not hmac.compare_digest(
+            signature, _sign(secret, endpoint, binding, payload)
+        ):
+            return None
         position = orjson.loads(payload)
-    except orjson.JSONDecodeError:
+    except ValueError:  # not base64, or not JSON (orjson.JSONDecodeError is a ValueError)
         return None
     return position if isinstance(position, list) else None
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The cursors of one list query: signed for this endpoint and these filters (`binding`),
+    so a cursor resumes only the listing that issued it (PAGE-010)."""
+
+    secret: bytes
+    endpoint: str
+    binding: str
+
+    def encode(self, position: list[Any]) -> str:
+        return encode(self.secret, self.endpoint, self.binding, position)
+
+    def resume_after(self, cursor: str | None) -> list[Any] | Literal[False] | None:
+        """Where a page starts: None for the first page (no cursor), the position after which
+        it resumes, or False for a cursor of another listing or edited by hand (the convention
+        of `listing.parse_epoch`)."""
+        if cursor is None:
+            return None
+        position = decode(self.secret, self.endpoint, self.binding, cursor)
+        return False if position is None else position

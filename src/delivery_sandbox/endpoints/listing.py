@@ -22,6 +22,7 @@ __all__ = [
     "PLAYLIST_SIZE",
     "Page",
     "PageLimit",
+    "by_update",
     "content_hash",
     "iso",
     "list_links",
@@ -101,14 +102,17 @@ class Page:
     next_cursor: str | None
 
 
+def by_update(row: Mapping[str, Any]) -> list[Any]:
+    """The keyset order of the series and playlists lists: `updated_at`, then `code`."""
+    return [row["updated_at"], row["code"]]
+
+
 def paginate(
     rows: Sequence[T],
     key: Callable[[T], list[Any]],
     limit: int,
     after: list[Any] | None,
-    secret: bytes,
-    endpoint: str,
-    binding: str,
+    scope: cursors.Scope,
     full_page_cursor: bool = False,
 ) -> Page:
     """Rows after the position `after` (rows sorted by `key`), `limit` of them.
@@ -124,7 +128,7 @@ def paginate(
     more = start + limit < len(rows) or (full_page_cursor and len(page) == limit)
     if not page or not more:
         return Page(page, None)
-    return Page(page, cursors.encode(secret, endpoint, binding, key(page[-1])))
+    return Page(page, scope.encode(key(page[-1])))
 
 
 def list_links(

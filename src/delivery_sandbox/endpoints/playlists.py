@@ -218,12 +218,10 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         return _error(sb, exchange, 422, 4220, errors.MSG_INVALID_REQUEST)
     if category is not None and not category_usable_14(sb.faults, sb.store, category, now):
         return _error(sb, exchange, 404, 4040, errors.MSG_NO_CATEGORY)
-    binding = f"u={since}&c={category}"
-    after = None
-    if "cursor" in query:
-        after = cursors.decode(sb.cursor_secret, "playlists", binding, query["cursor"])
-        if after is None:
-            return _error(sb, exchange, 422, 4220, errors.MSG_CURSOR)
+    scope = cursors.Scope(sb.cursor_secret, "playlists", f"u={since}&c={category}")
+    after = scope.resume_after(query.get("cursor"))
+    if after is False:
+        return _error(sb, exchange, 422, 4220, errors.MSG_CURSOR)
     bent = bend_list_13(sb.faults, "playlists", limit, since, after, category)
     limit, since, after, category = bent
     key = ("playlists", caller, now // 30)
@@ -234,7 +232,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
             withdrawn_at = sb.store.playlist_withdrawn_at(playlist)
             if withdrawn_at is None or now - withdrawn_at < WITHDRAWN_LISTED:
                 rows.append(playlist_item_14(sb.faults, _item(sb, caller, playlist, now), playlist))
-        rows.sort(key=lambda r: (r["updated_at"], r["code"]))
+        rows.sort(key=listing.by_update)
         sb.cache[key] = rows
     rows = [
         r
@@ -244,12 +242,10 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     ]
     page = listing.paginate(
         rows,
-        lambda r: [r["updated_at"], r["code"]],
+        listing.by_update,
         limit,
         after,
-        sb.cursor_secret,
-        "playlists",
-        binding,
+        scope,
         full_page_cursor=not sb.faults.enabled(FaultName.playlists_full_page_without_cursor),
     )
     kept = ("updated_since", "limit", "category")

@@ -127,7 +127,7 @@ def _rows(sb: Sandbox, caller: Caller, now: float) -> list[dict[str, Any]]:
                 "tier": film.tier,
             }
         )
-    rows.sort(key=lambda r: (r["updated_at"], r["code"]))
+    rows.sort(key=listing.by_update)
     return rows
 
 
@@ -147,14 +147,12 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     since = listing.parse_epoch(query.get("updated_since"))
     if since is not False and since == 0 and sb.faults.enabled(FaultName.series_since_zero_refused):
         since = False  # fault (properties): a valid updated_since=0 refused
+    scope = cursors.Scope(sb.cursor_secret, "series", f"u={since}")
+    after = scope.resume_after(query.get("cursor"))
     if limit is None or since is False:
         return _error(sb, exchange, 422, 4220, errors.MSG_INVALID_REQUEST)
-    binding = f"u={since}"
-    after = None
-    if "cursor" in query:
-        after = cursors.decode(sb.cursor_secret, "series", binding, query["cursor"])
-        if after is None:
-            return _error(sb, exchange, 422, 4220, errors.MSG_CURSOR)
+    if after is False:
+        return _error(sb, exchange, 422, 4220, errors.MSG_CURSOR)
     limit, since, after, _ = bend_list_13(sb.faults, "series", limit, since, after)
     key = ("series", caller, int(now // CACHE_SECONDS))
     rows = sb.cache.get(key)
@@ -162,15 +160,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         rows = sb.cache[key] = _rows(sb, caller, now)
     if since is not None:
         rows = [r for r in rows if r["updated_at"] > since]
-    page = listing.paginate(
-        rows,
-        lambda r: [r["updated_at"], r["code"]],
-        limit,
-        after,
-        sb.cursor_secret,
-        "series",
-        binding,
-    )
+    page = listing.paginate(rows, listing.by_update, limit, after, scope)
     kept = ("updated_since", "limit")
     links = listing.list_links(f"{exchange.base_url}{PATH}", query, kept, page.next_cursor)
     data = {"items": page.rows, "next_cursor": page.next_cursor}

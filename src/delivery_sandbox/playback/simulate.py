@@ -228,7 +228,7 @@ def respond(
             )
     if faults.enabled(FaultName.simulated_consumes_limit):
         limits.take_request(org_id, endpoint, now)
-    reply = render(exchange, faults, limits, org_id, scenario, endpoint, now)
+    reply = render(exchange, faults, scenario, endpoint, limits.limit_of(org_id, endpoint), now)
     if not faults.enabled(FaultName.simulated_header_missing):
         reply.headers.append((SIMULATED_HEADER, scenario.name.encode()))
     return reply
@@ -237,21 +237,18 @@ def respond(
 def render(
     exchange: Exchange,
     faults: FaultSwitch,
-    limits: Limits,
-    org_id: str,
     scenario: Scenario,
-    endpoint: str,
+    counter: str,
+    limit: int,
     now: float,
 ) -> Reply:
-    """The real answer the scenario stands for, without `Service-Simulated`.
+    """The real answer the scenario stands for, without `Service-Simulated`; `limit` is the
+    organisation's allowance on `counter`, which a simulated 429 announces.
 
     Requirements: SIM-001, SIM-010, SIM-011, SIM-012.
     """
     if scenario.status == 429:
-        counter = endpoint
-        reply = rate_limited(
-            exchange, faults, _retry_after_429(counter, now), limits.limit_of(org_id, counter), 60
-        )
+        reply = rate_limited(exchange, faults, _retry_after_429(counter, now), limit, 60)
         if scenario.reason is not None:
             return flat(
                 exchange,

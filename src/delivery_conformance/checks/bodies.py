@@ -90,22 +90,27 @@ def json_content(response: Response) -> list[Violation]:
     return []
 
 
+def _error_object(
+    response: Response, fmt: ErrorFormat, rule: str, expected: str
+) -> dict[str, Any] | Violation | None:
+    """The body of an error answer in `fmt` (None for any other answer), or the violation of
+    `rule` when that body is not a JSON object."""
+    if error_body_format(response) is not fmt:
+        return None
+    body = _body(response)
+    if isinstance(body, dict):
+        return body
+    title = f"{fmt} error body is not a JSON object"
+    actual = response.text[:80] or "empty body"
+    return violation(rule, title, expected=expected, actual=actual, response=response)
+
+
 @register("flat_error", "ERR-001", "ERR-002", "ERR-004", "ERR-005", "ERR-006")
 def flat_error(response: Response) -> list[Violation]:
     """spec: Errors > Formats (flat), Limits (429 is flat everywhere)."""
-    if error_body_format(response) is not ErrorFormat.FLAT:
-        return []
-    body = _body(response)
+    body = _error_object(response, ErrorFormat.FLAT, "ERR-005", "a JSON object")
     if not isinstance(body, dict):
-        return [
-            violation(
-                "ERR-005",
-                "flat error body is not a JSON object",
-                expected="a JSON object",
-                actual=response.text[:80] or "empty body",
-                response=response,
-            )
-        ]
+        return [] if body is None else [body]
     found = []
     error, code = body.get("error"), body.get("error_code")
     if not isinstance(error, str):
@@ -158,19 +163,10 @@ def flat_error(response: Response) -> list[Violation]:
 @register("envelope_error", "ERR-008", "ERR-009")
 def envelope_error(response: Response) -> list[Violation]:
     """spec: Errors > Formats (envelope): {code, message, server_time, request_id}, no data."""
-    if error_body_format(response) is not ErrorFormat.ENVELOPE:
-        return []
-    body = _body(response)
+    expected = "{code, message, server_time, request_id}"
+    body = _error_object(response, ErrorFormat.ENVELOPE, "ERR-008", expected)
     if not isinstance(body, dict):
-        return [
-            violation(
-                "ERR-008",
-                "envelope error body is not a JSON object",
-                expected="{code, message, server_time, request_id}",
-                actual=response.text[:80] or "empty body",
-                response=response,
-            )
-        ]
+        return [] if body is None else [body]
     problems = [
         f"`{name}` missing"
         for name in ("code", "message", "server_time", "request_id")
@@ -245,15 +241,9 @@ def unknown_path(response: Response) -> list[Violation]:
     if response.status_code == 404 and code == "not_found":
         return []
     rule = "ERR-013" if response.status_code == 405 else "ERR-012"
-    return [
-        violation(
-            rule,
-            "unknown path not answered 404 not_found",
-            expected="404 error_code not_found",
-            actual=f"{response.status_code} error_code {code!r}",
-            response=response,
-        )
-    ]
+    title, expected = "unknown path not answered 404 not_found", "404 error_code not_found"
+    actual = f"{response.status_code} error_code {code!r}"
+    return [violation(rule, title, expected=expected, actual=actual, response=response)]
 
 
 @register("wrong_method", "ERR-015", "ERR-016")

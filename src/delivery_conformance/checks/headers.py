@@ -9,6 +9,7 @@ import datetime as dt
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from delivery_conformance.checks.registry import register
@@ -152,48 +153,47 @@ def service_version(response: Response) -> list[Violation]:
     return []
 
 
-def _present_and_well_formed(
-    response: Response,
-    header: str,
-    expected: str,
-    missing: tuple[str, str],
-    malformed: tuple[str, str],
-    well_formed: Callable[[str], bool],
-) -> list[Violation]:
-    """A header the answer must carry (rule and title `missing`) in one form (`malformed`)."""
-    value = response.headers.get(header)
-    actual = "no header" if value is None else value
-    if value is None:
-        rule, title = missing
-    elif not well_formed(value):
-        rule, title = malformed
-    else:
-        return []
-    return [violation(rule, title, expected=expected, actual=actual, response=response)]
+@dataclass(frozen=True)
+class HeaderForm:
+    """A header every answer carries in one form: the rule and title for a missing header,
+    and for one that is not `well_formed`."""
+
+    header: str
+    expected: str
+    missing: tuple[str, str]
+    malformed: tuple[str, str]
+    well_formed: Callable[[str], bool]
+
+    def __call__(self, response: Response) -> list[Violation]:
+        value = response.headers.get(self.header)
+        if value is None:
+            (rule, title), actual = self.missing, "no header"
+        elif not self.well_formed(value):
+            (rule, title), actual = self.malformed, value
+        else:
+            return []
+        return [violation(rule, title, expected=self.expected, actual=actual, response=response)]
 
 
-@register("request_id", "HDR-011", "HDR-012")
-def request_id(response: Response) -> list[Violation]:
-    return _present_and_well_formed(
-        response,
+# spec: Headers (the table of response headers): two headers with a fixed form on every answer
+request_id = register("request_id", "HDR-011", "HDR-012")(
+    HeaderForm(
         "service-request-id",
         "req_ + 26 characters",
         ("HDR-011", "Service-Request-Id missing"),
         ("HDR-012", "Service-Request-Id malformed"),
         lambda value: REQUEST_ID.fullmatch(value) is not None,
     )
-
-
-@register("cache_control", "HDR-014", "HDR-015")
-def cache_control(response: Response) -> list[Violation]:
-    return _present_and_well_formed(
-        response,
+)
+cache_control = register("cache_control", "HDR-014", "HDR-015")(
+    HeaderForm(
         "cache-control",
         "no-store",
         ("HDR-014", "Cache-Control missing"),
         ("HDR-015", "Cache-Control is not exactly no-store"),
         lambda value: value.strip().lower() == "no-store",
     )
+)
 
 
 @register("no_cors", "GEN-002")

@@ -61,34 +61,9 @@ class Scope(StrEnum):
     TICKET = "ticket"  # top level of a single request, or one `items[]` entry of a batch
 
 
-# The operation ids of spec/openapi.yaml (spec: Endpoints).
-GET_CATALOG = Operation.GET_CATALOG
-GET_CONFIG = Operation.GET_CONFIG
-LIST_CREATIVES = Operation.LIST_CREATIVES
-GET_CREATIVE = Operation.GET_CREATIVE
-GET_CREATIVE_FILE = Operation.GET_CREATIVE_FILE
-POST_PLAYBACK = Operation.POST_PLAYBACK
-LIST_PLAYLISTS = Operation.LIST_PLAYLISTS
-GET_PLAYLIST = Operation.GET_PLAYLIST
-LIST_SERIES = Operation.LIST_SERIES
-GET_SERIES = Operation.GET_SERIES
-LIST_VIDEOS = Operation.LIST_VIDEOS
-GET_VIDEO = Operation.GET_VIDEO
-
-ALL_OPERATIONS: tuple[str, ...] = (
-    GET_CATALOG,
-    GET_CONFIG,
-    LIST_CREATIVES,
-    GET_CREATIVE,
-    GET_CREATIVE_FILE,
-    POST_PLAYBACK,
-    LIST_PLAYLISTS,
-    GET_PLAYLIST,
-    LIST_SERIES,
-    GET_SERIES,
-    LIST_VIDEOS,
-    GET_VIDEO,
-)
+# The operation ids of spec/openapi.yaml (spec: Endpoints), in the order of the enum.
+ALL_OPERATIONS: tuple[str, ...] = tuple(Operation)
+Op = Operation
 
 # Pseudo operation: a path under /api/delivery/v1/ that is no endpoint (spec: Errors > Every path).
 UNKNOWN_PATH = "*unknown-path*"
@@ -142,11 +117,14 @@ def _row(
     return tuple(ErrorRow(op, status, code, fmt, when, scope, retry_after) for op in ops)
 
 
-_PB = (POST_PLAYBACK,)
-_SERIES_PLAYLISTS = (LIST_SERIES, GET_SERIES, LIST_PLAYLISTS, GET_PLAYLIST)
-_CREATIVES = (LIST_CREATIVES, GET_CREATIVE, GET_CREATIVE_FILE)
-_SINGLE_AND_FILE = (GET_CREATIVE, GET_CREATIVE_FILE)
-_VIDEOS = (LIST_VIDEOS, GET_VIDEO)
+_PB = (Op.POST_PLAYBACK,)
+_CAT = (Op.GET_CATALOG,)
+_CFG = (Op.GET_CONFIG,)
+_PLAYLISTS = (Op.LIST_PLAYLISTS, Op.GET_PLAYLIST)
+_SERIES_PLAYLISTS = (Op.LIST_SERIES, Op.GET_SERIES, Op.LIST_PLAYLISTS, Op.GET_PLAYLIST)
+_CREATIVES = (Op.LIST_CREATIVES, Op.GET_CREATIVE, Op.GET_CREATIVE_FILE)
+_SINGLE_AND_FILE = (Op.GET_CREATIVE, Op.GET_CREATIVE_FILE)
+_VIDEOS = (Op.LIST_VIDEOS, Op.GET_VIDEO)
 
 # spec: Errors > Every path
 _EVERY_PATH = (
@@ -156,14 +134,14 @@ _EVERY_PATH = (
 
 # spec: Errors > Catalog
 _CATALOG = (
-    *_row([GET_CATALOG], 400, "invalid_request", FLAT, "bad limit (not 1..200) or foreign cursor"),
-    *_row([GET_CATALOG], 400, "unsupported_version", FLAT, "version header or pin unknown/retired"),
-    *_row([GET_CATALOG], 401, None, FLAT, "no Authorization, or key unknown or revoked"),
-    *_row([GET_CATALOG], 403, None, FLAT, "key without metadata:read"),
-    *_row([GET_CATALOG], 403, "org_suspended", FLAT, "organisation suspended"),
-    *_row([GET_CATALOG], 429, "rate_limited", FLAT, "catalog counter spent", retry_after=True),
+    *_row(_CAT, 400, "invalid_request", FLAT, "bad limit (not 1..200) or foreign cursor"),
+    *_row(_CAT, 400, "unsupported_version", FLAT, "version header or pin unknown/retired"),
+    *_row(_CAT, 401, None, FLAT, "no Authorization, or key unknown or revoked"),
+    *_row(_CAT, 403, None, FLAT, "key without metadata:read"),
+    *_row(_CAT, 403, "org_suspended", FLAT, "organisation suspended"),
+    *_row(_CAT, 429, "rate_limited", FLAT, "catalog counter spent", retry_after=True),
     *_row(
-        [GET_CATALOG],
+        _CAT,
         503,
         "service_unavailable",
         FLAT,
@@ -179,12 +157,12 @@ _SERIES_AND_PLAYLISTS = (
     *_row(_SERIES_PLAYLISTS, 401, 4011, ENVELOPE, "key unknown or revoked"),
     *_row(_SERIES_PLAYLISTS, 403, 4030, ENVELOPE, "key without metadata:read"),
     *_row(_SERIES_PLAYLISTS, 403, 4031, ENVELOPE, "organisation suspended"),
-    *_row([LIST_PLAYLISTS, GET_PLAYLIST], 403, 4032, ENVELOPE, "film organisation: use series"),
-    *_row([LIST_PLAYLISTS], 404, 4040, ENVELOPE, "category unknown"),
-    *_row([GET_SERIES], 404, 4040, ENVELOPE, "series unknown or not streamable by the caller"),
-    *_row([GET_PLAYLIST], 404, 4040, ENVELOPE, "playlist unknown or out of the library"),
-    *_row([LIST_SERIES], 422, 4220, ENVELOPE, "bad limit, updated_since or cursor"),
-    *_row([LIST_PLAYLISTS], 422, 4220, ENVELOPE, "bad limit, updated_since, cursor or category"),
+    *_row(_PLAYLISTS, 403, 4032, ENVELOPE, "film organisation: use series"),
+    *_row([Op.LIST_PLAYLISTS], 404, 4040, ENVELOPE, "category unknown"),
+    *_row([Op.GET_SERIES], 404, 4040, ENVELOPE, "series unknown or not streamable by the caller"),
+    *_row([Op.GET_PLAYLIST], 404, 4040, ENVELOPE, "playlist unknown or out of the library"),
+    *_row([Op.LIST_SERIES], 422, 4220, ENVELOPE, "bad limit, updated_since or cursor"),
+    *_row([Op.LIST_PLAYLISTS], 422, 4220, ENVELOPE, "bad limit, updated_since, cursor or category"),
     *_row(_SERIES_PLAYLISTS, 429, "rate_limited", FLAT, "catalog counter spent", retry_after=True),
     *_row(_SERIES_PLAYLISTS, 503, 5030, ENVELOPE, "temporarily unavailable"),
     *_row(_SERIES_PLAYLISTS, 503, 5031, ENVELOPE, "key not verified in time", retry_after=True),
@@ -234,11 +212,11 @@ _PLAYBACK = (
 
 # spec: Errors > Config
 _CONFIG = (
-    *_row([GET_CONFIG], 400, "unsupported_version", FLAT, "version unknown or retired"),
-    *_row([GET_CONFIG], 401, None, FLAT, "no Authorization, or key unknown or revoked"),
-    *_row([GET_CONFIG], 403, "org_suspended", FLAT, "organisation suspended"),
-    *_row([GET_CONFIG], 429, "rate_limited", FLAT, "config counter spent", retry_after=True),
-    *_row([GET_CONFIG], 503, "service_unavailable", FLAT, "key or configuration not read in time"),
+    *_row(_CFG, 400, "unsupported_version", FLAT, "version unknown or retired"),
+    *_row(_CFG, 401, None, FLAT, "no Authorization, or key unknown or revoked"),
+    *_row(_CFG, 403, "org_suspended", FLAT, "organisation suspended"),
+    *_row(_CFG, 429, "rate_limited", FLAT, "config counter spent", retry_after=True),
+    *_row(_CFG, 503, "service_unavailable", FLAT, "key or configuration not read in time"),
 )
 
 # spec: Errors > Creatives list, single read and file (envelope; 400 and 429 stay flat)
@@ -248,29 +226,29 @@ _CREATIVES_ROWS = (
     *_row(_CREATIVES, 401, 4011, ENVELOPE, "key unknown or revoked"),
     *_row(_CREATIVES, 403, 4030, ENVELOPE, "key without creatives:export"),
     *_row(_CREATIVES, 403, 4031, ENVELOPE, "organisation suspended"),
-    *_row([GET_CREATIVE_FILE], 403, 4032, ENVELOPE, "rights_ended: export rights over"),
+    *_row([Op.GET_CREATIVE_FILE], 403, 4032, ENVELOPE, "rights_ended: export rights over"),
     *_row(_SINGLE_AND_FILE, 404, 4040, ENVELOPE, "no such creative, or id not a UUID"),
-    *_row([GET_CREATIVE_FILE], 409, 4090, ENVELOPE, "final_not_ready: file still rendering"),
-    *_row([LIST_CREATIVES], 422, 4220, ENVELOPE, "limit not an integer 1..100 (empty is 0)"),
-    *_row([LIST_CREATIVES], 422, 4221, ENVELOPE, "updated_since not epoch seconds"),
-    *_row([LIST_CREATIVES], 422, 4222, ENVELOPE, "cursor not valid"),
+    *_row([Op.GET_CREATIVE_FILE], 409, 4090, ENVELOPE, "final_not_ready: file still rendering"),
+    *_row([Op.LIST_CREATIVES], 422, 4220, ENVELOPE, "limit not an integer 1..100 (empty is 0)"),
+    *_row([Op.LIST_CREATIVES], 422, 4221, ENVELOPE, "updated_since not epoch seconds"),
+    *_row([Op.LIST_CREATIVES], 422, 4222, ENVELOPE, "cursor not valid"),
     *_row(_CREATIVES, 429, "rate_limited", FLAT, "creatives counter spent", retry_after=True),
     *_row(_CREATIVES, 503, 5030, ENVELOPE, "feed or creative data unavailable for now"),
     *_row(_CREATIVES, 503, 5031, ENVELOPE, "key not verified in time", retry_after=True),
-    *_row([GET_CREATIVE_FILE], 503, 5032, ENVELOPE, "download link not prepared"),
+    *_row([Op.GET_CREATIVE_FILE], 503, 5032, ENVELOPE, "download link not prepared"),
 )
 
 # spec: Errors > Open videos (flat)
 _VIDEOS_ROWS = (
-    *_row([LIST_VIDEOS], 400, None, FLAT, "foreign cursor, or limit not an integer 1..200"),
-    *_row([GET_VIDEO], 400, None, FLAT, "id not a UUID"),
+    *_row([Op.LIST_VIDEOS], 400, None, FLAT, "foreign cursor, or limit not an integer 1..200"),
+    *_row([Op.GET_VIDEO], 400, None, FLAT, "id not a UUID"),
     *_row(_VIDEOS, 400, "unsupported_version", FLAT, "version unknown or retired"),
     *_row(_VIDEOS, 401, None, FLAT, "no Authorization, or key unknown or revoked"),
     *_row(_VIDEOS, 403, None, FLAT, "key without videos:read"),
     *_row(_VIDEOS, 403, "app_not_registered", FLAT, "key bound to no app"),
     *_row(_VIDEOS, 403, "org_suspended", FLAT, "organisation suspended"),
-    *_row([LIST_VIDEOS], 404, "collection_not_found", FLAT, "collection unknown or not granted"),
-    *_row([GET_VIDEO], 404, "video_not_found", FLAT, "video unknown, not granted or unplayable"),
+    *_row([Op.LIST_VIDEOS], 404, "collection_not_found", FLAT, "collection unknown or not granted"),
+    *_row([Op.GET_VIDEO], 404, "video_not_found", FLAT, "video unknown, not granted or unplayable"),
     *_row(_VIDEOS, 429, "rate_limited", FLAT, "videos or video counter spent", retry_after=True),
     *_row(_VIDEOS, 500, None, FLAT, "could not be read; retry with backoff"),
     *_row(_VIDEOS, 503, "service_unavailable", FLAT, "key not verified in time", retry_after=True),

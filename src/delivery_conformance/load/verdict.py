@@ -66,7 +66,7 @@ class Outcome(Enum):
     INVALID = "invalid"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Figure:
     """One measured number and the range the spec allows for it."""
 

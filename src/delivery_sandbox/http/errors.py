@@ -9,7 +9,7 @@ every endpoint to both formats.
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import Enum, StrEnum, auto
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -60,15 +60,15 @@ class Family(Enum):
     ENVELOPE = "envelope"
 
 
-class Problem(Enum):
+class Problem(StrEnum):
     """Errors every endpoint can answer before its own logic runs."""
 
-    AUTH_MISSING = "auth_missing"
-    KEY_INVALID = "key_invalid"
-    SCOPE_MISSING = "scope_missing"
-    ORG_SUSPENDED = "org_suspended"
-    KEY_UNVERIFIABLE = "key_unverifiable"
-    UNAVAILABLE = "unavailable"
+    AUTH_MISSING = auto()
+    KEY_INVALID = auto()
+    SCOPE_MISSING = auto()
+    ORG_SUSPENDED = auto()
+    KEY_UNVERIFIABLE = auto()
+    UNAVAILABLE = auto()
 
 
 # Problem -> (status, error, error_code) in the flat format.

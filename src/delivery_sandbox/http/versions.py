@@ -25,7 +25,7 @@ def date_epoch(date: str) -> int:
     return timegm((year, month, day, 0, 0, 0))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Version:
     """One dated version and its life cycle."""
 

@@ -21,7 +21,7 @@ from delivery_sandbox.playback.tickets import TicketPolicy
 __all__ = ["Tuning", "apply_faults"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Tuning:
     """The request-body rules, ticket policy and batch refusal the switched-on faults set."""
 

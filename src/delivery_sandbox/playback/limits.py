@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum, auto
 
 from delivery_sandbox.playback.admission import (
     AdmissionPolicy,
@@ -46,11 +46,11 @@ __all__ = [
 WINDOW_SECONDS = 60
 
 
-class Refill(Enum):
+class Refill(StrEnum):
     """How a counter gets its allowance back: a token bucket or a UTC clock minute."""
 
-    CONTINUOUS = "continuous"
-    CLOCK_MINUTE = "clock_minute"
+    CONTINUOUS = auto()
+    CLOCK_MINUTE = auto()
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import string
 from dataclasses import dataclass, replace
-from enum import StrEnum
+from enum import StrEnum, auto
 
 __all__ = ["ORGANISATIONS", "ROLES", "Accounts", "Caller", "KeyRecord", "Organisation", "RoleSpec"]
 
@@ -21,20 +21,23 @@ KEY_ALPHABET = string.ascii_letters + string.digits
 class OrgKind(StrEnum):
     """What an organisation licenses: films (catalog, series, playback) or open videos."""
 
-    FILMS = "films"
-    VIDEOS = "videos"
+    FILMS = auto()
+    VIDEOS = auto()
 
 
 class Pin(StrEnum):
     """The Service-Version a key is pinned to, by its life cycle (spec: Versioning)."""
 
-    LATEST = "latest"
-    RETIRED = "retired"
-    DEPRECATED = "deprecated"
+    LATEST = auto()
+    RETIRED = auto()
+    DEPRECATED = auto()
 
 
 @dataclass(frozen=True)
 class Organisation:
+    """A seeded organisation: what it licenses, whether it is a test organisation (spec:
+    Simulated responses) and the media space its signed links point into."""
+
     id: str
     slug: str
     name: str

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from delivery_sandbox.faults import body_tables as bt
 from delivery_sandbox.faults.names import FaultName
 
 if TYPE_CHECKING:
@@ -36,23 +37,18 @@ When = Callable[[int, list[str], Body], bool]  # status, path parts, body
 Change = Callable[[Body, "FaultSwitch"], None]
 
 
-def _rows(body: Body, name: str) -> list[Body]:
-    found = body.get(name)
-    return [r for r in found if isinstance(r, dict)] if isinstance(found, list) else []
-
-
 def _field(table: str, name: str, value: Any) -> Change:
     """Set `name` of every row of `films` or `episodes` to `value` (a callable bends the old)."""
 
     def change(body: Body, _: FaultSwitch) -> None:
-        for row in _rows(body, table):
+        for row in bt.rows(body, table):
             row[name] = value(row.get(name)) if callable(value) else value
 
     return change
 
 
 def _published(body: Body) -> list[Body]:
-    return [r for r in _rows(body, "episodes") if r.get("status") == "published"]
+    return [r for r in bt.rows(body, "episodes") if r.get("status") == "published"]
 
 
 def _not_ready_streams(body: Body, _: FaultSwitch) -> None:
@@ -62,14 +58,14 @@ def _not_ready_streams(body: Body, _: FaultSwitch) -> None:
 
 
 def _published_left_out(body: Body, _: FaultSwitch) -> None:
-    body["episodes"] = [r for r in _rows(body, "episodes") if r.get("status") != "published"]
+    body["episodes"] = [r for r in bt.rows(body, "episodes") if r.get("status") != "published"]
 
 
 def _id_per_read(body: Body, faults: FaultSwitch) -> None:
     """A new film id on every read: the read count is kept with the switched-on faults."""
     reads: list[int] = faults.memo("catalog_film_id_per_read", lambda _: [0])
     reads[0] += 1
-    for film in _rows(body, "films"):
+    for film in bt.rows(body, "films"):
         if isinstance(film.get("id"), str):
             film["id"] = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{film['id']}/{reads[0]}"))
 
@@ -84,7 +80,7 @@ def _error(status: int, key: str, code: str) -> When:
 
 def _list_items(body: Body) -> list[Body]:
     data = body.get("data")
-    return _rows(data, "items") if isinstance(data, dict) else []
+    return bt.rows(data, "items") if isinstance(data, dict) else []
 
 
 def _list(name: str) -> When:

@@ -8,6 +8,9 @@ GET /creatives/{id}, GET /creatives/{id}/file; Errors > Creatives list, single r
 Paging and envelopes (the walk's end).
 """
 
+# Fault tables hold one row a line, so their long rows are exempt from the line length.
+# ruff: noqa: E501
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -15,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from delivery_sandbox.faults import body_tables as bt
 from delivery_sandbox.faults.names import FaultName
+from delivery_sandbox.faults.rows import FaultRow, fault_rows
 
 if TYPE_CHECKING:
     from delivery_sandbox.faults.registry import FaultSwitch
@@ -30,17 +35,12 @@ SIGNED_PREVIEW = "https://cdn.sandbox.test/preview/{}.mp4?signature=sandbox&expi
 OTHER_ASPECT = {"reels_9x16": "1:1", "feed_4x5": "9:16", "square_1x1": "4:5"}
 
 
-def _dict(record: Body, name: str) -> Body:
-    found = record.get(name)
-    return found if isinstance(found, dict) else {}
-
-
 def _unready(change: Callable[[Body], None]) -> Callable[[Body], None]:
     """`change` on records whose final file is not ready (none of them the fixtures' ready
     creative, which other scenarios read and open)."""
 
     def bend(record: Body) -> None:
-        if _dict(record, "final").get("ready") is False:
+        if bt.member(record, "final").get("ready") is False:
             change(record)
 
     return bend
@@ -51,7 +51,7 @@ def _set(**values: Any) -> Callable[[Body], None]:
 
 
 def _inner(name: str, **values: Any) -> Callable[[Body], None]:
-    return lambda record: _dict(record, name).update(values)
+    return lambda record: bt.member(record, name).update(values)
 
 
 def _episode_twice(record: Body) -> None:
@@ -79,7 +79,7 @@ def _formula_string(record: Body) -> None:
 
 
 def _ends_midday(record: Body) -> None:
-    rights = _dict(record, "rights")
+    rights = bt.member(record, "rights")
     if isinstance(rights.get("ends_at"), int):
         rights["ends_at"] += 43_200
 
@@ -92,7 +92,7 @@ def _aspect_other(record: Body) -> None:
 
 def _pushed_unready(record: Body) -> None:
     if record.get("status") == "pushed":
-        _dict(record, "final").update(ready=False, file_url=None)
+        bt.member(record, "final").update(ready=False, file_url=None)
 
 
 def _record_bend(field: str, make: Callable[[Any], Any]) -> Callable[[Body], None]:
@@ -138,7 +138,7 @@ RECORD_ROWS: tuple[tuple[str, str, str, Callable[[Body], None]], ...] = (
     ("creative_file_url_unready", "CRE-022", "records not ready carry a file_url",
      _unready(_inner("final", file_url="http://127.0.0.1/api/c/pending.mp4"))),
     ("creative_target_25fps", "CRE-025", "final.target.fps is 25",
-     lambda r: _dict(_dict(r, "final"), "target").update(fps=25)),
+     lambda r: bt.member(bt.member(r, "final"), "target").update(fps=25)),
 )  # fmt: skip
 _RECORDS = {name: change for name, _, _, change in RECORD_ROWS}
 
@@ -159,49 +159,34 @@ CODE_ROWS: tuple[tuple[str, str, str, tuple[int, int], int], ...] = (
 _CODES = {name: (status_code, new) for name, _, _, status_code, new in CODE_ROWS}
 
 # Rows whose change is made by a hook below or by a branch of `mangle_creatives_11`.
-HOOK_ROWS: tuple[tuple[str, str, str], ...] = (
-    ("creatives_version_code_other", "CRE-044", "a bad version answers error_code bad_version"),
-    ("creatives_walk_never_ends", "CRE-033", 'the last page\'s next_cursor is "end" (refused)'),
-    ("creatives_foreign_listed", "CRE-026", "GET /creatives lists other organisations' too"),
-    ("creatives_since_10_digits", "CRE-029", "an 11-digit updated_since answers 4221"),
-    ("creatives_default_limit_60", "CRE-031", "without limit a page holds 60 creatives"),
-    ("creative_foreign_403", "CRE-036", "another organisation's creative answers 403 4030"),
-    ("creative_unknown_410", "CRE-050", "an unknown creative id answers 410 4100"),
-    ("creative_malformed_404_4041", "CRE-051", "an id that is no UUID answers 404 4041"),
-    ("creative_file_json_by_default", "CRE-037", "the file answers 200 JSON without redirect"),
-    ("creative_file_json_any_redirect", "CRE-041", "redirect=1 or false answers the file as JSON"),
-    ("share_link_ignores_rights", "CRE-024", "final.file_url opens after the rights ended"),
-    ("creatives_small_page_skips", "FRESH-021", "a page of one after a cursor skips a record"),
-    (
-        "licence_suspension_reason_other",
-        "FRESH-004",
-        "a licence suspended while running refuses tickets with reason entitlement_not_found",
-    ),
-    (
-        "withdrawn_episode_not_found",
-        "FRESH-002",
-        "a ticket for an episode withdrawn while running answers 404 not_found",
-    ),
-    (
-        "suspension_seen_as_forbidden",
-        "FRESH-005",
-        "an organisation suspended while running is refused on the catalog with error forbidden",
-    ),
-)
-COVERAGE_FAULT_ROWS_11: tuple[tuple[str, tuple[str, ...], str], ...] = tuple(
-    (name, (rid,), summary)
-    for name, rid, summary in (
-        *((n, r, s) for n, r, s, _ in RECORD_ROWS),
-        *((n, r, s) for n, r, s, _, _ in CODE_ROWS),
-        *HOOK_ROWS,
-    )
+HOOK_ROWS: tuple[FaultRow, ...] = fault_rows("""
+creatives_version_code_other    | CRE-044   | a bad version answers error_code bad_version
+creatives_walk_never_ends       | CRE-033   | the last page's next_cursor is "end" (refused)
+creatives_foreign_listed        | CRE-026   | GET /creatives lists other organisations' too
+creatives_since_10_digits       | CRE-029   | an 11-digit updated_since answers 4221
+creatives_default_limit_60      | CRE-031   | without limit a page holds 60 creatives
+creative_foreign_403            | CRE-036   | another organisation's creative answers 403 4030
+creative_unknown_410            | CRE-050   | an unknown creative id answers 410 4100
+creative_malformed_404_4041     | CRE-051   | an id that is no UUID answers 404 4041
+creative_file_json_by_default   | CRE-037   | the file answers 200 JSON without redirect
+creative_file_json_any_redirect | CRE-041   | redirect=1 or false answers the file as JSON
+share_link_ignores_rights       | CRE-024   | final.file_url opens after the rights ended
+creatives_small_page_skips      | FRESH-021 | a page of one after a cursor skips a record
+licence_suspension_reason_other | FRESH-004 | a licence suspended while running refuses tickets with reason entitlement_not_found
+withdrawn_episode_not_found     | FRESH-002 | a ticket for an episode withdrawn while running answers 404 not_found
+suspension_seen_as_forbidden    | FRESH-005 | an organisation suspended while running is refused on the catalog with error forbidden
+""")
+COVERAGE_FAULT_ROWS_11: tuple[FaultRow, ...] = (
+    *((name, (rid,), summary) for name, rid, summary, _ in RECORD_ROWS),
+    *((name, (rid,), summary) for name, rid, summary, _, _ in CODE_ROWS),
+    *HOOK_ROWS,
 )
 _NAMES = frozenset(row[0] for row in COVERAGE_FAULT_ROWS_11)
 
 
 def _bend_body(body: Body, status: int, parts: list[str], on: set[str]) -> None:
     if status == 200 and parts[-1] != "file":
-        data = _dict(body, "data")
+        data = bt.data(body)
         items = data.get("items") if parts[-1] == "creatives" else [data]
         for name in sorted(on & _RECORDS.keys()):
             for record in items if isinstance(items, list) else []:

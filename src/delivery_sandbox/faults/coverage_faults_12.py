@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from delivery_sandbox.faults.coverage_faults_3 import json_object
+from delivery_sandbox.faults import body_tables as bt
 
 if TYPE_CHECKING:
     from delivery_sandbox.faults.registry import FaultSwitch
@@ -246,7 +246,7 @@ def playback_body_12(
 
     async def bent() -> bytes:
         raw = await read()
-        body = json_object(raw)
+        body = bt.json_object(raw)
         if body is None:
             return raw
         episode = (
@@ -557,7 +557,7 @@ def mangle_reply_12(reply: Reply, faults: FaultSwitch, path: str, exchange: Exch
         _PLAYBACK if endpoint == "playback" else _VIDEOS if endpoint == "videos" else {}
     )
     on = faults.on & table.keys()
-    body = json_object(reply.body) if on and reply.body else None
+    body = bt.json_object(reply.body) if on and reply.body else None
     if body is None:
         return
     for name in sorted(on):

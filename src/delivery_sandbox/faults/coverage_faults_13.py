@@ -22,18 +22,7 @@ from urllib.parse import parse_qs
 
 import orjson
 
-from delivery_sandbox.faults.coverage_faults_3 import (
-    Body,
-    Row,
-    _data,
-    _detail,
-    _doors,
-    _is,
-    _rows,
-    apply_table,
-    rows_of,
-    table_of,
-)
+from delivery_sandbox.faults import body_tables as bt
 from delivery_sandbox.faults.names import FaultName
 
 if TYPE_CHECKING:
@@ -46,50 +35,50 @@ __all__ = ["COVERAGE_FAULT_ROWS_13", "bend_list_13", "counter_key_13", "mangle_r
 Query = dict[str, str]
 
 
-def _field(name: str, value: Any) -> Callable[[Body], None]:
+def _field(name: str, value: Any) -> Callable[[bt.Body], None]:
     """Set one member of `data` (a detail answer) to a value of the wrong type or set."""
-    return lambda body: _data(body).update({name: value}) if _data(body) else None
+    return lambda body: bt.data(body).update({name: value}) if bt.data(body) else None
 
 
-def _first(rows: str, name: str, value: Any) -> Callable[[Body], None]:
+def _first(rows: str, name: str, value: Any) -> Callable[[bt.Body], None]:
     """Set one member of the first item of `data.<rows>`."""
 
-    def change(body: Body) -> None:
-        found = _rows(_data(body), rows)
+    def change(body: bt.Body) -> None:
+        found = bt.rows(bt.data(body), rows)
         if found:
             found[0][name] = value
 
     return change
 
 
-def _append(rows: str, item: Body) -> Callable[[Body], None]:
-    def change(body: Body) -> None:
-        data = _data(body)
+def _append(rows: str, item: bt.Body) -> Callable[[bt.Body], None]:
+    def change(body: bt.Body) -> None:
+        data = bt.data(body)
         if data:
-            data[rows] = [*_rows(data, rows), dict(item)]
+            data[rows] = [*bt.rows(data, rows), dict(item)]
 
     return change
 
 
-def _media_playlist_renamed(body: Body) -> None:
-    playlists = _rows(_data(body).get("media") or {}, "playlists")
+def _media_playlist_renamed(body: bt.Body) -> None:
+    playlists = bt.rows(bt.data(body).get("media") or {}, "playlists")
     if playlists:
         playlists[0]["name"] = f"{playlists[0].get('name')}-1"
 
 
-def _video_door(body: Body) -> None:
-    doors = _doors(body)
+def _video_door(body: bt.Body) -> None:
+    doors = bt.doors(body)
     if doors:
         doors["video"] = {"limit": 10800, "unit": "requests"}
 
 
-def _doors_one_above(body: Body) -> None:
-    for door in _doors(body).values():
+def _doors_one_above(body: bt.Body) -> None:
+    for door in bt.doors(body).values():
         if isinstance(door, dict) and isinstance(door.get("limit"), int):
             door["limit"] += 1
 
 
-_SERIES, _PLAYLIST = _detail("series"), _detail("playlists")
+_SERIES, _PLAYLIST = bt.detail("series"), bt.detail("playlists")
 _BAD_IMAGE = {
     "kind": "cover",
     "source": "media_space",
@@ -107,7 +96,7 @@ _RELATIVE_IMAGE = {
     "height": None,
 }
 
-BLOCK_13: tuple[Row, ...] = (
+BLOCK_13: tuple[bt.Row, ...] = (
     ("series_film_status_number", "SER-003", "the series detail film_status is a number", _SERIES, _field("film_status", 3)),
     ("series_tier_number", "SER-004", "the series detail tier is a number", _SERIES, _field("tier", 1)),
     ("series_updated_at_iso", "SER-005", "the series detail updated_at is an ISO string", _SERIES, _field("updated_at", "2026-01-01T00:00:00Z")),
@@ -124,11 +113,11 @@ BLOCK_13: tuple[Row, ...] = (
     ("series_episode_ready_string", "SER-022", "a series episode's ready is the string yes", _SERIES, _first("episodes", "ready", "yes")),
     ("playlist_description_number", "PLS-005", "the playlist detail description is a number", _PLAYLIST, _field("description", 0)),
     ("playlist_image_space_number", "PLS-009", "a playlist image has a numeric space", _PLAYLIST, _append("images", _BAD_IMAGE)),
-    ("config_video_door_listed", "LIM-008", "/config lists the single-video counter as a door", _is("config"), _video_door),
-    ("config_doors_one_above", "LIM-009", "/config doors report one more than the organisation's limit", _is("config"), _doors_one_above),
+    ("config_video_door_listed", "LIM-008", "/config lists the single-video counter as a door", bt.at("config"), _video_door),
+    ("config_doors_one_above", "LIM-009", "/config doors report one more than the organisation's limit", bt.at("config"), _doors_one_above),
     ("playlist_clip_difficulty_expert", "PLS-013", "a playlist clip has difficulty expert", _PLAYLIST, _first("clips", "difficulty", "expert")),
 )  # fmt: skip
-BODY_FAULTS_13 = table_of(BLOCK_13)
+BODY_FAULTS_13 = bt.table_of(BLOCK_13)
 
 
 # -- answers bent with the query in hand ---------------------------------------------------------
@@ -166,7 +155,9 @@ HOOK_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("video_single_on_list_counter", ("LIM-027",), "GET /videos/{id} counts on the GET /videos counter"),
     ("series_unlicensed_listed", ("SER-026",), "GET /series lists series the organisation holds no licence for as active"),
 )  # fmt: skip
-COVERAGE_FAULT_ROWS_13 = rows_of(BLOCK_13) + tuple((n, r, s) for n, r, s, *_ in _CODES) + HOOK_ROWS
+COVERAGE_FAULT_ROWS_13 = (
+    bt.rows_of(BLOCK_13) + tuple((n, r, s) for n, r, s, *_ in _CODES) + HOOK_ROWS
+)
 
 
 # Hook rows `_bend` applies to a whole answer (the others bend the list handlers' query).
@@ -187,9 +178,9 @@ def _query(scope: dict[str, Any]) -> Query:
     return {k: v[-1] for k, v in raw.items()}
 
 
-def _empty_page(body: Body, exchange: Exchange) -> Body:
+def _empty_page(body: bt.Body, exchange: Exchange) -> bt.Body:
     links = {"self": f"{exchange.base_url}/api/delivery/v1/playlists", "next": None}
-    data: Body = {"items": [], "next_cursor": None}
+    data: bt.Body = {"items": [], "next_cursor": None}
     return {
         "code": 0,
         "message": "ok",
@@ -204,8 +195,8 @@ def _read_number(faults: FaultSwitch) -> int:
     return int(next(faults.memo("reads_13", lambda on: itertools.count(1))))
 
 
-def _series_detail(body: Body, faults: FaultSwitch, exchange: Exchange) -> Body:
-    data = _data(body)
+def _series_detail(body: bt.Body, faults: FaultSwitch, exchange: Exchange) -> bt.Body:
+    data = bt.data(body)
     if FaultName.series_null_member_404 in faults.on and None in data.values():
         found = {"code": 4040, "message": "no such series", "server_time": body.get("server_time")}
         return found | {"request_id": exchange.request_id}
@@ -214,15 +205,15 @@ def _series_detail(body: Body, faults: FaultSwitch, exchange: Exchange) -> Body:
     return body
 
 
-def _fresh_clip_ids(body: Body, faults: FaultSwitch) -> None:
+def _fresh_clip_ids(body: bt.Body, faults: FaultSwitch) -> None:
     read = _read_number(faults)
-    for i, clip in enumerate(_rows(_data(body), "clips")):
+    for i, clip in enumerate(bt.rows(bt.data(body), "clips")):
         clip["id"] = str(uuid.UUID(int=(read << 20) + i, version=4))
 
 
 def _bend(
-    body: Body, status: int, faults: FaultSwitch, path: str, query: Query, exchange: Exchange
-) -> Body:
+    body: bt.Body, status: int, faults: FaultSwitch, path: str, query: Query, exchange: Exchange
+) -> bt.Body:
     on = faults.on
     endpoint, detail = _endpoint(path)
     code = body.get("code") if "code" in body else body.get("error_code")
@@ -251,7 +242,7 @@ def _bend(
         and not detail
         and query.get("limit") == "100"
     ):
-        for item in _rows(_data(body), "items"):
+        for item in bt.rows(bt.data(body), "items"):
             item["code"] = str(item.get("code")).lower()
     if FaultName.playlist_clip_ids_per_read in on and status == 200 and detail:
         _fresh_clip_ids(body, faults)
@@ -263,7 +254,7 @@ def mangle_reply_13(
 ) -> None:
     """Apply this block's switched-on faults to the answer of the request `scope`, in place."""
     path = scope.get("path", "")
-    bent = apply_table(BODY_FAULTS_13, reply.status, reply.body, faults, path)
+    bent = bt.apply_table(BODY_FAULTS_13, reply.status, reply.body, faults, path)
     if bent is not None:
         reply.body = bent
     if not faults.on & (_BY_CODE.keys() | _WHOLE) or not reply.body:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from delivery_sandbox.faults.coverage_faults_3 import json_object
+from delivery_sandbox.faults import body_tables as bt
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.rows import FaultRow, fault_rows
 
@@ -60,7 +60,7 @@ def mangle_error_6(reply: Reply, faults: FaultSwitch, path: str) -> None:
             _set_header(reply, b"x-ratelimit-window", b"120")
     if not reply.body:
         return
-    body: Any = json_object(reply.body)
+    body: Any = bt.json_object(reply.body)
     if body is None:
         return
     envelope = isinstance(body.get("code"), int) and "message" in body

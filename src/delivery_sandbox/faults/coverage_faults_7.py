@@ -13,16 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from delivery_sandbox.faults.coverage_faults_3 import (
-    Body,
-    Row,
-    _api,
-    _is,
-    _rows,
-    apply_table,
-    rows_of,
-    table_of,
-)
+from delivery_sandbox.faults import body_tables as bt
 from delivery_sandbox.faults.rows import FaultRow, fault_rows
 
 if TYPE_CHECKING:
@@ -69,7 +60,7 @@ def mangle_headers_7(headers: Headers, status: int, faults: FaultSwitch) -> Head
     return headers
 
 
-def _single_shape(body: Body) -> None:
+def _single_shape(body: bt.Body) -> None:
     items = body.get("items")
     if isinstance(items, list) and len(items) == 1 and isinstance(items[0], dict):
         item = dict(items[0])
@@ -79,21 +70,21 @@ def _single_shape(body: Body) -> None:
         body.update(item)
 
 
-def _prefetch_reversed(body: Body) -> None:
+def _prefetch_reversed(body: bt.Body) -> None:
     items = body.get("items")
     if isinstance(items, list) and len(items) > 2:
         items[1:] = items[:0:-1]
 
 
-def _deprecations_empty(body: Body) -> None:
-    versions = _rows(_api(body), "supported_versions")
+def _deprecations_empty(body: bt.Body) -> None:
+    versions = bt.rows(bt.api(body), "supported_versions")
     if any(v.get("deprecated_at") for v in versions):
         body["deprecations"] = []
 
 
-BLOCK_7: tuple[Row, ...] = (
-    ("next_tickets_reversed", "PLAY-036", "the tickets added by next come in reverse episode order", _is("playback"), _prefetch_reversed),
-    ("deprecations_empty", "VER-014", "/config deprecations empty while a version is deprecated", _is("config"), _deprecations_empty),
+BLOCK_7: tuple[bt.Row, ...] = (
+    ("next_tickets_reversed", "PLAY-036", "the tickets added by next come in reverse episode order", bt.at("playback"), _prefetch_reversed),
+    ("deprecations_empty", "VER-014", "/config deprecations empty while a version is deprecated", bt.at("config"), _deprecations_empty),
 )  # fmt: skip
 # Rows whose change is a header (HEADER_CHANGES_7) or a batch reshaped (named in BODY_FAULTS_7).
 HOOK_ROWS: tuple[FaultRow, ...] = fault_rows("""
@@ -105,10 +96,12 @@ sunset_iso_date                | HDR-021           | Sunset given as an ISO date
 deprecation_link_missing       | HDR-022 HDR-023   | no Link header with the deprecation headers
 sunset_without_deprecation     | HDR-020           | Sunset sent without Deprecation
 """)
-COVERAGE_FAULT_ROWS_7 = HOOK_ROWS + rows_of(BLOCK_7)
-BODY_FAULTS_7 = table_of(BLOCK_7) | {"batch_of_one_single_shape": (_is("playback"), _single_shape)}
+COVERAGE_FAULT_ROWS_7 = HOOK_ROWS + bt.rows_of(BLOCK_7)
+BODY_FAULTS_7 = bt.table_of(BLOCK_7) | {
+    "batch_of_one_single_shape": (bt.at("playback"), _single_shape)
+}
 
 
 def mangle_body_7(status: int, body: bytes, faults: FaultSwitch, path: str) -> bytes | None:
     """The 200 JSON body of `path` with this block's switched-on faults applied, or None."""
-    return apply_table(BODY_FAULTS_7, status, body, faults, path)
+    return bt.apply_table(BODY_FAULTS_7, status, body, faults, path)

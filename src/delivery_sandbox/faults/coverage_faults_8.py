@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from delivery_sandbox.faults.coverage_faults_3 import json_object
+from delivery_sandbox.faults import body_tables as bt
 
 if TYPE_CHECKING:
     from delivery_sandbox.faults.registry import FaultSwitch
@@ -108,7 +108,7 @@ def mangle_error_8(reply: Reply, faults: FaultSwitch, path: str) -> None:
     on = faults.on & _BY_NAME.keys()
     if not on or not reply.body:
         return
-    body: Any = json_object(reply.body)
+    body: Any = bt.json_object(reply.body)
     if body is None:
         return
     parts = path.rstrip("/").split("/")

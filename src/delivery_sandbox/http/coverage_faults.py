@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from delivery_sandbox.faults.coverage_faults_3 import json_object
+from delivery_sandbox.faults import body_tables as bt
 from delivery_sandbox.faults.coverage_faults_7 import mangle_headers_7
 from delivery_sandbox.faults.coverage_faults_12 import mangle_reply_12
 from delivery_sandbox.faults.names import FaultName
@@ -98,7 +98,7 @@ def mangle_reply(reply: Reply, faults: FaultSwitch, path: str, exchange: Exchang
         _caller_faults(reply, faults, path, exchange)
         if reply.status != 200:
             return
-    body = json_object(reply.body)
+    body = bt.json_object(reply.body)
     if body is None:
         return
     on = faults.on & BODY_FAULTS
@@ -128,9 +128,23 @@ def _first(items: Any) -> dict[str, Any]:
     return items[0] if isinstance(items, list) and items and isinstance(items[0], dict) else {}
 
 
-def _data(body: dict[str, Any]) -> dict[str, Any]:
-    data = body.get("data")
-    return data if isinstance(data, dict) else {}
+PLAY_LINK = "https://play.delivery.sandbox/m.m3u8"
+
+
+def _catalog_play_link(body: dict[str, Any]) -> None:
+    _first(body.get("episodes")).update(manifest_url=PLAY_LINK)
+
+
+def _playlist_play_link(body: dict[str, Any]) -> None:
+    _first(bt.data(body).get("items")).update(manifest_url=PLAY_LINK)
+
+
+def _scope_extra(body: dict[str, Any]) -> None:
+    body.get("key", {}).get("scopes", []).append("webhooks:manage")
+
+
+def _api_version_wrong(body: dict[str, Any]) -> None:
+    body.get("api", {}).update(version="2026-01-01")
 
 
 def _later_poster(body: dict[str, Any]) -> None:
@@ -163,13 +177,13 @@ def _door_doubled(body: dict[str, Any]) -> None:
 
 
 def _stale(body: dict[str, Any]) -> None:
-    for item in _data(body).get("items") or []:
+    for item in bt.data(body).get("items") or []:
         if isinstance(item, dict) and item.get("content_version"):
             item["content_version"] = "0" * 24
 
 
 def _later_download(body: dict[str, Any]) -> None:
-    data = _data(body)
+    data = bt.data(body)
     if isinstance(data.get("expires_at"), int):
         data["expires_at"] += 900
 
@@ -190,16 +204,16 @@ def _poster_elsewhere(body: dict[str, Any]) -> None:
 
 
 def _clip_without_video(body: dict[str, Any]) -> None:
-    for clip in _data(body).get("clips") or []:
+    for clip in bt.data(body).get("clips") or []:
         if isinstance(clip, dict) and clip.get("ready") is True and clip.get("vid") is not None:
             clip["vid"] = None
             return
 
 
 def _split_at_120(body: dict[str, Any]) -> None:
-    for clip in _data(body).get("clips") or []:
+    for clip in bt.data(body).get("clips") or []:
         if isinstance(clip, dict) and 100 < (clip.get("position") or 0) <= 120:
-            clip["playlist_name"] = _data(body).get("code")
+            clip["playlist_name"] = bt.data(body).get("code")
 
 
 def _playlist_detail(path: str, endpoint: str) -> bool:
@@ -212,31 +226,15 @@ def _is(name: str) -> Callable[[str, str], bool]:
 
 
 BODY_CHANGES: dict[str, tuple[Callable[[str, str], bool], Callable[[dict[str, Any]], None]]] = {
-    FaultName.catalog_carries_manifest_url: (
-        _is("catalog"),
-        lambda b: _first(b.get("episodes")).update(
-            manifest_url="https://play.delivery.sandbox/m.m3u8"
-        ),
-    ),
+    FaultName.catalog_carries_manifest_url: (_is("catalog"), _catalog_play_link),
     FaultName.poster_expiry_30_minutes: (_is("catalog"), _later_poster),
     FaultName.catalog_slug_duplicate: (_is("catalog"), _duplicate_slug),
     FaultName.catalog_two_main_tags: (_is("catalog"), _two_main_tags),
     FaultName.catalog_support_before_lead: (_is("catalog"), _support_first),
     FaultName.config_limit_doubled: (_is("config"), _door_doubled),
-    FaultName.config_scopes_extra: (
-        _is("config"),
-        lambda b: b.get("key", {}).get("scopes", []).append("webhooks:manage"),
-    ),
-    FaultName.config_api_version_wrong: (
-        _is("config"),
-        lambda b: b.get("api", {}).update(version="2026-01-01"),
-    ),
-    FaultName.playlist_list_carries_playback_link: (
-        _is("playlists"),
-        lambda b: _first(_data(b).get("items")).update(
-            manifest_url="https://play.delivery.sandbox/m.m3u8"
-        ),
-    ),
+    FaultName.config_scopes_extra: (_is("config"), _scope_extra),
+    FaultName.config_api_version_wrong: (_is("config"), _api_version_wrong),
+    FaultName.playlist_list_carries_playback_link: (_is("playlists"), _playlist_play_link),
     FaultName.series_item_content_version_stale: (_is("series"), _stale),
     FaultName.playlist_item_content_version_stale: (_is("playlists"), _stale),
     FaultName.download_link_30_minutes: (_is("file"), _later_download),

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from delivery_sandbox.faults.coverage_faults_3 import json_object, mangle_body_3
+from delivery_sandbox.faults import body_tables as bt
+from delivery_sandbox.faults.coverage_faults_3 import mangle_body_3
 from delivery_sandbox.faults.coverage_faults_4 import mangle_body_4
 from delivery_sandbox.faults.coverage_faults_5 import mangle_body_5
 from delivery_sandbox.faults.coverage_faults_6 import mangle_error_6
@@ -100,7 +101,7 @@ def mangle_reply_2(reply: Reply, faults: FaultSwitch, path: str, exchange: Excha
     on = faults.on & {FaultName.list_per_key, FaultName.config_playback_door_per_second}
     if not on or reply.status != 200 or not reply.body:
         return
-    body = json_object(reply.body)
+    body = bt.json_object(reply.body)
     if body is None:
         return
     endpoint = path.rsplit("/", 1)[-1]

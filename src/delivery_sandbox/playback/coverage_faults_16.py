@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from delivery_sandbox.faults.coverage_faults_3 import json_object
+from delivery_sandbox.faults import body_tables as bt
 from delivery_sandbox.faults.coverage_faults_16 import NAMES
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http.headers import bearer_key
@@ -63,7 +63,7 @@ async def hold_refusal_16(reply: Reply, faults: FaultSwitch, path: str) -> None:
     parts = path.rstrip("/").split("/")
     family = parts[parts.index("v1") + 1] if "v1" in parts[:-1] else ""  # the segment after v1
     catalog = FaultName.catalog_refusal_held in on and family in ("catalog", "series", "playlists")
-    body: Any = json_object(reply.body) if family == "playback" else None
+    body: Any = bt.json_object(reply.body) if family == "playback" else None
     shed = isinstance(body, dict) and body.get("reason") == PREFETCH_SHED
     if catalog or (FaultName.prefetch_refusal_held in on and shed):
         await asyncio.sleep(HOLD)

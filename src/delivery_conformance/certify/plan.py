@@ -26,6 +26,7 @@ from typing import Any
 
 from delivery_conformance.certify.scenarios import FLOWS
 from delivery_conformance.exceptions import UsageError
+from delivery_conformance.spec.files import read_parsed
 
 __all__ = ["DEFAULT_TIMEOUT", "Plan", "load_plan"]
 
@@ -46,15 +47,14 @@ class Plan:
 
 
 def load_plan(path: Path) -> Plan:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise UsageError(f"plan {path}: cannot read ({error.strerror})") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise UsageError(f"plan {path}: not TOML ({error})") from None
+    data, text = read_parsed(
+        path, _toml_and_text, "not TOML", tomllib.TOMLDecodeError, UsageError, where="plan "
+    )
     return parse_plan(data, str(path), text)
+
+
+def _toml_and_text(text: str) -> tuple[dict[str, Any], str]:
+    return tomllib.loads(text), text
 
 
 def _table(data: Mapping[str, Any], name: str, where: str) -> Mapping[str, Any]:

@@ -30,29 +30,16 @@ from typing import Any
 
 import httpx
 
+from delivery_conformance.certify import judges
 from delivery_conformance.certify.injections import Injector
 from delivery_conformance.certify.journal import LEAK_RULES, Entry, Journal, SecretBook
-from delivery_conformance.certify.judges import (
-    FAILED,
-    JUDGES,
-    NOT_EXERCISED,
-    PASSED,
-    FlowRun,
-    JudgeResult,
-    Observation,
-)
+from delivery_conformance.certify.judges import FlowRun, JudgeResult, Observation
 from delivery_conformance.certify.plan import Plan
 from delivery_conformance.certify.proxy import RefereeProxy
 from delivery_conformance.certify.scenarios import Scenario
 from delivery_conformance.checks.common import judge_exchanges
-from delivery_conformance.evidence.events import (
-    Event,
-    Outcome,
-    RunFinished,
-    RunPolicy,
-    RunStarted,
-    TestFinished,
-)
+from delivery_conformance.evidence import events
+from delivery_conformance.evidence.events import Outcome
 from delivery_conformance.evidence.violation import Severity, Violation
 from delivery_conformance.exceptions import HarnessFailure, UsageError
 from delivery_conformance.reports.results import RunSummary, Status, summarise
@@ -165,7 +152,7 @@ class _ScenarioRun:
         self.scenario, self.plan, self.upstream = scenario, plan, upstream
         self.options, self.secrets = options, secrets
 
-    def run(self) -> list[TestFinished]:
+    def run(self) -> list[events.TestFinished]:
         scenario, plan = self.scenario, self.plan
         started = time.monotonic()
         if scenario.flow not in plan.flows:
@@ -232,11 +219,11 @@ class _ScenarioRun:
         server = tuple(replace(v, title=f"server finding: {v.title}") for v in server)
         duration = time.monotonic() - started
         if findings:
-            tests.append(TestFinished(f"{scenario.id}::flow", (), Outcome.FAILED,
+            tests.append(events.TestFinished(f"{scenario.id}::flow", (), Outcome.FAILED,
                                       violations=tuple(findings), duration=duration))  # fmt: skip
         if server:
             ids = tuple(dict.fromkeys(v.requirement_id for v in server))
-            tests.append(TestFinished(f"{scenario.id}::server", ids, Outcome.FAILED,
+            tests.append(events.TestFinished(f"{scenario.id}::server", ids, Outcome.FAILED,
                                       violations=server, duration=duration))  # fmt: skip
         return tests
 
@@ -291,20 +278,22 @@ class _ScenarioRun:
     def _test(
         self, n: int, rid: str, outcome: Outcome, reason: str = "",
         violations: tuple[Violation, ...] = (), exchanges: Sequence[Entry] = (), base: str = "",
-    ) -> TestFinished:  # fmt: skip
+    ) -> events.TestFinished:  # fmt: skip
         expectation = self.scenario.expectations[n]
         nodeid = f"{self.scenario.id}::{rid}::{expectation.judge}"
         checked = (rid,) if outcome is not Outcome.NOT_EXERCISED else ()
         shown = tuple(e.exchange(base) for e in exchanges[:4])
-        return TestFinished(nodeid, (rid,), outcome, reason, violations, shown, checked=checked)
+        return events.TestFinished(
+            nodeid, (rid,), outcome, reason, violations, shown, checked=checked
+        )
 
-    def _judge(self, obs: Observation, base: str) -> list[TestFinished]:
+    def _judge(self, obs: Observation, base: str) -> list[events.TestFinished]:
         tests = []
         for n, expectation in enumerate(self.scenario.expectations):
             rid = expectation.requirement
-            result = JUDGES[expectation.judge](obs, expectation.params)
+            result = judges.JUDGES[expectation.judge](obs, expectation.params)
             reason = self.options.expected_failures.get((self.scenario.id, rid))
-            if result.status == FAILED:
+            if result.status == judges.FAILED:
                 title = f"{rid} not met in {self.scenario.id}"
                 found = _violation(rid, result, base, title)
                 if reason is not None:
@@ -312,15 +301,15 @@ class _ScenarioRun:
                                     severity=Severity.WARNING)  # fmt: skip
                 tests.append(self._test(n, rid, Outcome.FAILED, "", (found,), result.entries,
                                         base))  # fmt: skip
-            elif result.status == PASSED and reason is not None:
+            elif result.status == judges.PASSED and reason is not None:
                 found = Violation(rid, "an expected failure did not happen",
                                   f"a failure ({reason})", f"passed: {result.actual}")  # fmt: skip
                 tests.append(self._test(n, rid, Outcome.FAILED, "", (found,)))
-            elif result.status == PASSED:
+            elif result.status == judges.PASSED:
                 tests.append(self._test(n, rid, Outcome.PASSED, result.actual, (),
                                         result.entries, base))  # fmt: skip
             else:
-                assert result.status == NOT_EXERCISED
+                assert result.status == judges.NOT_EXERCISED
                 tests.append(self._test(n, rid, Outcome.NOT_EXERCISED,
                                         f"not exercised: {result.actual}"))  # fmt: skip
         return tests
@@ -346,15 +335,16 @@ def certify(
     started_wall, started = time.time(), time.monotonic()
     options.journal_dir.mkdir(parents=True, exist_ok=True)
     secrets = secrets if secrets is not None else SecretBook()
-    events: list[Event] = [RunStarted(upstream.base_url, started_wall, None, False, RunPolicy())]
+    start = events.RunStarted(upstream.base_url, started_wall, None, False, events.RunPolicy())
+    run: list[events.Event] = [start]
     for scenario in scenarios:
         tests = _ScenarioRun(scenario, plan, upstream, options, secrets).run()
-        events += tests
+        run += tests
         if progress is not None:
             progress(scenario, tests)
     duration = time.monotonic() - started
-    events.append(RunFinished(time.time(), duration, 0))
-    summary = summarise(requirements, events, extra={"kind": "client certification",
+    run.append(events.RunFinished(time.time(), duration, 0))
+    summary = summarise(requirements, run, extra={"kind": "client certification",
                                                      "plan": plan.name})  # fmt: skip
     client = tuple(r for r in summary.client_requirements)
     server = tuple(r for r in summary.requirements

@@ -31,6 +31,7 @@ from typing import Any
 from delivery_conformance.certify.injections import Injection, InjectionError, parse_injection
 from delivery_conformance.certify.judges import JUDGES
 from delivery_conformance.exceptions import UsageError
+from delivery_conformance.spec.files import read_parsed
 
 __all__ = ["FLOWS", "Expectation", "Scenario", "catalogue_files", "load_catalogue"]
 
@@ -46,24 +47,30 @@ _EXPECT_KEYS = frozenset({"requirement", "judge", "params"})
 
 @dataclass(frozen=True)
 class Expectation:
+    """One `[[scenario.expect]]`: a client requirement and the judge (with its params) that
+    proves it."""
+
     requirement: str
     judge: str
     params: Mapping[str, Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Scenario:
+    """One `[[scenario]]` table of a catalogue file, its keys in the order above; `family`: the
+    file's `family` key, else its name."""
+
     id: str
     family: str
     title: str
     flow: str
-    injections: tuple[Injection, ...]
-    expectations: tuple[Expectation, ...]
     runs: int = 1
     exit: str = "any"
     export: bool = False
     quick: bool = False
     time_note: str = ""
+    injections: tuple[Injection, ...]
+    expectations: tuple[Expectation, ...]
 
     @property
     def requirements(self) -> tuple[str, ...]:
@@ -114,10 +121,18 @@ def _scenario(data: Any, family: str, where: str, known_ids: Iterable[str]) -> S
     if not isinstance(runs, int) or not 1 <= runs <= 5:
         raise UsageError(f"{here}: runs is 1 to 5")
     return Scenario(
-        sid, family, data["title"], data["flow"], injections, tuple(expectations), runs,
-        data.get("exit", "any"), bool(data.get("export", False)), bool(data.get("quick", False)),
-        str(data.get("time_note", "")),
-    )  # fmt: skip
+        id=sid,
+        family=family,
+        title=data["title"],
+        flow=data["flow"],
+        runs=runs,
+        exit=data.get("exit", "any"),
+        export=bool(data.get("export", False)),
+        quick=bool(data.get("quick", False)),
+        time_note=str(data.get("time_note", "")),
+        injections=injections,
+        expectations=tuple(expectations),
+    )
 
 
 def load_catalogue(
@@ -128,12 +143,7 @@ def load_catalogue(
     scenarios: list[Scenario] = []
     seen: set[str] = set()
     for path in files if files is not None else catalogue_files():
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except OSError as error:
-            raise UsageError(f"{path}: cannot read ({error.strerror})") from None
-        except tomllib.TOMLDecodeError as error:
-            raise UsageError(f"{path}: not TOML ({error})") from None
+        data = read_parsed(path, tomllib.loads, "not TOML", tomllib.TOMLDecodeError, UsageError)
         family = str(data.get("family", path.stem))
         if set(data) - {"family", "scenario"}:
             raise UsageError(f"{path}: top-level keys are family and scenario")

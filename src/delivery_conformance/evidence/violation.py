@@ -29,6 +29,10 @@ class Severity(Enum):
     WARNING = "warning"  # a SHOULD is broken
 
 
+# The fields a violation stores as given, in the order its dictionary lists them.
+_TEXT_FIELDS = ("requirement_id", "title", "expected", "actual")
+
+
 @dataclass(frozen=True)
 class Violation:
     requirement_id: str
@@ -39,11 +43,7 @@ class Violation:
     severity: Severity = Severity.ERROR
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "requirement_id": self.requirement_id,
-            "title": self.title,
-            "expected": self.expected,
-            "actual": self.actual,
+        return {name: getattr(self, name) for name in _TEXT_FIELDS} | {
             "severity": self.severity.value,
             "exchange": self.exchange.to_dict() if self.exchange else None,
         }
@@ -52,10 +52,7 @@ class Violation:
     def from_dict(cls, data: dict[str, Any]) -> Violation:
         exchange = data.get("exchange")
         return cls(
-            requirement_id=data["requirement_id"],
-            title=data["title"],
-            expected=data["expected"],
-            actual=data["actual"],
+            **{name: data[name] for name in _TEXT_FIELDS},
             exchange=Exchange.from_dict(exchange) if exchange else None,
             severity=Severity(data.get("severity", "error")),
         )

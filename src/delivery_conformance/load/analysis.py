@@ -15,7 +15,7 @@ from typing import Any
 from delivery_conformance.load.envelope import estimate_capacity, refill_slope, tickets_left_at
 from delivery_conformance.load.records import Record
 from delivery_conformance.load.schedule import percentile
-from delivery_conformance.load.sustained import analyse_mixed, analyse_soak
+from delivery_conformance.load.sustained import Result, analyse_mixed, analyse_soak
 from delivery_conformance.load.verdict import (
     COUNTING_TOLERANCE,
     Expectations,
@@ -27,7 +27,6 @@ from delivery_conformance.load.verdict import (
 
 __all__ = ["ANALYSES", "Analysis"]
 
-Result = tuple[list[Figure], dict[str, Any]]
 Analysis = Callable[[Sequence[Record], Expectations, dict[str, Any]], Result]
 
 # LIM-043 decision: a hold of up to 0.7 s is accepted; LIM-044: a prefetch is "at once" when

@@ -22,6 +22,8 @@ from delivery_conformance.load.sustained import endpoint_percentiles
 __all__ = ["Comparison", "Row", "compare_runs"]
 
 PERCENTILES = ("p50_ms", "p95_ms", "p99_ms")
+# A row as compare.json lists it: its fields with the deltas (properties) before the verdict.
+ROW_KEYS = ("kind", "name", "a", "b", "unit", "delta", "delta_pct", "regression", "note")
 
 
 @dataclass(frozen=True)
@@ -45,17 +47,7 @@ class Row:
         return 100.0 * self.delta / abs(self.a)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "name": self.name,
-            "a": self.a,
-            "b": self.b,
-            "unit": self.unit,
-            "delta": self.delta,
-            "delta_pct": self.delta_pct,
-            "regression": self.regression,
-            "note": self.note,
-        }
+        return {key: getattr(self, key) for key in ROW_KEYS}
 
 
 @dataclass(frozen=True)

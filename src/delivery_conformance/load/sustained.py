@@ -64,6 +64,9 @@ SHARING_ID = {
 }
 MIXED_OVER = "config"  # the counter the mixed campaign pushes past its ceiling
 
+# What an analysis returns: the figures of its verdict and the details for the report.
+Result = tuple[list[Figure], dict[str, Any]]
+
 INDEPENDENCE_DERIVATION = (
     "spec Limits: one counter per row, each with its own allowance; the campaign offers this "
     "counter at most 90 % of its allowance (bucket: capacity + refill over the run), so an exact "
@@ -159,9 +162,7 @@ def _counters(records: Sequence[Record]) -> dict[str, list[Record]]:
     return by
 
 
-def analyse_mixed(
-    records: Sequence[Record], exp: Expectations, ctx: dict[str, Any]
-) -> tuple[list[Figure], dict[str, Any]]:
+def analyse_mixed(records: Sequence[Record], exp: Expectations, ctx: dict[str, Any]) -> Result:
     """Every counter near its ceiling at once; config past it; counters stay independent."""
     run = [r for r in records if r.phase == "mixed"]
     by = _counters(run)
@@ -221,9 +222,7 @@ def analyse_mixed(
     return figures, details
 
 
-def analyse_soak(
-    records: Sequence[Record], exp: Expectations, ctx: dict[str, Any]
-) -> tuple[list[Figure], dict[str, Any]]:
+def analyse_soak(records: Sequence[Record], exp: Expectations, ctx: dict[str, Any]) -> Result:
     """80 % of every limit for the whole run: no refusal, no error; latency per bucket."""
     run = [r for r in records if r.phase == "soak"]
     by = _counters(run)

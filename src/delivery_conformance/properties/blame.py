@@ -57,59 +57,58 @@ HEADER_VALUE: Mapping[str, str] = {
     "service-simulated": "SIM-002",
 }
 
+
+def _by_field(operation: str, prefix: str, fields: Mapping[str, str]) -> dict[tuple[str, str], str]:
+    """(operation, prefix/field) -> requirement, from requirement -> its fields (by spaces)."""
+    return {
+        (operation, f"{prefix}/{name}"): rid
+        for rid, names in fields.items()
+        for name in names.split()
+    }
+
+
 # spec: Endpoints. SUCCESS_SHAPE (spec/endpoints.py): the requirement that gives the success
 # body of each operation its shape.
 # Where a field has a requirement of its own: (operation, field path with `*` for any index).
 FIELD_SHAPE: Mapping[tuple[str, str], str] = {
-    **{
-        (Operation.GET_CATALOG, f"films/*/{name}"): rid
-        for name, rid in (
-            ("id", "CAT-001"),
-            ("title", "CAT-003"),
-            ("slug", "CAT-004"),
-            ("synopsis_short", "CAT-006"),
-            ("synopsis_full", "CAT-006"),
-            ("language", "CAT-006"),
-            ("poster_url", "CAT-006"),
-            ("default_lang", "CAT-006"),
-            ("genres", "CAT-007"),
-            ("status", "CAT-008"),
-            ("display_order", "CAT-009"),
-            ("planned_episodes", "CAT-011"),
-            ("free_until_episode", "CAT-011"),
-            ("audience", "CAT-013"),
-            ("form", "CAT-013"),
-            ("setting", "CAT-013"),
-            ("code", "CAT-014"),
-            ("title_i18n", "CAT-016"),
-            ("synopsis_short_i18n", "CAT-016"),
-            ("synopsis_i18n", "CAT-016"),
-            ("content_rating", "CAT-017"),
-            ("is_completed", "CAT-018"),
-            ("release_date", "CAT-021"),
-            ("tags", "CAT-022"),
-            ("people", "CAT-024"),
-            ("trailer", "CAT-026"),
-            ("metadata_version", "CAT-027"),
-            ("metadata_updated_at", "CAT-028"),
-            ("images", "CAT-030"),
-            ("materials", "CAT-032"),
-        )
-    },
-    **{
-        (Operation.GET_CATALOG, f"episodes/*/{name}"): rid
-        for name, rid in (
-            ("id", "CAT-036"),
-            ("film_id", "CAT-037"),
-            ("episode_no", "CAT-038"),
-            ("title", "CAT-039"),
-            ("synopsis", "CAT-039"),
-            ("poster_uri", "CAT-039"),
-            ("poster_store_uri", "CAT-039"),
-            ("vid", "CAT-039"),
-            ("duration_ms", "CAT-040"),
-        )
-    },
+    **_by_field(
+        Operation.GET_CATALOG,
+        "films/*",
+        {
+            "CAT-001": "id",
+            "CAT-003": "title",
+            "CAT-004": "slug",
+            "CAT-006": "synopsis_short synopsis_full language poster_url default_lang",
+            "CAT-007": "genres",
+            "CAT-008": "status",
+            "CAT-009": "display_order",
+            "CAT-011": "planned_episodes free_until_episode",
+            "CAT-013": "audience form setting",
+            "CAT-014": "code",
+            "CAT-016": "title_i18n synopsis_short_i18n synopsis_i18n",
+            "CAT-017": "content_rating",
+            "CAT-018": "is_completed",
+            "CAT-021": "release_date",
+            "CAT-022": "tags",
+            "CAT-024": "people",
+            "CAT-026": "trailer",
+            "CAT-027": "metadata_version",
+            "CAT-028": "metadata_updated_at",
+            "CAT-030": "images",
+            "CAT-032": "materials",
+        },
+    ),
+    **_by_field(
+        Operation.GET_CATALOG,
+        "episodes/*",
+        {
+            "CAT-036": "id",
+            "CAT-037": "film_id",
+            "CAT-038": "episode_no",
+            "CAT-039": "title synopsis poster_uri poster_store_uri vid",
+            "CAT-040": "duration_ms",
+        },
+    ),
     (Operation.GET_CONFIG, "api/status"): "CFG-002",
     (Operation.GET_CONFIG, "api/path_version"): "CFG-003",
     (Operation.GET_CONFIG, "api/latest_version"): "CFG-006",

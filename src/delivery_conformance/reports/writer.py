@@ -38,6 +38,7 @@ from delivery_conformance.reports.junit import TOOL, render_junit
 from delivery_conformance.reports.markdown import render_summary_markdown
 from delivery_conformance.reports.results import RunSummary, summarise
 from delivery_conformance.reports.view import safe_url
+from delivery_conformance.spec.files import read_parsed
 from delivery_conformance.spec.requirements import default_path, load_requirements
 
 __all__ = [
@@ -129,12 +130,7 @@ def check_results(document: Any, where: str = "results") -> None:
 
 def load_results(path: Path) -> dict[str, Any]:
     """Read a results.json back; any problem is a `UsageError` of one line (exit 2)."""
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read ({exc.strerror})") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: not JSON ({exc})") from None
+    document = read_parsed(path, json.loads, "not JSON", ValueError, UsageError)
     check_results(document, str(path))
     return dict(document)
 

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from delivery_conformance.resources import spec_path
+from delivery_conformance.spec.files import read_parsed
 
 __all__ = [
     "PREFIXES",
@@ -77,12 +78,9 @@ def default_path() -> Path:
 def load_requirements(path: Path | str | None = None) -> dict[str, Requirement]:
     """Read and validate the file; return the requirements by ID, in file order."""
     source = Path(path) if path is not None else default_path()
-    try:
-        document = yaml.safe_load(source.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RequirementsError(f"{source}: cannot read ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise RequirementsError(f"{source}: not valid YAML ({_one_line(exc)})") from None
+    document = read_parsed(
+        source, yaml.safe_load, "not valid YAML", yaml.YAMLError, RequirementsError
+    )
     if not isinstance(document, dict) or not isinstance(document.get("requirements"), list):
         raise RequirementsError(f"{source}: expected a mapping with a 'requirements' list")
     found: dict[str, Requirement] = {}
@@ -129,7 +127,3 @@ def _parse_entry(entry: Any, where: str) -> Requirement:
         decision=entry.get("decision"),
         load_campaign=entry.get("load_campaign"),
     )
-
-
-def _one_line(exc: Exception) -> str:
-    return " ".join(str(exc).split())

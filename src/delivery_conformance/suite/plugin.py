@@ -39,17 +39,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from delivery_conformance.checks.common import with_common_rules
-from delivery_conformance.evidence import ledger
-from delivery_conformance.evidence.events import (
-    NOT_EXERCISED_PREFIX,
-    Event,
-    Outcome,
-    RunFinished,
-    RunPolicy,
-    RunStarted,
-    TestDeselected,
-    TestFinished,
-)
+from delivery_conformance.evidence import events, ledger
+from delivery_conformance.evidence.events import NOT_EXERCISED_PREFIX, Outcome
 from delivery_conformance.evidence.exchange import Exchange
 from delivery_conformance.evidence.redact import redact_text
 from delivery_conformance.evidence.violation import ConformanceFailure, Violation
@@ -77,7 +68,7 @@ _STATE = pytest.StashKey["_RunState"]()
 
 class _HookSpecs:
     @pytest.hookspec
-    def pytest_conformance_event(self, event: Event) -> None:
+    def pytest_conformance_event(self, event: events.Event) -> None:
         """One event of the run (see `delivery_conformance.evidence.events`)."""
 
 
@@ -204,7 +195,7 @@ class _RunState:
         self._signalled = False
         self._watchdog: threading.Timer | None = None
         self._saved_handlers: dict[int, Any] = {}
-        self.policy = RunPolicy(
+        self.policy = events.RunPolicy(
             selectors=tuple(config.getoption("conformance_ids")),
             keyword=config.getoption("keyword") or None,
             strict=config.getoption("conformance_strict"),
@@ -236,13 +227,13 @@ class _RunState:
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         for item in items:
-            self.emit(TestDeselected(item.nodeid, _ids(item)))
+            self.emit(events.TestDeselected(item.nodeid, _ids(item)))
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             lines = str(report.longrepr).strip().splitlines() or ["?"]
             reason = f"collection failed: {redact_text(lines[-1][:300])}"
-            self.emit(TestFinished(report.nodeid, (), Outcome.ERROR, reason))
+            self.emit(events.TestFinished(report.nodeid, (), Outcome.ERROR, reason))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> None:
@@ -253,7 +244,9 @@ class _RunState:
         except HarnessError as error:
             pytest.exit(str(error), returncode=3)
         self.deadline = time.monotonic() + self.max_duration
-        self.emit(RunStarted(profile.base_url, time.time(), self.seed, self.pacing, self.policy))
+        self.emit(
+            events.RunStarted(profile.base_url, time.time(), self.seed, self.pacing, self.policy)
+        )
 
         self._catch_signals()
 
@@ -265,7 +258,7 @@ class _RunState:
             return None
         self.stopped = stop
         reason = STOP_REASONS[stop]
-        self.emit(TestFinished(item.nodeid, _ids(item), Outcome.NOT_EXERCISED, reason))
+        self.emit(events.TestFinished(item.nodeid, _ids(item), Outcome.NOT_EXERCISED, reason))
         return True
 
     def _announce_wait(self, counter: str, seconds: float) -> None:
@@ -321,12 +314,12 @@ class _RunState:
         if int(exitstatus) == int(pytest.ExitCode.INTERRUPTED) or self._signalled:
             self.stopped = "interrupted"
         elapsed = time.time() - self.t0
-        self.emit(RunFinished(time.time(), elapsed, int(exitstatus), self.stopped))
+        self.emit(events.RunFinished(time.time(), elapsed, int(exitstatus), self.stopped))
         self.close()
 
     # -- plumbing ------------------------------------------------------------------------------
 
-    def emit(self, event: Event) -> None:
+    def emit(self, event: events.Event) -> None:
         self.config.hook.pytest_conformance_event(event=event)
 
     def profile(self) -> TargetProfile:
@@ -433,7 +426,7 @@ class _RunState:
                 if reason == said:
                     self.stopped = stop
             duration = time.time() - self._start.pop(nodeid, time.time())
-            finished = TestFinished(
+            finished = events.TestFinished(
                 nodeid,
                 _ids(item),
                 outcome,

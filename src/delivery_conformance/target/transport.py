@@ -33,6 +33,7 @@ import httpx
 __all__ = ["AnswerBudget", "bounded_transport"]
 
 MIN_WAIT = 0.001  # a socket timeout of 0 would mean non-blocking, not "time is up"
+_SocketOptions = typing.Iterable[typing.Any] | None  # as httpcore's backends take them
 
 
 class AnswerBudget:
@@ -96,7 +97,7 @@ class _BoundedBackend(httpcore.NetworkBackend):
         port: int,
         timeout: float | None = None,
         local_address: str | None = None,
-        socket_options: typing.Iterable[typing.Any] | None = None,
+        socket_options: _SocketOptions = None,
     ) -> httpcore.NetworkStream:
         stream = self._inner.connect_tcp(
             host, port, self._budget.clip(timeout), local_address, socket_options
@@ -104,10 +105,7 @@ class _BoundedBackend(httpcore.NetworkBackend):
         return _BoundedStream(stream, self._budget)
 
     def connect_unix_socket(
-        self,
-        path: str,
-        timeout: float | None = None,
-        socket_options: typing.Iterable[typing.Any] | None = None,
+        self, path: str, timeout: float | None = None, socket_options: _SocketOptions = None
     ) -> httpcore.NetworkStream:
         stream = self._inner.connect_unix_socket(path, self._budget.clip(timeout), socket_options)
         return _BoundedStream(stream, self._budget)

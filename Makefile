@@ -57,7 +57,7 @@ openapi-lint: $(REDOCLY_STAMP)
 		$(REDOCLY) lint spec/openapi.yaml --config redocly.yaml --format summary
 
 test: lint openapi-lint browser
-	$(BIN)/pytest -q -m "not load_full" tests/harness tests/sandbox tests/client
+	$(BIN)/pytest -q -m "not load_full and not latency_full" tests/harness tests/sandbox tests/client
 
 conformance: $(STAMP)
 	$(BIN)/delivery-conformance run $(if $(TARGET),--target $(TARGET)) --report-dir $(REPORTS)
@@ -73,6 +73,7 @@ foreign: $(STAMP)
 # The whole suite against the embedded sandbox behind a 40 ms +- 15 ms proxy, paced and unpaced,
 # three times in a row (~25 min): every run 0 failed, 0 errors (read from results.json).
 latency: $(STAMP)
+	$(BIN)/pytest -q -m latency_full tests/harness/test_latency.py
 	$(BIN)/python -m benchmarks.latency_suite --runs 3 --out $(REPORTS)/bench/latency_suite.json
 
 # Client certification in full (~30 min): the reference client through the whole scenario

@@ -29,6 +29,7 @@ from delivery_conformance.checks import (
     Severity,
     expect,
     expect_status,
+    raise_hard,
     violation,
 )
 
@@ -96,7 +97,7 @@ def _must_each(*checks: tuple) -> None:
 
 def _should(rid: str, elapsed: float, what: str, response, rt: RoundTrip) -> None:
     if elapsed > USUAL + rt.worst:
-        raise ConformanceFailure(
+        raise_hard(
             [
                 violation(
                     rid,

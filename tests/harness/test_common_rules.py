@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import gzip
+import json
+import zlib
 from typing import Any
 
-from harness_support import respond
+import brotli
+from harness_support import answer, client_for, respond
 
 from delivery_conformance.checks.common import judge_exchanges, response_of, with_common_rules
 from delivery_conformance.evidence.events import Outcome
@@ -64,3 +68,19 @@ def test_an_error_or_a_test_not_exercised_keeps_its_outcome() -> None:
     broken = [record("GET", "catalog", 200, {}, headers={"Service-API-Status": None})]
     assert with_common_rules(Outcome.ERROR, (), broken) == (Outcome.ERROR, ())
     assert with_common_rules(Outcome.NOT_EXERCISED, (), broken) == (Outcome.NOT_EXERCISED, ())
+
+
+def test_an_answer_the_server_content_coded_is_judged_on_its_decoded_body() -> None:
+    # spec: General rules 4 asks for JSON bodies; a gzip, deflate or br coding the client
+    # accepted is the transport's business: the record keeps the decoded body, never a finding.
+    body = json.dumps({"api": {"status": "beta"}}).encode()
+    codings = {"gzip": gzip.compress(body), "deflate": zlib.compress(body)}
+    codings["br"] = brotli.compress(body)
+    for coding, coded_body in codings.items():
+        headers = {"Content-Type": "application/json", "Content-Encoding": coding}
+        with client_for(answer(200, headers=headers, raw=coded_body)) as client:
+            coded = client.request("GET", "config").exchange
+        assert coded.response_headers.get("content-encoding") == coding
+        rebuilt = response_of(coded)
+        assert rebuilt is not None and rebuilt.json_body() == {"api": {"status": "beta"}}
+        assert judge_exchanges([coded]) == ()

@@ -125,3 +125,25 @@ def test_html_escapes_what_the_target_sent(tmp_path: Path) -> None:
     )
     html = write_reports(summary, tmp_path).read_text()
     assert "<img" not in html and "&lt;img" in html
+
+
+def test_a_rule_the_target_legally_never_reached_is_not_applicable_not_passed_nor_missing() -> None:
+    # A server that never reuses tickets (best effort): the reuse rules do not bind it.
+    summary = summarise(REQS, events(
+        finished("a", ("HDR-001",), Outcome.PASSED),
+        finished("b", ("HDR-003",), Outcome.NOT_APPLICABLE, reason="the server never reused"),
+    ))  # fmt: skip
+    by_id = {r.requirement.id: r for r in summary.requirements}
+    assert by_id["HDR-003"].status is Status.NOT_APPLICABLE
+    assert by_id["HDR-003"].reasons == ("the server never reused",)
+    assert summary.requirement_counts()["passed"] == 1
+    assert summary.coverage_detail().not_exercised == ()
+    assert summary.exit_code() == 0
+    assert "1 not applicable" in summary.line()
+    # one test of the rule not applicable and another missing its fixture: still not exercised
+    mixed = summarise(REQS, events(
+        finished("b", ("HDR-003",), Outcome.NOT_APPLICABLE, reason="never reused"),
+        finished("c", ("HDR-003",), Outcome.NOT_EXERCISED, reason="the profile lacks admin"),
+    ))  # fmt: skip
+    assert statuses(mixed)["HDR-003"] is Status.NOT_EXERCISED
+    assert mixed.exit_code() == 4

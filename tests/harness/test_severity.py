@@ -16,6 +16,14 @@ from pathlib import Path
 import pytest
 from harness_support import run_results
 
+from delivery_conformance.checks import (
+    ConformanceFailure,
+    Severity,
+    expect,
+    raise_hard,
+    violation,
+)
+from delivery_conformance.evidence import ledger
 from delivery_conformance.spec.requirements import Level, load_requirements
 from delivery_conformance.target.embedded import EmbeddedSandbox
 
@@ -56,3 +64,24 @@ def test_with_strict_the_same_run_fails(faulted_target: Path, tmp_path: Path) ->
     assert code == 1, out[-2000:]
     assert data["run"]["verdict_word"] == "VIOLATIONS FOUND"
     assert data["run"]["policy"]["strict"] is True
+
+
+def test_a_broken_should_never_stops_the_assertions_after_it() -> None:
+    # VID-013 (no new fields on the frozen feed) is a `should`: the row checks after it (VID-001,
+    # VID-003) must still run and judge their own rules (issue: a warning stopped its test).
+    ledger.begin()
+    ledger.soften({"VID-013"})
+    try:
+        expect("VID-013", False, expected="only the documented row fields", actual=["extra"])
+        expect("VID-003", True, expected="the collection", actual="c1")
+        with pytest.raises(ConformanceFailure) as raised:
+            expect("VID-001", False, expected="a row", actual="not a row")
+        assert [v.requirement_id for v in raised.value.violations] == ["VID-001"]
+        assert [v.requirement_id for v in ledger.deferred()] == ["VID-013"]
+        assert {"VID-013", "VID-003", "VID-001"} <= ledger.checked()
+        warned = violation("HDR-001", "t", expected="e", actual="a", severity=Severity.WARNING)
+        raise_hard([warned])  # a finding judged as a warning is kept too, whatever its level
+        assert ledger.deferred()[-1] is warned
+    finally:
+        ledger.soften(())
+        ledger.begin()

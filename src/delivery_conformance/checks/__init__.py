@@ -24,6 +24,7 @@ from delivery_conformance.evidence.violation import (
     Violation,
     expect,
     expect_status,
+    raise_hard,
     violation,
 )
 
@@ -37,6 +38,7 @@ __all__ = [
     "assert_conforms",
     "expect",
     "expect_status",
+    "raise_hard",
     "register",
     "run_checks",
     "violation",

@@ -31,12 +31,33 @@ from delivery_conformance.spec.endpoints import match_endpoint
 from delivery_conformance.target.client import RequestContext, Response
 from delivery_conformance.target.profile import API_PREFIX
 
-__all__ = ["BODY_CHECKS", "judge_exchanges", "response_of", "with_common_rules"]
+__all__ = [
+    "BODY_CHECKS",
+    "decoded_headers",
+    "judge_exchanges",
+    "response_of",
+    "with_common_rules",
+]
 
 # Checks that read the body: skipped on a record whose body was capped.
 BODY_CHECKS = frozenset(
     {"json_content", "flat_error", "envelope_error", "error_request_id", "unknown_path"}
 )
+
+
+def decoded_headers(pairs: Iterable[tuple[str, str]]) -> list[tuple[bytes, bytes]]:
+    """Headers for a response rebuilt around a body that is already decoded.
+
+    A content coding (gzip, deflate, br: whatever the client accepted) is the transport's
+    business: the recorded body is the decoded one, so `Content-Encoding` is left out (else
+    httpx would decode it again) and so is the coded `Content-Length`. The coding itself is
+    never a finding (spec: General rules 4 asks for JSON, not for an identity coding).
+    """
+    return [
+        (k.encode(), v.encode())
+        for k, v in pairs
+        if k.lower() not in ("content-encoding", "content-length")
+    ]
 
 
 def response_of(exchange: Exchange) -> Response | None:
@@ -58,7 +79,7 @@ def response_of(exchange: Exchange) -> Response | None:
     )
     http = httpx.Response(
         exchange.status,
-        headers=[(k.encode(), v.encode()) for k, v in exchange.response_headers.items()],
+        headers=decoded_headers(exchange.response_headers.items()),
         content=exchange.response_body.encode("utf-8"),
     )
     return Response(http, exchange, context)

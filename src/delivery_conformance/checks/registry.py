@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from delivery_conformance.evidence import ledger
-from delivery_conformance.evidence.violation import ConformanceFailure, Violation
+from delivery_conformance.evidence.violation import Violation, raise_hard
 
 if TYPE_CHECKING:
     from delivery_conformance.target.client import Response
@@ -65,7 +65,6 @@ def run_checks(response: Response, checks: Iterable[Check] | None = None) -> lis
 
 
 def assert_conforms(response: Response, *checks: Check) -> None:
-    """Raise `ConformanceFailure` with every violation of `checks` (default: all registered)."""
-    violations = run_checks(response, checks or None)
-    if violations:
-        raise ConformanceFailure(violations)
+    """Raise `ConformanceFailure` with every violation of `checks` (default: all registered);
+    violations of `should` requirements are deferred, not raised (`raise_hard`)."""
+    raise_hard(run_checks(response, checks or None))

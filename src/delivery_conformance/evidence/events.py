@@ -16,6 +16,7 @@ from delivery_conformance.evidence.exchange import Exchange
 from delivery_conformance.evidence.violation import Violation
 
 __all__ = [
+    "NOT_APPLICABLE_PREFIX",
     "Event",
     "Outcome",
     "RunFinished",
@@ -26,12 +27,17 @@ __all__ = [
 ]
 
 NOT_EXERCISED_PREFIX = "not exercised: "
+# A test that found the target took a path the spec allows and that its rules do not bind (a
+# server that never reuses tickets, "best effort only"): `pytest.skip(NOT_APPLICABLE_PREFIX +
+# reason)`. Never counted as passed; never makes the run partial either.
+NOT_APPLICABLE_PREFIX = "not applicable: "
 
 
 class Outcome(Enum):
     PASSED = "passed"
     FAILED = "failed"  # the target broke the contract: typed violations attached
     NOT_EXERCISED = "not exercised"  # the profile lacks a role, fixture or the admin API
+    NOT_APPLICABLE = "not applicable"  # the target legally took a path these rules do not bind
     ERROR = "error"  # the harness could not finish the test (unreachable, bug, fixture error)
 
 

@@ -21,7 +21,7 @@ from delivery_conformance.evidence.exchange import Exchange
 if TYPE_CHECKING:
     from delivery_conformance.target.client import Response
 
-__all__ = ["ConformanceFailure", "Severity", "Violation", "expect", "violation"]
+__all__ = ["ConformanceFailure", "Severity", "Violation", "expect", "raise_hard", "violation"]
 
 
 class Severity(Enum):
@@ -71,6 +71,22 @@ class ConformanceFailure(AssertionError):
         super().__init__("\n".join(v.line() for v in self.violations))
 
 
+def raise_hard(violations: Iterable[Violation]) -> None:
+    """Raise `ConformanceFailure` with the violations of binding rules; keep the others.
+
+    A violation of a `should` requirement (see `ledger.soften`) or of severity warning is
+    deferred to the ledger, so the assertions after it still run and judge their own rules.
+    """
+    hard: list[Violation] = []
+    for found in violations:
+        if found.severity is Severity.WARNING or ledger.is_soft(found.requirement_id):
+            ledger.defer(found)
+        else:
+            hard.append(found)
+    if hard:
+        raise ConformanceFailure(hard)
+
+
 def violation(
     requirement_id: str,
     title: str,
@@ -99,14 +115,15 @@ def expect(
     response: Response | None = None,
     title: str | None = None,
 ) -> None:
-    """Raise `ConformanceFailure` for `requirement_id` unless `condition` holds."""
+    """Raise `ConformanceFailure` for `requirement_id` unless `condition` holds (a `should`
+    requirement's violation is deferred instead: see `raise_hard`)."""
     ledger.record((requirement_id,))
     if not condition:
         title = title or f"{requirement_id} not met"
         found = violation(
             requirement_id, title, expected=expected, actual=actual, response=response
         )
-        raise ConformanceFailure([found])
+        raise_hard([found])
 
 
 def expect_status(requirement_id: str, response: Response, status: int, *, expected: str) -> None:

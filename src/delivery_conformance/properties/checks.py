@@ -25,6 +25,7 @@ import schemathesis
 from schemathesis.core.failures import Failure, Severity
 
 from delivery_conformance.checks import CHECKS, Check, Violation, violation
+from delivery_conformance.checks.common import decoded_headers
 from delivery_conformance.evidence.exchange import Exchange
 from delivery_conformance.evidence.redact import Redactor
 from delivery_conformance.properties.rules import documented, expected_answer
@@ -133,7 +134,7 @@ def harness_response(response: schemathesis.Response) -> HarnessResponse:
     pairs = [(name, value) for name, values in response.headers.items() for value in values]
     http = httpx.Response(
         response.status_code,
-        headers=pairs,
+        headers=decoded_headers(pairs),  # the content is already decoded
         content=response.content,
         request=httpx.Request(method, url),
     )

@@ -10,6 +10,7 @@ its group (`PLAY`), and the scenarios that judged it are its evidence (in system
     warning            passed, the finding in system-out; <failure> with strict
     error              <error> (the harness could not judge it)
     not exercised,
+    not applicable,
     not testable,
     load campaign,
     not covered        <skipped> with the reason ("not exercised" is never "passed")
@@ -61,6 +62,9 @@ def _evidence(findings: tuple[FindingView, ...], tests: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
+SKIPPED = ("not exercised", "not applicable", "not testable", "load campaign", "not covered")
+
+
 def _case(suite: ET.Element, req: RequirementView, strict: bool) -> str:
     case = ET.SubElement(
         suite, "testcase", classname=req.group, name=_cap(f"{req.id} {req.statement}", NAME_CAP)
@@ -76,7 +80,7 @@ def _case(suite: ET.Element, req: RequirementView, strict: bool) -> str:
         element = ET.SubElement(case, "error", type="error")
         element.set("message", _cap(f"{req.id} could not be judged: {'; '.join(req.reasons)}",
                                     MESSAGE_CAP))  # fmt: skip
-    elif req.status in ("not exercised", "not testable", "load campaign", "not covered"):
+    elif req.status in SKIPPED:
         reason = "; ".join(req.reasons) or ("no scenario names it" if not req.tests else "")
         ET.SubElement(case, "skipped", message=_cap(f"{req.status}: {reason}", MESSAGE_CAP))
         outcome = "skipped"

@@ -9,6 +9,9 @@ A requirement is
   not exercised  when its tests were skipped for a missing role/fixture/admin API, deselected,
                  stopped by the run's time bound, or stopped on another requirement's violation
                  before judging it;
+  not applicable when every test naming it found the target on a path the spec allows and
+                 the rule does not bind (a server that never reuses tickets: the reuse rules);
+                 neither passed nor missing: left out of the coverage, like not testable;
   not testable   when `spec/requirements.yaml` says why it cannot be observed from outside;
   load campaign  when no conformance test names it and `spec/requirements.yaml` names the load
                  campaign that measures it (`loadtests.run <campaign>`): not judged by this run;
@@ -57,8 +60,14 @@ class Status(Enum):
     NOT_EXERCISED = "not exercised"
     PASSED = "passed"
     NOT_TESTABLE = "not testable"
+    NOT_APPLICABLE = "not applicable"
     LOAD_CAMPAIGN = "load campaign"
     NOT_COVERED = "not covered"
+
+
+# Left out of the coverage: no run of this target could judge them (not testable from outside,
+# or the target legally never took the path they bind).
+UNBOUND = frozenset({Status.NOT_TESTABLE, Status.NOT_APPLICABLE})
 
 
 @dataclass(frozen=True)
@@ -180,7 +189,7 @@ class RunSummary:
 
     def coverage_detail(self) -> Coverage:
         selected_ids = self.selected_ids()
-        testable = [r for r in self.requirements if r.status is not Status.NOT_TESTABLE]
+        testable = [r for r in self.requirements if r.status not in UNBOUND]
         selected = [r for r in testable if r.requirement.id in selected_ids]
         exercised = [r for r in selected if r.status.value in EXERCISED]
         left = tuple(
@@ -193,7 +202,7 @@ class RunSummary:
 
     def coverage(self) -> tuple[int, int]:
         """(requirements with a verdict, server requirements testable from outside)."""
-        testable = [r for r in self.requirements if r.status is not Status.NOT_TESTABLE]
+        testable = [r for r in self.requirements if r.status not in UNBOUND]
         judged = [r for r in testable if r.status.value in EXERCISED]
         return len(judged), len(testable)
 
@@ -268,7 +277,9 @@ class RunSummary:
         left = [r for r in self.requirements if r.status is Status.NOT_EXERCISED]
         inside = sum(r.requirement.id in selected for r in left)
         outside = len(left) - inside
-        return f"{inside} not exercised" + (f" ({outside} not selected)" if outside else "")
+        words = f"{inside} not exercised" + (f" ({outside} not selected)" if outside else "")
+        unbound = sum(r.status is Status.NOT_APPLICABLE for r in self.requirements)
+        return words + (f", {unbound} not applicable" if unbound else "")
 
     def coverage_line(self) -> str:
         """What kept selected requirements out, or "" when nothing did."""
@@ -336,6 +347,8 @@ def _judge(
         status = Status.PASSED
     elif any(t.outcome is Outcome.ERROR for t in involved):
         status = Status.ERROR
+    elif involved and all(t.outcome is Outcome.NOT_APPLICABLE for t in involved):
+        status = Status.NOT_APPLICABLE
     elif involved:
         status = Status.NOT_EXERCISED
         if any(t.outcome is Outcome.FAILED for t in involved):

@@ -36,8 +36,8 @@ __all__ = [
 
 BODY_LINES = 40  # lines of a pretty-printed body shown around the offending one
 STATUS_ORDER = (
-    "failed", "warning", "error", "not exercised", "passed", "not selected", "not testable",
-    "load campaign", "not covered",
+    "failed", "warning", "error", "not exercised", "passed", "not selected", "not applicable",
+    "not testable", "load campaign", "not covered",
 )  # fmt: skip
 NOT_SELECTED = "not selected"  # left out by -k / --requirement: not part of this run's coverage
 FILTERS = ("failed", "warning", "not exercised", "passed")  # the rest shows under "other"

@@ -57,7 +57,7 @@ __all__ = [
     "write_summary_markdown",
 ]
 
-FORMAT_VERSION = "1.1"  # 1.1: status "load campaign", field load_campaign
+FORMAT_VERSION = "1.2"  # 1.1: status "load campaign", field load_campaign; 1.2: "not applicable"
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "results.schema.json"
 LATEST = "latest"
 

@@ -40,7 +40,11 @@ import pytest
 
 from delivery_conformance.checks.common import with_common_rules
 from delivery_conformance.evidence import events, ledger
-from delivery_conformance.evidence.events import NOT_EXERCISED_PREFIX, Outcome
+from delivery_conformance.evidence.events import (
+    NOT_APPLICABLE_PREFIX,
+    NOT_EXERCISED_PREFIX,
+    Outcome,
+)
 from delivery_conformance.evidence.exchange import Exchange
 from delivery_conformance.evidence.redact import redact_text
 from delivery_conformance.evidence.violation import ConformanceFailure, Violation
@@ -80,6 +84,20 @@ def known_requirement_ids() -> set[str]:
         return set(load_requirements())
     except RequirementsError as error:
         raise pytest.UsageError(str(error)) from None
+
+
+def should_requirement_ids() -> set[str]:
+    """The IDs whose level is `should`: their violations warn and never stop a test."""
+    from delivery_conformance.spec.requirements import (
+        Level,
+        RequirementsError,
+        load_requirements,
+    )
+
+    try:
+        return {r.id for r in load_requirements().values() if r.level is Level.SHOULD}
+    except RequirementsError:
+        return set()  # reported once, as a usage error, when the markers are checked
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -138,6 +156,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "requirement(*ids): requirement IDs this test proves")
     config.addinivalue_line("markers", "needs(*what): roles, fixtures or admin API needed")
+    ledger.soften(should_requirement_ids())
     state = _RunState(config)
     config.stash[_STATE] = state
     config.pluginmanager.register(state, "delivery-conformance-run")
@@ -402,14 +421,14 @@ class _RunState:
         current = self._outcome.get(nodeid)
         if report.when == "setup":
             if report.skipped:
-                self._outcome[nodeid] = (Outcome.NOT_EXERCISED, _skip_reason(report), ())
+                self._outcome[nodeid] = _skip_outcome(report)
             elif report.failed:
                 self._outcome[nodeid] = _classify(call, (), self.exchanges)
         elif report.when == "call":
             if report.passed:
                 self._outcome[nodeid] = (Outcome.PASSED, "", ())
             elif report.skipped:
-                self._outcome[nodeid] = (Outcome.NOT_EXERCISED, _skip_reason(report), ())
+                self._outcome[nodeid] = _skip_outcome(report)
             else:
                 self._outcome[nodeid] = _classify(call, _ids(item), self.exchanges)
         elif report.when == "teardown":
@@ -421,6 +440,11 @@ class _RunState:
                     reason = "teardown failed: " + reason
                 self._outcome[nodeid] = (outcome, reason, found)
             outcome, reason, violations = self._outcome.pop(nodeid, (Outcome.ERROR, "", ()))
+            warned = ledger.deferred()  # broken `should` rules: findings, never a stop
+            if warned:
+                violations = (*violations, *warned)
+                if outcome is Outcome.PASSED:
+                    outcome = Outcome.FAILED
             outcome, violations = with_common_rules(outcome, violations, self.exchanges)
             for stop, said in STOP_REASONS.items():
                 if reason == said:
@@ -445,6 +469,14 @@ class _RunState:
             self._admin.close()
         if self._embedded is not None:
             self._embedded.stop()
+
+
+def _skip_outcome(report: pytest.TestReport) -> tuple[Outcome, str, tuple[Violation, ...]]:
+    """A skipped test: not applicable when the scenario said so, else not exercised."""
+    reason = _skip_reason(report)
+    if reason.startswith(NOT_APPLICABLE_PREFIX):
+        return Outcome.NOT_APPLICABLE, reason.removeprefix(NOT_APPLICABLE_PREFIX), ()
+    return Outcome.NOT_EXERCISED, reason, ()
 
 
 def _skip_reason(report: pytest.TestReport) -> str:

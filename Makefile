@@ -18,7 +18,7 @@ TOOLS := .tools
 REDOCLY := $(TOOLS)/node_modules/.bin/redocly
 REDOCLY_STAMP := $(TOOLS)/.redocly-$(REDOCLY_VERSION)
 
-.PHONY: install lint openapi-lint browser test conformance killrate certify foreign latency bench compare load load-smoke load-sensitivity dist dist-check clean
+.PHONY: install lint openapi-lint browser test conformance killrate variants certify foreign latency bench compare load load-smoke load-sensitivity dist dist-check clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -64,6 +64,11 @@ conformance: $(STAMP)
 
 killrate: $(STAMP)
 	$(BIN)/delivery-conformance killrate --report-dir $(REPORTS)
+
+# The false-positive rate: the whole suite against each legal variant of the sandbox, one
+# sandbox and one run per variant (docs/sandbox.md > Legal variants); every run must exit 0.
+variants: $(STAMP)
+	$(BIN)/delivery-conformance variants --jobs 2 --report-dir $(REPORTS)
 
 # The whole suite against a server built from spec/openapi.yaml, 20 seeds per mode (valid and
 # broken answers): every run exit 1, no error of the tool, widest charge printed (~40 min).

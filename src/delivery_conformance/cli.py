@@ -32,6 +32,12 @@ from typing import NoReturn
 from delivery_conformance import __version__
 from delivery_conformance.certify import commands as certify_commands
 from delivery_conformance.exceptions import HarnessError, HarnessFailure, UsageError
+from delivery_conformance.killrate.false_positives import (
+    VariantOptions,
+    VariantOutcome,
+    run_variants,
+    write_report,
+)
 from delivery_conformance.killrate.judge import Mode
 from delivery_conformance.killrate.measure import KillRateOptions, run_killrate
 from delivery_conformance.killrate.report import KillRateWriter, ProgressPrinter
@@ -188,6 +194,32 @@ def parser() -> argparse.ArgumentParser:
         help="runs against the clean sandbox first; any failure fails the kill rate (default 3)",
     )
     kill.add_argument("--no-properties", action="store_true", help="skip tests/properties")
+    legal = commands.add_parser(
+        "variants",
+        help="run the suite against every legal variant of the sandbox (the false-positive rate)",
+    )
+    legal.add_argument(
+        "--report-dir",
+        type=Path,
+        default=Path("reports"),
+        help="write <DIR>/variants/<run id>/variants.{json,md} (default: reports)",
+    )
+    legal.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this variant (repeatable; default: the whole catalogue)",
+    )
+    legal.add_argument(
+        "--together",
+        action="store_true",
+        help="one sandbox with every chosen variant on at once, one run (the quick form)",
+    )
+    legal.add_argument(
+        "--jobs", type=_seed, default=1, metavar="N", help="runs at a time (default 1)"
+    )
+    legal.add_argument("--no-properties", action="store_true", help="skip tests/properties")
     certify_commands.add_commands(commands)
     return root
 
@@ -290,12 +322,36 @@ def command_killrate(args: argparse.Namespace) -> int:
     return 0 if report.ok() else 1
 
 
+def command_variants(args: argparse.Namespace) -> int:
+    run_dir = args.report_dir / "variants" / run_id(dt.datetime.now(dt.UTC), random.Random())
+    options = VariantOptions(
+        run_dir=run_dir,
+        variants=tuple(args.variant),
+        together=args.together,
+        properties=not args.no_properties,
+        jobs=args.jobs,
+    )
+
+    def progress(outcome: VariantOutcome) -> None:
+        said = "passed" if outcome.passed else "FAILED"
+        failed = f"; must failed: {', '.join(outcome.failed)}" if outcome.failed else ""
+        took = f"exit {outcome.exit_code}, {outcome.duration:.0f} s"
+        print(f"{' + '.join(outcome.variants)}: {said}, {outcome.verdict} ({took}){failed}")
+
+    report = run_variants(options, progress)
+    _, markdown = write_report(report, run_dir)
+    print(f"false-positive rate: {report.passed} of {report.total} legal variants passed")
+    print(f"report: {markdown}")
+    return 0 if report.ok() else 1
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": command_run,
     "check-profile": command_check_profile,
     "init-profile": command_init_profile,
     "report": command_report,
     "killrate": command_killrate,
+    "variants": command_variants,
     **certify_commands.COMMANDS,
 }
 

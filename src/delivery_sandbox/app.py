@@ -44,6 +44,9 @@ from delivery_sandbox.http.headers import Call, Exchange, Reply, send_reply
 from delivery_sandbox.playback.coverage_faults_16 import count_refused_16, hold_refusal_16
 from delivery_sandbox.state.accounts import Caller
 from delivery_sandbox.state.context import BARE_HOST, WWW_HOST, Sandbox, Settings, build_sandbox
+from delivery_sandbox.variants.methods import allowed, routed_method
+from delivery_sandbox.variants.opaque import respell_request_id, unwrap_query
+from delivery_sandbox.variants.simulations import kept_simulation
 
 __all__ = ["ROUTES", "Route", "SandboxApp", "build_app"]
 
@@ -162,7 +165,7 @@ class SandboxApp:
         if scope["type"] != "http":
             return
         sb = self.sandbox
-        host = authorization = version = simulated = None
+        host = authorization = version = simulated = accept_encoding = None
         for name, value in scope["headers"]:
             if name == b"host":
                 host = value.decode("latin-1")
@@ -172,15 +175,22 @@ class SandboxApp:
                 version = value.decode("latin-1")
             elif name == b"service-simulate":
                 simulated = value.decode("latin-1")
+            elif name == b"accept-encoding":
+                accept_encoding = value.decode("latin-1")
         if host is None:
             server = scope.get("server") or ("127.0.0.1", 80)
             host = f"{server[0]}:{server[1]}"
         request_id = sb.request_ids.next()
+        if sb.variants:
+            request_id = respell_request_id(sb.variants, request_id)
+            simulated = kept_simulation(sb.variants, simulated)
         if sb.faults.enabled(FaultName.request_id_bad_format):  # header and error body alike
             request_id = request_id.removeprefix("req_")
         if sb.faults.enabled(FaultName.request_id_repeated):
             request_id = "req_" + "0" * 26
         exchange = Exchange(request_id, sb.versions.latest, f"{scope['scheme']}://{host}")
+        exchange.accept_encoding = accept_encoding
+        exchange.method = scope["method"]
         if simulated is not None:  # read by the faults of coverage_faults_10.py
             exchange.extra["service_simulate"] = simulated
         authorization = request_key_9(scope, authorization, sb.faults)
@@ -190,7 +200,7 @@ class SandboxApp:
         mangle_reply_2(reply, sb.faults, scope["path"], exchange)
         reply = mangle_reply_9(reply, sb, scope, exchange)
         mangle_reply_13(reply, sb.faults, scope, exchange)
-        await send_reply(send, exchange, reply, sb.faults)
+        await send_reply(send, exchange, reply, sb.faults, sb.variants)
 
     async def answer(
         self,
@@ -225,13 +235,18 @@ class SandboxApp:
             if not routes:
                 if path.startswith(share.PREFIXES):  # keyless links (README decision)
                     return share.handle(sb, exchange, method, path, scope.get("query_string", b""))
+                exchange.endpoint = "unknown"
                 return errors.flat(exchange, sb.faults, 404, errors.MSG_NOT_FOUND, "not_found")
-            route = next((r for r in routes if r.method == method), None)
-        if route is None:
-            if sb.faults.enabled(FaultName.wrong_method_404):
-                return errors.flat(exchange, sb.faults, 404, errors.MSG_NOT_FOUND, "not_found")
-            allow = ", ".join(sorted({r.method for r in routes})).encode()
-            return Reply(405, b"", [(b"allow", allow)], content_type=None)
+            offered = {r.method for r in routes}
+            wanted = routed_method(sb.variants, method, offered) if sb.variants else method
+            route = next((r for r in routes if r.method == wanted), None)
+            if route is None:
+                exchange.endpoint = routes[0].endpoint.name
+                if sb.faults.enabled(FaultName.wrong_method_404):
+                    return errors.flat(exchange, sb.faults, 404, errors.MSG_NOT_FOUND, "not_found")
+                allow = ", ".join(allowed(sb.variants, offered)).encode()
+                return Reply(405, b"", [(b"allow", allow)], content_type=None)
+        exchange.endpoint = route.endpoint.name
         outcome = authenticate(sb, exchange, route.endpoint, version, authorization, simulated)
         if isinstance(outcome, Reply):
             count_refused_16(sb, route.endpoint, authorization, outcome)
@@ -239,14 +254,20 @@ class SandboxApp:
         if route.handler is None:
             # POST /playback reads the first Service-Simulate header, as Starlette's did.
             first = None if simulated is None else _first_header(scope, b"service-simulate")
+            if sb.variants:
+                first = kept_simulation(sb.variants, first)
             read = playback_body_12(partial(_read_body, receive), scope, sb, exchange)  # faults
-            return await playback.answer(sb, exchange, outcome, first, read)
+            return await playback.answer(
+                sb.serving(route.endpoint.name), exchange, outcome, first, read
+            )
         if sb.outages:  # a named outage (admin API): the endpoint's retryable 503
             down = outages.reply_for(sb, route.endpoint.name, route.endpoint.family, exchange)
             if down is not None:
                 return down
         call = Call(_query(scope.get("query_string", b"")), values)
-        return await route.handler(sb, exchange, outcome, call)
+        if sb.variants:
+            unwrap_query(sb.variants, call.query)
+        return await route.handler(sb.serving(route.endpoint.name), exchange, outcome, call)
 
 
 async def _lifespan(receive: Any, send: Any) -> None:

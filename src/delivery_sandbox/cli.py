@@ -1,7 +1,8 @@
 """`delivery-sandbox`: start the sandbox and write its target profile (ARCHITECTURE: Interface).
 
     delivery-sandbox --host 127.0.0.1 --port PORT --profile-out FILE [--fault NAME ...]
-                     [--limits-scale X] [--versions spec|extended] [--admin-token T]
+                     [--variant NAME ...] [--list-variants] [--limits-scale X]
+                     [--versions spec|extended] [--admin-token T]
 
 `--port 0` picks a free port. Bad arguments: one line on stderr, exit 2. SIGINT/SIGTERM: clean
 exit 0.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import signal
 import socket
 import sys
@@ -24,6 +26,7 @@ from delivery_sandbox.control.profile import render_profile, write_profile
 from delivery_sandbox.faults.registry import FAULTS
 from delivery_sandbox.http.versions import VersionSetName
 from delivery_sandbox.state.context import Sandbox, Settings, build_sandbox
+from delivery_sandbox.variants.catalogue import VariantName, VariantSet
 
 __all__ = ["main"]
 
@@ -74,6 +77,19 @@ def parser() -> argparse.ArgumentParser:
         help="switch a named fault on from the start (repeatable; docs/sandbox.md lists them)",
     )
     p.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="play a legal variant: a behaviour the spec allows that the default sandbox does not"
+        " show (repeatable; --list-variants names them)",
+    )
+    p.add_argument(
+        "--list-variants",
+        action="store_true",
+        help="print the legal variants as JSON (name, allowed_by, summary, seam) and exit",
+    )
+    p.add_argument(
         "--limits-scale",
         type=_positive,
         default=1.0,
@@ -101,11 +117,16 @@ async def _serve(
 ) -> None:
     import uvicorn
 
-    from delivery_sandbox.http.transport import CoalescingHttpToolsProtocol
+    from delivery_sandbox.http.transport import (
+        CoalescingHttpToolsProtocol,
+        HeaderSpellingHttpToolsProtocol,
+    )
+    from delivery_sandbox.variants.wire import spells_headers
 
+    spelled = spells_headers(app.sandbox.variants)  # uvicorn alone writes names in lower case
     config = uvicorn.Config(
         app,
-        http=CoalescingHttpToolsProtocol,
+        http=HeaderSpellingHttpToolsProtocol if spelled else CoalescingHttpToolsProtocol,
         loop="uvloop",
         access_log=False,
         lifespan="off",
@@ -133,13 +154,15 @@ def banner(sb: Sandbox, base_url: str, profile_out: Path | None) -> str:
         else ("no profile written (--profile-out FILE writes the keys, fixtures and admin token)")
     )
     faults = ", ".join(settings.faults) or "none"
+    variants = ", ".join(settings.variants) or "none"
     return "\n".join(
         (
             f"delivery-sandbox: Delivery API v1 at {base_url}/api/delivery/v1/",
             f"  admin API: {base_url}/_sandbox/ (its Bearer token is in the profile)",
             f"  {where}",
             f"  versions {settings.versions.value}; limits x{settings.limits_scale:g}; "
-            f"faults: {faults}; seed data fixed (same ids at every start, new keys)",
+            f"faults: {faults}; variants: {variants}",
+            "  seed data fixed (same ids at every start, new keys)",
             "  stop: Ctrl-C or SIGTERM",
         )
     )
@@ -147,15 +170,23 @@ def banner(sb: Sandbox, base_url: str, profile_out: Path | None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.list_variants:
+        print(json.dumps(VariantSet().catalogue(), indent=1))
+        return 0
     unknown = [name for name in args.fault if name not in FAULTS]
     if unknown:
         print(f"delivery-sandbox: unknown fault: {', '.join(unknown)}", file=sys.stderr)
+        return EXIT_USAGE
+    unknown = [name for name in args.variant if name not in VariantName.__members__]
+    if unknown:
+        print(f"delivery-sandbox: unknown variant: {', '.join(unknown)}", file=sys.stderr)
         return EXIT_USAGE
     if args.profile_out is not None and not args.profile_out.parent.is_dir():
         print(f"delivery-sandbox: no such directory: {args.profile_out.parent}", file=sys.stderr)
         return EXIT_USAGE
     settings = Settings(
         faults=tuple(args.fault),
+        variants=tuple(dict.fromkeys(args.variant)),
         limits_scale=args.limits_scale,
         versions=VersionSetName(args.versions),
         admin_token=args.admin_token,

@@ -35,6 +35,7 @@ __all__ = [
     "admitted_count",
     "drain_play",
     "expect_each_status",
+    "fewest_admitted",
     "fresh_minute",
     "lower",
     "median_elapsed",
@@ -50,6 +51,7 @@ __all__ = [
 CONTINUOUS = ("playback", "catalog")
 CLOCK_MINUTE = ("creatives", "videos", "video", "config")
 MAX_SPEND = 700  # bound on any spending loop
+HIGH_PER_MILLE = 25  # spec: Limits ("approximate on the high side by up to about 2.5 %")
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,16 @@ def play_only_batch(episode: object, size: int = 3) -> dict[str, Any]:
         "episodes": [{"episode_id": episode, "intent": "play"}] * size,
         **DEVICE,
     }
+
+
+def fewest_admitted(limit: int) -> int:
+    """The fewest units a window of `limit` may admit before its first refusal.
+
+    spec: Limits (counting runs high by up to about 2.5 %): a server may refuse that share of
+    the limit early, rounded to whole units, so one unit early with a lowered limit under 40
+    (README: LIM (counting)); it never admits more than the limit.
+    """
+    return limit - -(-limit * HIGH_PER_MILLE // 1000)  # the 2.5 % rounded up to a whole unit
 
 
 def refilled(counter: str, limit: int, seconds: float) -> int:

@@ -9,19 +9,24 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from json_support import body_of
 from listing_support import iso_epoch, response_time, within
 
 from delivery_conformance.checks import expect
+from delivery_conformance.evidence.events import NOT_APPLICABLE_PREFIX
 from delivery_conformance.target.client import DeliveryClient, Response
 
 __all__ = [
     "BASIC_DEVICE",
     "DEVICE",
+    "NO_REUSE",
     "OTHER_DEVICE",
     "TICKET_FIELDS",
+    "Repeats",
     "batch_body",
     "body_of",
     "error_problems",
@@ -34,7 +39,9 @@ __all__ = [
     "new_viewer",
     "play_body",
     "post",
+    "repeat_ticket",
     "response_time",
+    "skip_unless_reused",
     "ticket_problems",
     "within",
 ]
@@ -170,3 +177,46 @@ def expect_ticket(rid: str, ticket: dict[str, Any], response: Response) -> None:
         actual="; ".join(problems),
         response=response,
     )
+
+
+# spec: POST /playback, server-side reuse ("Best effort only"): a server that mints a new ticket
+# for a repeat took a legal path, and the rules about a reused ticket do not bind it.
+NO_REUSE = "the server minted a new ticket for each repeat with the same viewer_ref"
+
+
+def skip_unless_reused(reused: bool, what: str = "") -> None:
+    """Not applicable (never failed) when the server did not reuse: reuse is best effort."""
+    if not reused:
+        reason = NO_REUSE + (f" ({what})" if what else "")
+        pytest.skip(NOT_APPLICABLE_PREFIX + reason + "; reuse is best effort (POST /playback)")
+
+
+@dataclass
+class Repeats:
+    """What a run of identical requests carrying one `viewer_ref` got back, in order: the token
+    of each 200, and the first 429 (where the run stopped). A token seen before is a reuse."""
+
+    tokens: list[Any] = field(default_factory=list)
+    refused: Response | None = None
+
+    @property
+    def minted(self) -> int:
+        return len(set(self.tokens))
+
+    @property
+    def reused(self) -> int:
+        return len(self.tokens) - self.minted
+
+
+def repeat_ticket(rid: str, send: Callable[[], Response], times: int) -> Repeats:
+    """Send the same ticket request `times` times (stopping at the first 429); an answer that is
+    neither a ticket nor a 429 is charged to `rid`. Reuse may happen on some repeats only (best
+    effort, e.g. a repeat served by another server), so each 200 is classed on its own."""
+    run = Repeats()
+    for _ in range(times):
+        response = send()
+        if response.status_code == 429:
+            run.refused = response
+            break
+        run.tokens.append(expect_answer(rid, response, 200).get("play_auth_token"))
+    return run

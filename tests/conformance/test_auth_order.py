@@ -16,6 +16,7 @@ from expect_support import expect_answered, expect_equal
 from json_support import body_of
 from listing_support import expect_exhausted
 from playback_support import expect_refused_whole
+from timing_support import KEY, ORGANISATION, settle
 
 from delivery_conformance.checks import expect, expect_status
 from delivery_conformance.spec.endpoints import ENDPOINTS, ErrorFormat
@@ -43,6 +44,13 @@ def _expect_status(rid: str, response, status: int, envelope: int | None = None)
 
 def _envelope(endpoint, code: int) -> int | None:
     return code if endpoint.error_format is ErrorFormat.ENVELOPE else None
+
+
+def _after_a_change(send, shown, bound: float):
+    """`send()` until `shown(answer)` or `bound` passed: an organisation suspended or a key
+    revoked shows within 30 s (Limits > Freshness, "about 1 s, always within 30 s"); one answer
+    when it shows at once. The last answer is judged."""
+    return settle(send, shown, bound).value
 
 
 def _expect_version_refusal(rid: str, response) -> None:
@@ -113,7 +121,12 @@ def test_bad_version_header_is_judged_before_key_validity(client, key, credentia
 def test_retired_pin_is_judged_only_for_a_valid_key(client, admin):
     _expect_version_refusal("AUTH-012", client.get("catalog", role="retired_pin"))
     admin.revoke("retired_pin")
-    _expect_status("AUTH-012", client.get("catalog", role="retired_pin"), 401)
+    revoked = _after_a_change(
+        lambda: client.get("catalog", role="retired_pin"),
+        lambda r: r.status_code == 401,
+        KEY.catalog,
+    )
+    _expect_status("AUTH-012", revoked, 401)
 
 
 @pytest.mark.requirement("AUTH-013")
@@ -145,7 +158,11 @@ def test_scope_is_judged_before_the_organisation(client, admin):
     )
     series = client.get("series", role="webhooks")
     _expect_status("AUTH-015", series, 403, 4030)
-    config = client.get("config", role="webhooks")
+    config = _after_a_change(
+        lambda: client.get("config", role="webhooks"),
+        lambda r: body_of(r).get("error") == "org_suspended",
+        ORGANISATION.catalog,
+    )
     expect_answered("AUTH-015", config, 403, "error", "org_suspended", why=" once the scope passes")
 
 
@@ -156,7 +173,11 @@ def test_organisation_is_judged_before_the_rate_limit(client, admin):
     answers = [client.get("catalog", role="limits", params={"limit": 1}) for _ in range(3)]
     expect_exhausted("AUTH-016", answers, expected="counter exhausted (429)")
     admin.suspend("limits")
-    response = client.get("catalog", role="limits", params={"limit": 1})
+    response = _after_a_change(
+        lambda: client.get("catalog", role="limits", params={"limit": 1}),
+        lambda r: r.status_code != 429,
+        ORGANISATION.catalog,
+    )
     expect_answered("AUTH-016", response, 403, "error", "org_suspended", why=", not 429")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+import listing_support as listing
 import pytest
 from envelope_support import envelope_violations
 from json_support import arr, at, obj, objs
@@ -175,10 +176,8 @@ def _media_name(code: str, position: int) -> str:
 def test_a_long_playlist_spreads_over_media_playlists_of_100(client: DeliveryClient) -> None:
     """spec: Resources > Playlist detail (`media.playlists[]`: at most 100 videos each, then
     `<code>-2`...). Needs a granted playlist of more than 100 clips; not exercised without."""
-    response = client.get("playlists", role="videos", params={"limit": 100})
-    expect_status("PLS-023", response, 200, expected="200 for GET /playlists")
-    body = response.json_body()
-    items = objs(at(body, "data.items"))
+    pages = listing.envelope_walk(client, "playlists", "videos", "PLS-023", limit=100)
+    items = listing.items_of(pages)
     long = [
         i
         for i in items

@@ -104,8 +104,9 @@ def rule_failures(record: dict[str, Any]) -> dict[str, str]:
     if len(episodes) != len(set(map(str, episodes))):
         bad["CRE-012"] = f"duplicate episodes {episodes}"
     placement, aspect = record.get("placement"), record.get("aspect")
-    known = isinstance(placement, str) and placement in ASPECTS
-    if known and aspect is not None and ASPECTS[placement] != aspect:
+    # Open value sets (README: CRE-014): the pairing holds between known values only.
+    known = placement in ASPECTS and aspect in ASPECTS.values()
+    if known and ASPECTS[placement] != aspect:
         bad["CRE-014"] = f"{placement} with {aspect}"
     scenes = objs(record.get("scenes"))
     if any(
@@ -310,15 +311,17 @@ def test_updated_since_is_strictly_after(
 def test_updated_since_takes_up_to_11_digits(
     client: DeliveryClient, since: str, empty: bool
 ) -> None:
-    page = listing.page_of(
-        listing.Family.ENVELOPE, client.get("creatives", role=ROLE, params={"updated_since": since})
+    """Pages may be empty while more follow: the walk goes on to the first page with items."""
+    pages = listing.envelope_walk(
+        client, "creatives", ROLE, "CRE-029", updated_since=since, until=listing.has_items
     )
+    found = sum(len(page.items) for page in pages)
     expect(
         "CRE-029",
-        page.response.status_code == 200 and (page.items == []) is empty,
+        (found == 0) is empty,
         expected=f"200{' and no items' if empty else ' with items'}",
-        actual=f"{page.response.status_code}, {len(page.items)} items",
-        response=page.response,
+        actual=f"{len(pages)} pages of 200, {found} items",
+        response=pages[-1].response,
     )
 
 

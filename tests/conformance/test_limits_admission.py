@@ -22,6 +22,7 @@ import pytest
 from expect_support import expect_equal
 from limits_support import (
     drain_play,
+    fewest_admitted,
     lower,
     median_elapsed,
     play_batch,
@@ -75,11 +76,14 @@ def _spend_tickets(client, episode: str, count: int, limit: int | None = None) -
         if count + back <= goal:
             break
         goal = count + back
-    expect_equal(
+    # Counting may run up to 2.5 % high (Limits): the limit may stop the spending that early.
+    least = goal - (0 if limit is None else limit - fewest_admitted(limit))
+    expect(
         "LIM-006",
-        issued,
-        goal,
-        expected=f"{goal} tickets spent under the limit ({goal - count} refilled meanwhile)",
+        least <= issued <= goal,
+        expected=f"{least} to {goal} tickets spent under the limit ({goal - count} refilled "
+        "meanwhile)",
+        actual=issued,
         response=None,
     )
 
@@ -323,14 +327,15 @@ def _drain(client, episode: str, limit: int, bound: float) -> Response:
 def test_play_request_just_before_room_is_held_then_issued(client, admin, episode):
     """Assumes the round trip is well under the refill interval chosen from it.
 
-    The interval is max(0.5 s, round trip + 0.3 s) per ticket. Play-only batches drain the
+    The interval is max(0.45 s, round trip + 0.3 s) per ticket (a refill 2.5 % slow, counting
+    on the high side, still brings room within the 0.5 s hold). Play-only batches drain the
     bucket until an item is refused (the count is not assumed: it refills while answers
     travel); then each play request arrives about one round trip after the last ticket was
     taken, a few hundred milliseconds before the next one: it must be held and issued.
     "Held" means the answer took at least 0.05 s more than the median round trip.
     """
     rt = round_trip(client, "limits")
-    interval = max(0.5, rt.median + 0.3)
+    interval = max(0.45, rt.median + 0.3)
     limit = int(60 / interval)
     _lower(admin, limit)
     bound = rt.worst + MAX_HOLD

@@ -5,8 +5,10 @@ spec: Limits (table: endpoints, units, refill; "Only requests with a valid key a
 "raised ... effective within about a minute"); Authentication item 4 (order of checks).
 Lowered limits on the dedicated roles; the admin fixture resets the target after each test.
 README readings followed: LIM (counting) (never more than the limit; up to 2.5 % early, at
-least one request with a lowered limit), LIM-005, LIM-013/LIM-020 (refill L/60 per second),
-LIM-016 (every whole-request 400 costs 1), LIM-018 (every non-200 ticket costs 0), LIM-003.
+least one request with a lowered limit: `fewest_admitted`), LIM (defaults) (doors at the table's
+value or above), LIM-005 (a should), LIM-013/LIM-020 (refill L/60 per second), LIM-016 (every
+malformed body costs 1; rejected device values 0 or 1), LIM-018 (every non-200 ticket costs 0),
+LIM-003.
 
 Timing: every scenario runs as one burst (the `_burst` fixture): it spends counters it lowered
 itself on a dedicated organisation (reset by the admin fixture afterwards), and pacing would let
@@ -21,13 +23,14 @@ import time
 import uuid
 
 import pytest
-from expect_support import expect_between, expect_equal
-from json_support import at, objs
+from expect_support import expect_between
+from json_support import at
 from limits_support import (
     CLOCK_MINUTE,
     COUNTERS,
     admitted_count,
     expect_each_status,
+    fewest_admitted,
     fresh_minute,
     lower,
     play_batch,
@@ -37,7 +40,17 @@ from limits_support import (
     spend_timed,
     tickets,
 )
-from playback_support import DEVICE, body_of, expect_answer, new_viewer, play_body, post
+from listing_support import envelope_walk, has_items, items_of
+from playback_support import (
+    DEVICE,
+    body_of,
+    expect_answer,
+    new_viewer,
+    play_body,
+    post,
+    repeat_ticket,
+    skip_unless_reused,
+)
 from timing_support import round_trip
 
 from delivery_conformance.checks import expect, expect_status
@@ -78,8 +91,13 @@ def test_lowered_counter_admits_its_limit_and_no_more(client, admin, fixture_id,
         actual=f"{ok} admitted, {'a 429' if refused else 'no 429'}",
         response=last,
     )
+    least = fewest_admitted(10)
     expect_between(
-        "LIM-007", ok, 9, expected="at least 9 of 10 admitted before the first 429", response=last
+        "LIM-007",
+        ok,
+        least,
+        expected=f"at least {least} of 10 admitted before the first 429",
+        response=last,
     )
 
 
@@ -114,15 +132,20 @@ def test_two_keys_of_one_organisation_share_a_counter(client, admin):
         )
     ],
 )
-def test_doors_report_the_default_limits_in_the_start_state(client, admin, counter, rid, default):
-    """README LIM (defaults): in the admin API's start state (where every scenario using the
-    admin API leaves the target) the organisation of `limits` has no raised or lowered limit,
-    so each door of /config (its actual limit, LIM-009) is the default of the Limits table. The
-    single-video counter has no door: LIM-026 is left to the load campaign."""
+def test_doors_report_the_default_limits_or_more(client, admin, counter, rid, default):
+    """README LIM (defaults): the Limits table gives the limit an organisation starts with and
+    lets it be raised on request, so in the admin API's start state (where every scenario using
+    the admin API leaves the target) each door of /config for the organisation of `limits` (its
+    actual limit, LIM-009) is the table's default or more, never less. The single-video counter
+    has no door: LIM-026 is left to the load campaign."""
     response = client.get("config", role="limits")
     limit = at(body_of(response), f"rate_limits.doors.{counter}.limit")
-    expect_equal(
-        rid, limit, default, expected=f"doors.{counter}.limit {default}", response=response
+    expect(
+        rid,
+        type(limit) is int and limit >= default,
+        expected=f"doors.{counter}.limit {default} or more",
+        actual=limit,
+        response=response,
     )
 
 
@@ -176,7 +199,8 @@ def test_requests_without_a_valid_key_are_not_counted(client, admin, key):
             "401",
         )
     ok = admitted_count(lambda: client.get("catalog", role="films", params={"limit": 1}), 5)
-    expect_between("LIM-004", ok, 5, expected="all 5 requests with the valid key admitted")
+    least = fewest_admitted(5)
+    expect_between("LIM-004", ok, least, expected=f"{least} to 5 requests with the valid key")
 
 
 @pytest.mark.requirement("LIM-005")
@@ -199,7 +223,8 @@ def test_requests_refused_before_the_rate_limit_step_are_not_counted(client, adm
     )
     admin.unsuspend("limits")
     ok = admitted_count(lambda: client.get("catalog", role="limits", params={"limit": 1}), 5)
-    expect_between("LIM-005", ok, 5, expected="all 5 valid requests admitted")
+    least = fewest_admitted(5)
+    expect_between("LIM-005", ok, least, expected=f"{least} to 5 valid requests admitted")
 
 
 @pytest.mark.requirement("LIM-014", "LIM-006")
@@ -213,7 +238,8 @@ def test_full_allowance_is_available_as_a_burst(client, admin, fixture_id):
     batch = play_batch(body["episode_id"])
     start = time.monotonic()
     issued = sum(tickets(post(client, batch, role="limits")) for _ in range(10))
-    expect_equal("LIM-014", issued, 30, expected="30 tickets in a quick burst", response=None)
+    least = fewest_admitted(30)
+    expect_between("LIM-014", issued, least, 30, expected=f"{least} to 30 tickets in a burst")
     level = 30 / 60 * (time.monotonic() - start + rt.worst + HOLD)
     extra = post(client, body, role="limits")
     if level < 1:
@@ -253,7 +279,14 @@ def test_a_batch_costs_one_ticket_per_issued_ticket(client, admin, fixture_id):
     lower(admin, "limits", "playback", 9)
     batch = play_batch(fixture_id("episode_encrypted"))
     issued = [tickets(post(client, batch, role="limits")) for _ in range(3)]
-    expect_equal("LIM-015", issued, [3, 3, 3], expected="three batches of 3 issued", response=None)
+    least = fewest_admitted(9)
+    expect(
+        "LIM-015",
+        issued[:2] == [3, 3] and least <= sum(issued) <= 9,
+        expected=f"three batches of 3 issued ({least} to 9 tickets: counting may run high)",
+        actual=issued,
+        response=None,
+    )
     extra = post(client, _ticket_body(fixture_id), role="limits")
     expect_status("LIM-015", extra, 429, expected="429 after 9 tickets")
 
@@ -277,27 +310,38 @@ def test_a_malformed_body_costs_one_ticket(client, admin, fixture_id):
         )
         expect_status("LIM-016", response, 400, expected="400 for a malformed body")
     ok = admitted_count(lambda: post(client, _ticket_body(fixture_id), role="limits"), 10)
-    expect_between("LIM-016", ok, 4, 5, expected="5 tickets left after 5 malformed bodies")
+    low, high = fewest_admitted(10) - 5, 10 - 4
+    expect_between(
+        "LIM-016",
+        ok,
+        low,
+        high,
+        expected=f"{low} to {high} tickets left: 1 each for 4 malformed bodies, 0 or 1 for the "
+        "rejected device values",
+    )
 
 
 @pytest.mark.requirement("LIM-017")
 @pytest.mark.needs("fixture:episode_encrypted")
 def test_a_reused_ticket_costs_nothing(client, admin, fixture_id):
+    """10 requests with one viewer_ref: each the server reused is free, each it minted costs
+    one (reuse is best effort: a server that reused none is not judged here). No repeat may be
+    refused before 5 were minted, and 5 less the minted tickets are left afterwards."""
     lower(admin, "limits", "playback", 5)
     body = {**_ticket_body(fixture_id), "viewer_ref": new_viewer()}
-    tokens = {
-        expect_answer("LIM-017", post(client, body, role="limits"), 200).get("play_auth_token")
-        for _ in range(10)
-    }
+    run = repeat_ticket("LIM-017", lambda: post(client, body, role="limits"), 10)
+    skip_unless_reused(run.reused > 0)
+    least = fewest_admitted(5)
     expect(
         "LIM-017",
-        len(tokens) == 1,
-        expected="the same ticket 10 times",
-        actual=f"{len(tokens)} tokens",
-        response=None,
+        run.refused is None or run.minted >= least,
+        expected=f"no repeat refused while fewer than {least} tickets were minted",
+        actual=f"429 after {run.minted} minted and {run.reused} reused",
+        response=run.refused,
     )
     ok = admitted_count(lambda: post(client, _ticket_body(fixture_id), role="limits"), 5)
-    expect_between("LIM-017", ok, 4, expected="4 more tickets after the reuses")
+    left = max(0, least - run.minted)
+    expect_between("LIM-017", ok, left, expected=f"{left} or more tickets after the reuses")
 
 
 @pytest.mark.requirement("LIM-018")
@@ -318,17 +362,26 @@ def test_a_refused_ticket_costs_nothing(client, admin, fixture_id):
     missing = {"episodes": [{"episode_id": str(uuid.uuid4())}] * 3, **DEVICE}
     post(client, missing, role="limits")
     ok = admitted_count(lambda: post(client, _ticket_body(fixture_id), role="limits"), 5)
-    expect_between("LIM-018", ok, 5, expected="all 5 tickets after refused ones")
+    least = fewest_admitted(5)
+    expect_between("LIM-018", ok, least, expected=f"{least} to 5 tickets after refused ones")
 
 
 @pytest.mark.requirement("LIM-021")
 def test_series_and_catalog_share_the_catalog_counter(client, admin):
+    # A series code first (pages may be empty while more follow), then 6 calls on a full
+    # counter of 6: 4 of the list, 2 of the detail.
+    pages = envelope_walk(client, "series", "limits", "LIM-021", limit=1, until=has_items)
+    codes = [i.get("code") for i in items_of(pages)]
+    expect(
+        "LIM-021",
+        bool(codes),
+        expected="a series for role limits",
+        actual=codes,
+        response=pages[-1].response,
+    )
     lower(admin, "limits", "catalog", 6)
     series = client.get("series", role="limits", params={"limit": 1})
-    codes = [i.get("code") for i in objs(at(series.json_body(), "data.items"))]
-    expect(
-        "LIM-021", bool(codes), expected="a series for role limits", actual=codes, response=series
-    )
+    expect_status("LIM-021", series, 200, expected="200 for GET /series within the counter")
     for _ in range(3):
         client.get("series", role="limits", params={"limit": 1})
     for _ in range(2):
@@ -363,16 +416,16 @@ def test_creatives_endpoints_share_one_counter(client, admin, fixture_id, last):
             f"creatives/{cid}/file", role="limits", params={"redirect": "0"}
         ),
     }
-    for name in ("list", "single", "file"):
-        for _ in range(2):
-            response = calls[name]()
-            expect(
-                "LIM-023",
-                response.status_code != 429,
-                expected="room for 6 calls",
-                actual=429,
-                response=response,
-            )
+    least = fewest_admitted(6)  # counting may run high: the 6th call may already be refused
+    for count, name in enumerate(("list", "list", "single", "single", "file", "file"), 1):
+        response = calls[name]()
+        expect(
+            "LIM-023",
+            response.status_code != 429 or count > least,
+            expected=f"room for {least} to 6 calls",
+            actual=f"429 on call {count}",
+            response=response,
+        )
     response = calls[last]()
     expect_status("LIM-023", response, 429, expected=f"429 on {last} after 6 calls")
 

@@ -3,8 +3,9 @@
 spec: Errors > Playback (both tables), Errors > Formats (flat; `reason`, `protection`,
 `request_id`); Authentication (order of checks); Freshness (organisation suspended: within 30 s).
 README readings followed: AUTH-020/PLAY-082 (a suspended organisation is refused whole with the
-`not_entitled` shape, batch bodies too), PLAY-085 (a non-UUID `episode_id` is 404 `not_ready`),
-PLAY (per-ticket order; a 500 in any item answers the whole request 500).
+`not_entitled` shape; a batch may carry it in every item instead), PLAY-085 (a non-UUID
+`episode_id` is 404 `not_ready` or a whole-request 400), PLAY (per-ticket order; a 500 in any
+item answers the whole request 500).
 """
 
 from __future__ import annotations
@@ -132,9 +133,16 @@ def test_unexpected_error_in_a_batch_item_is_500_for_the_whole_request(client, f
 @pytest.mark.needs("role:suspended", "fixture:episode_encrypted")
 @pytest.mark.parametrize("form", ["single", "batch"])
 def test_suspended_organisation_is_refused_not_entitled(client, fixture_id, form):
+    """README (AUTH-020, PLAY-082): a batch may be refused whole, or answered 200 with the
+    per-ticket refusal in every item (the per-ticket table lists `org_suspended`)."""
     episode = fixture_id("episode_encrypted")
     body = {"episode_id": episode} if form == "single" else {"episodes": [{"episode_id": episode}]}
     response = post(client, {**body, **DEVICE}, role="suspended")
+    if form == "batch" and response.status_code == 200:
+        for item in expect_batch("PLAY-082", response, 1):
+            expect_equal("PLAY-082", item.get("status"), 403, what="item status", response=response)
+            _expect_not_entitled("PLAY-082", response, item, "org_suspended")
+        return
     answer = expect_answer("PLAY-082", response, 403, "not_entitled", what=f"({form} body)")
     _expect_not_entitled("PLAY-082", response, answer, "org_suspended")
 
@@ -236,10 +244,25 @@ def test_provider_timeout_asks_to_retry_after_two_seconds(client, fixture_id):
 
 
 @pytest.mark.requirement("PLAY-085")
-@pytest.mark.parametrize("episode_id", [str(uuid.uuid4()), "not-a-uuid"], ids=["uuid", "non-uuid"])
-def test_unknown_episode_id_is_404_not_ready(client, episode_id):
+def test_unknown_episode_id_is_404_not_ready(client):
+    episode_id = str(uuid.uuid4())
     response = post(client, {"episode_id": episode_id, **DEVICE})
     expect_answer("PLAY-085", response, 404, "not_ready", what=f"for episode_id {episode_id!r}")
+
+
+@pytest.mark.requirement("PLAY-085")
+def test_non_uuid_episode_id_is_404_not_ready_or_a_whole_400(client):
+    """README (PLAY-085): ids are UUID strings (General rules item 4) but no error row names a
+    malformed one: the 404 `not_ready` of an unknown episode and the whole-request 400 (without
+    code, or `invalid_request`) are accepted, as PLAY-010 accepts either for `episode_no` 0."""
+    response = post(client, {"episode_id": "not-a-uuid", **DEVICE})
+    code = body_of(response).get("error_code")
+    if response.status_code == 404:
+        expect_answer("PLAY-085", response, 404, "not_ready", what="for episode_id 'not-a-uuid'")
+    elif code == "invalid_request":
+        expect_answer("PLAY-085", response, 400, "invalid_request", what="(a malformed id)")
+    else:
+        expect_answer("PLAY-085", response, 400, None, what="(404 not_ready, or a whole 400)")
 
 
 @pytest.mark.requirement("PLAY-086")

@@ -12,6 +12,18 @@ instead of assuming a loopback target.
 `GET /config` is the probe because it is the cheapest call every key may make (spec: GET
 /config; Authentication, scopes): 3 calls of a clock-minute counter of 600 (Limits table).
 Measure before lowering a limit: `lower()` starts the counter full again.
+
+Freshness (spec: Limits > Freshness (upper bounds); "each server has its own cache, so calls
+seconds apart can differ"): a scenario that reads data after a change, or compares what two
+endpoints (or two reads) say, polls until the answers agree and concludes against the target
+only with a read sent once the change's bound has passed. A target that is fresh at once costs
+one read; no scenario sleeps a fixed time.
+
+    seen = settle(read, agree, EPISODE.catalog)   # read() until agree(value), up to 30 s
+    seen.value, seen.settled, seen.seconds
+
+`poll_each` times several sends from one start (the freshness scenarios measure how long each
+change took to show).
 """
 
 from __future__ import annotations
@@ -20,13 +32,61 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from delivery_conformance.target.client import DeliveryClient
 
-__all__ = ["SAMPLES", "RoundTrip", "round_trip", "timed"]
+__all__ = [
+    "CATALOG_AGE",
+    "CREATED",
+    "EPISODE",
+    "KEY",
+    "LICENCE",
+    "ORGANISATION",
+    "SAMPLES",
+    "SETTLE_EVERY",
+    "STEADY_READS",
+    "Bound",
+    "RoundTrip",
+    "Settled",
+    "poll",
+    "poll_each",
+    "round_trip",
+    "settle",
+    "settle_steady",
+    "timed",
+]
 
 SAMPLES = 3
 NOT_HELD_SLACK = 0.3  # a busy 2-core machine; still well under the 0.5 s hold of the spec
+SETTLE_EVERY = 0.5  # seconds between two reads of a settling poll: cheap on every counter
+POLL_EVERY = 0.25  # seconds between two sends of a timed freshness poll
+# Reads in a row that must show a state before a scenario counts on every server showing it: a
+# target behind a load balancer may answer from servers whose caches differ (Limits > Freshness).
+STEADY_READS = 3
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Bound:
+    """Seconds until a change shows (spec: Limits > Freshness (upper bounds)): in the catalog,
+    and in ticket requests. The series and playlist endpoints serve the catalog's metadata and
+    are held to its column (README: Reading of the spec, FRESH (metadata endpoints))."""
+
+    catalog: float
+    tickets: float
+
+
+# One row of the Freshness table each.
+EPISODE = Bound(30.0, 60.0)  # a film or episode published or withdrawn, stream_ready changed
+LICENCE = Bound(30.0, 30.0)  # a licence granted, suspended, switched off or past its window
+ORGANISATION = Bound(30.0, 30.0)  # suspended: about 1 s, always within 30 s
+KEY = Bound(30.0, 30.0)  # revoked or rotated: about 1 s, always within 30 s
+CREATED = Bound(5.0, 5.0)  # something just created (key, episode, licence)
+# GET /catalog: "up to 30 seconds old"; the widest catalog column above: what two reads of the
+# metadata endpoints may disagree by when the suite does not know what changed last.
+CATALOG_AGE = 30.0
 
 
 @dataclass(frozen=True)
@@ -60,3 +120,82 @@ def timed(action: Callable[[], object]) -> tuple[float, float]:
     before = time.monotonic()
     action()
     return before, time.monotonic()
+
+
+@dataclass(frozen=True)
+class Settled(Generic[T]):
+    """The last value a settling poll read, whether it agreed, and when it was read (seconds
+    after the poll started)."""
+
+    value: T
+    settled: bool
+    seconds: float
+
+
+def settle(
+    read: Callable[[], T], agree: Callable[[T], bool], bound: float, *, every: float = SETTLE_EVERY
+) -> Settled[T]:
+    """`read()` until `agree(value)`, every `every` s; a value that never agrees is returned
+    only once a read sent `bound` s or more after the start disagreed too, so a failure is
+    concluded after the spec's bound and never before. Bounded in time: the last read starts at
+    `bound`, or as soon as the read before it ended when that one ended later."""
+    start = time.monotonic()
+    while True:
+        sent = time.monotonic() - start
+        value = read()
+        if agree(value):
+            return Settled(value, True, sent)
+        if sent >= bound:
+            return Settled(value, False, sent)
+        time.sleep(max(0.0, min(every, bound - (time.monotonic() - start))))
+
+
+def settle_steady(
+    read: Callable[[], T],
+    agree: Callable[[T], bool],
+    bound: float,
+    *,
+    reads: int = STEADY_READS,
+    every: float = SETTLE_EVERY,
+) -> Settled[T]:
+    """`settle`, but `agree` must hold for `reads` reads in a row (sent back to back; the wait
+    comes only after a read that disagrees): what a scenario leaves behind for the next ones."""
+    start = time.monotonic()
+    streak = 0
+    while True:
+        sent = time.monotonic() - start
+        value = read()
+        streak = streak + 1 if agree(value) else 0
+        if streak >= reads:
+            return Settled(value, True, sent)
+        if sent >= bound:
+            return Settled(value, False, sent)
+        if not streak:
+            time.sleep(max(0.0, min(every, bound - (time.monotonic() - start))))
+
+
+def poll_each(
+    sends: dict[str, Callable[[], T]],
+    done: Callable[[T], bool],
+    bound: float,
+    every: float = POLL_EVERY,
+) -> dict[str, tuple[T, float, bool]]:
+    """Call each of `sends` every `every` s until it is `done`, all timed from one start, the
+    last call at `bound` at the latest; return name -> (last response, seconds, seen)."""
+    start = time.monotonic()
+    last = {name: send() for name, send in sends.items()}
+    took: dict[str, float] = {}
+    for _ in range(int(bound / every) + 1):
+        elapsed = time.monotonic() - start
+        took |= {name: elapsed for name, r in last.items() if name not in took and done(r)}
+        if len(took) == len(sends) or elapsed >= bound:
+            break
+        time.sleep(min(every, bound - elapsed))
+        last |= {name: send() for name, send in sends.items() if name not in took}
+    elapsed = time.monotonic() - start
+    return {n: (r, took.get(n, elapsed), n in took or done(r)) for n, r in last.items()}
+
+
+def poll(send: Callable[[], T], done: Callable[[T], bool], bound: float) -> tuple[T, float, bool]:
+    """Call `send` every POLL_EVERY s until `done`; return (last response, seconds, seen)."""
+    return poll_each({"": send}, done, bound)[""]

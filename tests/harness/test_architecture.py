@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
 
 # Layer -> (files, forbidden first-party packages, third-party allowed, or None for "any").
-SANDBOX_THIRD_PARTY = {"starlette", "uvicorn", "orjson", "uvloop", "httptools"}
+SANDBOX_THIRD_PARTY = {"starlette", "uvicorn", "orjson", "uvloop", "httptools", "brotli"}
 HARNESS_THIRD_PARTY = {
     "httpx", "httpcore", "yaml", "jsonschema", "referencing", "pytest", "_pytest", "pluggy",
     "jinja2", "markupsafe", "markdown_it",
@@ -190,11 +190,12 @@ def test_the_client_self_tests_reach_the_sandbox_only_as_a_process() -> None:
 SANDBOX_BASE: frozenset[str] = frozenset({"__init__"})
 SANDBOX_FOLDERS: dict[str, frozenset[str]] = {
     "faults": frozenset(),
-    "http": frozenset({"faults"}),
-    "playback": frozenset({"faults", "http"}),
-    "state": frozenset({"faults", "http", "playback"}),
-    "endpoints": frozenset({"faults", "http", "playback", "state"}),
-    "control": frozenset({"faults", "http", "playback", "state"}),
+    "variants": frozenset(),
+    "http": frozenset({"faults", "variants"}),
+    "playback": frozenset({"faults", "http", "variants"}),
+    "state": frozenset({"faults", "http", "playback", "variants"}),
+    "endpoints": frozenset({"faults", "http", "playback", "state", "variants"}),
+    "control": frozenset({"faults", "http", "playback", "state", "variants"}),
 }
 HARNESS_BASE: frozenset[str] = frozenset({"__init__", "exceptions", "verdict", "resources"})
 _BELOW_SUITE = frozenset({"spec", "evidence", "target", "checks", "reports", "suite"})

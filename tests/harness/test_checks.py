@@ -48,6 +48,18 @@ def test_each_header_check_catches_its_fault(headers: dict, expected: set[str]) 
     assert ids(run_checks(respond(body={}, headers=headers, role="films"))) == expected
 
 
+@pytest.mark.parametrize("value", ["no-store", "No-Store", "NO-STORE", " no-store "])
+def test_cache_control_directive_is_compared_in_any_letter_case(value: str) -> None:
+    """Decision HDR-015: RFC 9111 directive names are case-insensitive; only no-store itself."""
+    assert run_checks(respond(body={}, headers={"Cache-Control": value}, role="films")) == []
+
+
+@pytest.mark.parametrize("value", ["no-store, private", "private, no-store", "No-Cache"])
+def test_cache_control_with_another_directive_is_not_exactly_no_store(value: str) -> None:
+    found = run_checks(respond(body={}, headers={"Cache-Control": value}, role="films"))
+    assert ids(found) == {"HDR-015"}
+
+
 def test_get_video_200_must_not_carry_service_version() -> None:
     found = run_checks(respond(path="videos/1d4e", body={"row": {}}))
     assert ids(found) == {"HDR-004"}
@@ -136,6 +148,26 @@ def test_a_wrong_method_answered_404_is_err_015_alone() -> None:
     """Allow is what a 405 carries (ERR-016); another status is one finding, ERR-015's."""
     body = {"error": "x", "error_code": "not_found", "request_id": REQUEST_ID}
     assert ids(run_checks(respond("DELETE", "config", 404, body=body))) == {"ERR-015"}
+
+
+def test_a_path_or_method_refused_for_the_key_first_is_accepted_without_a_valid_key() -> None:
+    """Decision ERR-014, ERR-017: the key's 401 may come before the 404 or the 405."""
+    assert run_checks(respond(path="nothing-here", status=401, body=FLAT_401)) == []
+    assert run_checks(respond("DELETE", "config", 401, body=FLAT_401)) == []
+    envelope_401 = {"code": 4010, "message": "x", "server_time": 1, "request_id": REQUEST_ID}
+    assert run_checks(respond("PUT", "series", 401, body=envelope_401)) == []
+    refused = {"error": "x", "error_code": "unsupported_version", "request_id": REQUEST_ID}
+    assert (
+        run_checks(respond(path="nothing-here", status=400, body=refused, version="1999-01-01"))
+        == []
+    )
+
+
+def test_a_path_or_method_refused_401_with_a_valid_key_is_still_wrong() -> None:
+    found = run_checks(respond(path="nothing-here", status=401, body=FLAT_401, role="films"))
+    assert ids(found) == {"ERR-012"}
+    found = run_checks(respond("DELETE", "config", 401, body=FLAT_401, role="films"))
+    assert ids(found) == {"ERR-015"}
 
 
 def test_an_error_answer_to_head_has_no_body_to_judge() -> None:

@@ -386,6 +386,19 @@ def test_config_figures_compare_advertised_with_spec_times_scale() -> None:
     assert not any(f.passed for f in real.config_figures(["playback"])[1:])
 
 
+def test_a_door_raised_above_the_default_passes_and_is_what_the_campaign_measures() -> None:
+    """Limits can be raised for an organisation (README: LIM-012): a door above the spec's
+    default times the scale is conforming, and the campaigns judge against that door."""
+    raised = Expectations.from_config(config(playback=1080, catalog=151), scale=0.05)
+    figures = raised.config_figures(["playback", "catalog"])
+    assert all(f.passed for f in figures)
+    assert [f.low for f in figures[1:]] == [540, 150]
+    assert (raised.limit("playback"), raised.rate("playback")) == (1080, 18)
+    lowered = Expectations.from_config(config(playback=539), scale=0.05)
+    passed = [f.passed for f in lowered.config_figures(["playback", "catalog"])]
+    assert passed == [True, False, True]  # window, playback one below its default, catalog
+
+
 def test_plots_are_written(tmp_path: Path) -> None:
     records, _ = simulate_bucket(540, 9, 900, 250, "burst", tickets=3)
     paths = write_plots(tmp_path, records, 540, 9)

@@ -109,6 +109,15 @@ def test_harness_failure():
 @pytest.mark.requirement("GEN-003")
 def test_plain_skip():
     pytest.skip("flaky network")
+
+@pytest.mark.requirement("PLAY-065")
+def test_not_applicable():
+    pytest.skip("not applicable: the server never reused a ticket (best effort)")
+
+@pytest.mark.requirement("VID-001", "VID-013")
+def test_should_then_must():
+    expect("VID-013", False, expected="only documented fields", actual=["extra"])
+    expect("VID-001", True, expected="a row", actual="a row")
 """
 
 
@@ -131,6 +140,12 @@ def test_each_kind_of_ending_becomes_the_right_event(suite: pytest.Pytester) -> 
     assert done["test_harness_failure"].outcome is Outcome.ERROR
     assert done["test_plain_skip"].outcome is Outcome.NOT_EXERCISED
     assert done["test_plain_skip"].reason == "skipped: flaky network"
+    not_applicable = done["test_not_applicable"]
+    assert not_applicable.outcome is Outcome.NOT_APPLICABLE
+    assert not_applicable.reason == "the server never reused a ticket (best effort)"
+    warned = done["test_should_then_must"]  # the `should` kept, the test went on to VID-001
+    assert warned.outcome is Outcome.FAILED and warned.checked == ("VID-001", "VID-013")
+    assert [v.requirement_id for v in warned.violations] == ["VID-013"]
     kinds = [type(e) for e in collector.events]
     assert kinds[0] is RunStarted and kinds[-1] is RunFinished
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -142,7 +157,7 @@ def test_requirement_option_selects_and_reports_the_rest_as_deselected(
     result, collector = run(suite, BODY, "--requirement", "HDR-001")
     assert list(collector.finished()) == ["test_passes"]
     deselected = [e for e in collector.events if isinstance(e, TestDeselected)]
-    assert len(deselected) == 8
+    assert len(deselected) == 10
     assert result.ret == pytest.ExitCode.OK
 
 

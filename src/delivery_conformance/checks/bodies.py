@@ -33,7 +33,10 @@ def expected_error_formats(response: Response) -> set[ErrorFormat]:
     """The formats an error answer of this operation and status may use (error_table)."""
     operation = response.context.operation
     if operation is None:
-        return {ErrorFormat.FLAT}
+        # An unknown path, or a real path asked with another method and refused before routing
+        # (README: ERR-014, ERR-017): flat, or the format of the endpoint the path belongs to.
+        real = match_path(response.context.path) if _under_api(response) else None
+        return {ErrorFormat.FLAT} | ({real.error_format} if real else set())
     formats: set[ErrorFormat] = {
         row.format
         for row in rows_for(operation)
@@ -231,10 +234,30 @@ def _under_api(response: Response) -> bool:
     return context.path.startswith(API_PREFIX) and context.host is None
 
 
+# Roles whose key the server is right to refuse (no key, an unknown one, a revoked one).
+_NO_VALID_KEY = (None, "revoked")
+
+
+def _refused_before_routing(response: Response) -> bool:
+    """Decision (README: ERR-014, ERR-017): Authentication item 4 orders the version and key
+    checks but places neither the path nor the method, so a request without a valid key may get
+    the key's 401, and one naming a version the 400 `unsupported_version`, instead of the 404 or
+    405 of Errors > Every path."""
+    context, status = response.context, response.status_code
+    if status == 401:
+        return context.role in _NO_VALID_KEY
+    if status == 400 and context.version is not None:
+        body = _body(response)
+        return isinstance(body, dict) and body.get("error_code") == "unsupported_version"
+    return False
+
+
 @register("unknown_path", "ERR-012", "ERR-013")
 def unknown_path(response: Response) -> list[Violation]:
     """spec: General rules item 8; Errors > Every path (any method, 404 `not_found`)."""
     if not _under_api(response) or match_path(response.context.path) is not None:
+        return []
+    if _refused_before_routing(response):
         return []
     body = _body(response)
     code = body.get("error_code") if isinstance(body, dict) else None
@@ -251,6 +274,8 @@ def wrong_method(response: Response) -> list[Violation]:
     """spec: General rules item 8; Errors > Every path (405, empty body, Allow)."""
     endpoint = match_path(response.context.path) if _under_api(response) else None
     if endpoint is None or endpoint.method == response.context.method:
+        return []
+    if _refused_before_routing(response):
         return []
     found = []
     if response.status_code != 405 or response.content:

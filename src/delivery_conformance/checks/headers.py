@@ -115,7 +115,7 @@ def service_version(response: Response) -> list[Violation]:
         ]
     # A 400 to a request that named a version may be its refusal whatever the body looks like
     # (a refusal in the wrong format is ERR-007's finding). A 401 names no key's version at
-    # all: which version it reports is HDR-010's reading (the latest), and a 401 where the
+    # all: which version it reports is HDR-010's reading (one it serves), and a 401 where the
     # version check was due first is AUTH-010's finding.
     unsupported = response.status_code == 400
     refused_key = response.status_code == 401
@@ -185,6 +185,8 @@ request_id = register("request_id", "HDR-011", "HDR-012")(
         lambda value: REQUEST_ID.fullmatch(value) is not None,
     )
 )
+# Decision HDR-015: "Always `no-store`" gives the whole value, so it is the one directive and
+# nothing else; its name compares in any letter case (RFC 9111 5.2).
 cache_control = register("cache_control", "HDR-014", "HDR-015")(
     HeaderForm(
         "cache-control",

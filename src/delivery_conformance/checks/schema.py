@@ -24,7 +24,8 @@ from jsonschema import Draft202012Validator, FormatChecker
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from delivery_conformance.evidence.violation import ConformanceFailure, violation
+from delivery_conformance.evidence import ledger
+from delivery_conformance.evidence.violation import raise_hard, violation
 from delivery_conformance.resources import spec_path
 
 if TYPE_CHECKING:
@@ -121,7 +122,9 @@ def expect_schema(
     where: str = "",
     response: Response | None = None,
 ) -> None:
-    """Raise `ConformanceFailure` for `requirement_id` when `value` departs from `schema`."""
+    """Raise `ConformanceFailure` for `requirement_id` when `value` departs from `schema` (a
+    `should` requirement's finding is deferred: `raise_hard`)."""
+    ledger.record((requirement_id,))
     if fields is None:
         problems = schema_errors(value, schema, where=where)
         title = f"body departs from schema {schema}"
@@ -134,7 +137,7 @@ def expect_schema(
         shown = "; ".join(problems[:5]) + (
             f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
         )
-        raise ConformanceFailure(
+        raise_hard(
             [
                 violation(
                     requirement_id,

@@ -5,9 +5,10 @@ early, never admit more. So every figure that counts admissions is one-sided: th
 range is `[expected * (1 - 2.5 %) - slack, expected + slack]`, where `slack` is only the
 measurement's own resolution (latency and timing), stated in the figure.
 
-Each expected number is checked twice: against the spec's number (times the scale the target
-declares, 1 for a real server) and against what the target's `GET /config` advertises
-(`rate_limits.doors`). The run counts only if the generator kept up (schedule.Validity).
+Each expected number is what the target's `GET /config` advertises (`rate_limits.doors`), and
+each door must be at least the spec's default (times the scale the target declares, 1 for a real
+server): limits can be raised for an organisation, never lowered below the table. The run
+counts only if the generator kept up (schedule.Validity).
 """
 
 from __future__ import annotations
@@ -172,7 +173,11 @@ class Expectations:
         return self.limit(counter) / WINDOW_SECONDS
 
     def config_figures(self, counters: Sequence[str]) -> list[Figure]:
-        """/config must advertise the spec's numbers (times the declared scale)."""
+        """/config must advertise at least the spec's numbers (times the declared scale).
+
+        spec: Limits (limits can be raised for an organisation on request; README: LIM-012,
+        LIM-019, LIM-022, LIM-025, LIM-028): a door above the default is conforming, one below
+        it is not. The campaigns measure against the door itself (`limit`)."""
         figures = [
             within(
                 "config window_seconds",
@@ -196,9 +201,9 @@ class Expectations:
                     measured,
                     expected,
                     expected,
-                    expected,
+                    math.inf,
                     "units/60 s",
-                    note=f"spec {SPEC_LIMITS[counter].limit} x scale {self.scale:g}",
+                    note=f"spec {SPEC_LIMITS[counter].limit} x scale {self.scale:g} or more",
                 )
             )
         return figures

@@ -61,8 +61,12 @@ _DIGITS = re.compile(r"[0-9]+")
 _LENIENT_INT = re.compile(r"\s*[+-]?\s*[0-9]+\s*")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _UUID_ANY_CASE = re.compile(_UUID.pattern, re.IGNORECASE)
-# Decision (PLS-039): 1 to 100 characters of lower-case letters, digits and single hyphens.
+# Decision (PLS-039): the spec gives no slug grammar. Lower-case letters and digits with single
+# inner hyphens, up to 50 characters, is a slug by every reading; a value with a character a URL
+# path segment must escape (RFC 3986: anything but letters, digits and `-._~`) is one by none.
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_SLUG_LENGTH = 50
+_URL_SAFE = re.compile(r"[A-Za-z0-9._~-]+")
 
 
 def read_limit(value: str, high: int) -> Reading:
@@ -76,13 +80,23 @@ def read_limit(value: str, high: int) -> Reading:
     return Reading.INVALID
 
 
-def read_updated_since(value: str) -> Reading:
-    """Epoch seconds: 1 to 11 decimal digits, nothing else (decisions CRE-029, SER-042)."""
-    return Reading.VALID if _DIGITS.fullmatch(value) and len(value) <= 11 else Reading.INVALID
+def read_updated_since(value: str, bounded: bool = True) -> Reading:
+    """Epoch seconds: 1 to 11 decimal digits, nothing else (decisions CRE-029, SER-042). Only
+    GET /creatives writes the 11-digit bound (`bounded`); on series and playlists 12 digits or
+    more may get either answer."""
+    if not _DIGITS.fullmatch(value):
+        return Reading.INVALID
+    if len(value) <= 11:
+        return Reading.VALID
+    return Reading.INVALID if bounded else Reading.UNCLEAR
 
 
 def read_slug(value: str) -> Reading:
-    return Reading.VALID if len(value) <= 100 and _SLUG.fullmatch(value) else Reading.INVALID
+    """A slug (decision PLS-039); URL-safe values outside the plain form, and an empty value
+    (which a server may take for an omitted filter), get no verdict."""
+    if len(value) <= _SLUG_LENGTH and _SLUG.fullmatch(value):
+        return Reading.VALID
+    return Reading.UNCLEAR if value == "" or _URL_SAFE.fullmatch(value) else Reading.INVALID
 
 
 def read_uuid(value: str) -> Reading:
@@ -96,7 +110,7 @@ class ParamRule:
     """One query or path parameter: how to read it, the refusal when invalid, the IDs."""
 
     name: str
-    kind: str  # limit:<high> | updated_since | cursor | slug | uuid
+    kind: str  # limit:<high> | updated_since[:11] | cursor | slug | uuid
     refusal: Answer
     refused_by: str  # requirement: an invalid value gets `refusal`
     accepted_by: str  # requirement: a valid value does not get a validation refusal
@@ -117,7 +131,7 @@ PARAMS: Mapping[str, tuple[ParamRule, ...]] = {
     ),
     Operation.LIST_CREATIVES: (
         _limit(100, (422, 4220), "CRE-054", "CRE-030"),
-        ParamRule("updated_since", "updated_since", (422, 4221), "CRE-056", "CRE-029"),
+        ParamRule("updated_since", "updated_since:11", (422, 4221), "CRE-056", "CRE-029"),
         ParamRule("cursor", "cursor", (422, 4222), "CRE-057", "CRE-033"),
     ),
     Operation.LIST_SERIES: (
@@ -169,8 +183,8 @@ def _read(
 ) -> Reading:
     if rule.kind.startswith("limit:"):
         return read_limit(value, int(rule.kind.split(":")[1]))
-    if rule.kind == "updated_since":
-        return read_updated_since(value)
+    if rule.kind.startswith("updated_since"):
+        return read_updated_since(value, bounded=rule.kind.endswith(":11"))
     if rule.kind == "slug":
         return read_slug(value)
     if rule.kind == "uuid":

@@ -473,16 +473,20 @@ class _RunState:
 
 def _skip_outcome(report: pytest.TestReport) -> tuple[Outcome, str, tuple[Violation, ...]]:
     """A skipped test: not applicable when the scenario said so, else not exercised."""
-    reason = _skip_reason(report)
-    if reason.startswith(NOT_APPLICABLE_PREFIX):
-        return Outcome.NOT_APPLICABLE, reason.removeprefix(NOT_APPLICABLE_PREFIX), ()
-    return Outcome.NOT_EXERCISED, reason, ()
+    message = _skip_message(report)
+    if message.startswith(NOT_APPLICABLE_PREFIX):
+        return Outcome.NOT_APPLICABLE, message.removeprefix(NOT_APPLICABLE_PREFIX), ()
+    return Outcome.NOT_EXERCISED, _skip_reason(report), ()
+
+
+def _skip_message(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    message = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return message.removeprefix("Skipped: ")
 
 
 def _skip_reason(report: pytest.TestReport) -> str:
-    longrepr = report.longrepr
-    message = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
-    message = message.removeprefix("Skipped: ")
+    message = _skip_message(report)
     if message.startswith(NOT_EXERCISED_PREFIX):
         return message.removeprefix(NOT_EXERCISED_PREFIX)
     return f"skipped: {message}"

@@ -30,6 +30,7 @@ from delivery_sandbox.http.headers import Exchange, Reply, bearer_key
 from delivery_sandbox.playback.limits import LIMITS
 from delivery_sandbox.state.accounts import ROLES
 from delivery_sandbox.state.context import Sandbox
+from delivery_sandbox.variants.caches import admin_change
 
 __all__ = ["handle"]
 
@@ -95,6 +96,7 @@ def state(sb: Sandbox) -> dict[str, Any]:
     return {
         "clock": {"now": now, "offset": sb.clock.offset},
         "faults": sorted(sb.faults.on),
+        "variants": sorted(sb.variants.on),
         "limits": {org: sb.limits.snapshot(org, now) for org in orgs},
         "suspended": sorted(sb.accounts.suspended),
         "series_takedowns": sb.store.series_takedowns,
@@ -120,6 +122,9 @@ async def dispatch(sb: Sandbox, method: str, parts: list[str], receive: Any) -> 
     if parts == ["state"]:
         _allow(method, "GET")
         return _ok(state(sb))
+    if parts == ["variants"]:
+        _allow(method, "GET")
+        return _ok(sb.variants.catalogue())
     if parts == ["faults"]:
         if method == "GET":
             return _ok(sb.faults.catalogue())
@@ -362,6 +367,9 @@ async def handle(
         return Reply(401, orjson.dumps({"error": "admin token required"}))
     parts = [p for p in scope["path"][len("/_sandbox/") :].split("/") if p]
     try:
-        return await dispatch(sb, scope["method"], parts, receive)
+        reply = await dispatch(sb, scope["method"], parts, receive)
     except AdminError as exc:
         return Reply(exc.status, orjson.dumps({"error": str(exc)}))
+    if scope["method"] == "POST":  # the cache variants take the change in within its row
+        sb.note_change(admin_change(parts))
+    return reply

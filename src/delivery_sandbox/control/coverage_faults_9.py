@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 __all__ = ["mangle_reply_9"]
 
+NOT_SERVED = "2026-05-01"  # service_version_fallback_retired names it
+
 
 @dataclass
 class Seen:
@@ -184,9 +186,9 @@ def _unknown_path_405(seen: Seen) -> None:
         seen.reply.headers.append((b"allow", b"GET"))
 
 
-def _wrong_method_401(seen: Seen) -> None:
+def _wrong_method_404_without_key(seen: Seen) -> None:
     if seen.reply.status == 405 and b"authorization" not in seen.headers:
-        seen.flat(401, errors.MSG_AUTH_MISSING)
+        seen.flat(404, errors.MSG_NOT_FOUND, "not_found")
 
 
 def _videos_list_missing(seen: Seen) -> None:
@@ -223,11 +225,10 @@ def _pin_not_requested(seen: Seen) -> None:
         seen.set_version(caller.pin)
 
 
-def _fallback_oldest(seen: Seen) -> None:
+def _fallback_retired(seen: Seen) -> None:
+    """2026-05-01: retired in the extended version set, unknown in the spec's; served by neither."""
     if seen.exchange.caller is None and seen.reply.status >= 400:
-        seen.set_version(seen.sb.versions.supported[0])
-        if seen.exchange.version == seen.sb.versions.latest:  # one version only: a made-up one
-            seen.exchange.version = "2026-01-01"
+        seen.exchange.version, seen.exchange.version_info = NOT_SERVED, None
 
 
 def _retryable_503_bare(seen: Seen) -> None:
@@ -327,14 +328,14 @@ _BENDS: dict[str, Bend] = {
     "app_not_registered_with_error_code": _app_not_registered_code,
     "video_not_found_in_array": _video_not_found_array,
     "unknown_path_405": _unknown_path_405,
-    "wrong_method_401_without_key": _wrong_method_401,
+    "wrong_method_404_without_key": _wrong_method_404_without_key,
     "videos_list_missing": _videos_list_missing,
     "bare_host_query_dropped": _bare_host_query_dropped,
     "bare_host_307_for_writes": _bare_host_307,
     "video_errors_unversioned": _video_error_unversioned,
     "service_version_latest_not_pin": _latest_not_pin,
     "service_version_pin_not_requested": _pin_not_requested,
-    "service_version_fallback_oldest": _fallback_oldest,
+    "service_version_fallback_retired": _fallback_retired,
     "retryable_503_without_retry_after": _retryable_503_bare,
     "catalog_last_cursor_not_null": _last_page_cursor,
     "config_without_2026_10_02": _config_without_first_version,

@@ -244,26 +244,31 @@ def build(
     now = int(sb.now())
     films = _films(sb, caller, now)
     if limit is None and cursor is None:
-        return orjson.dumps(_page(sb, caller, films, now))
-    start = 0
+        return orjson.dumps(_page(sb, caller, films, now) | sb.readings.unpaged_extra())
+    start, state, position = 0, 0, None
     if cursor is not None:
-        position = cursors.decode(sb.cursor_secret, "catalog", "", cursor)
-        if position is None or len(position) != 2:
+        decoded = cursors.decode(sb.cursor_secret, "catalog", "", cursor)
+        resumed = None if decoded is None else sb.paging.split(decoded)
+        if resumed is None or len(resumed[0]) != 2:
             if not sb.faults.enabled(FaultName.catalog_bad_cursor_accepted):
                 return None
-            position = None
-        if position is not None:
+            resumed = None
+        if resumed is not None:
+            position, state = resumed
             after = (position[0], position[1])
             start = next(
                 (i for i, f in enumerate(films) if (f.display_order, f.id) > after), len(films)
             )
     size = page_size(limit, CURSOR_PAGE, sb.faults)
-    page = films[start : start + size]
+    window = sb.paging.window(start, len(films), size, state)
+    page = films[start : window.stop]
     body = _page(sb, caller, page, now)
     next_cursor = None
-    if start + size < len(films) and page:
-        last = page[-1]
-        next_cursor = cursors.encode(sb.cursor_secret, "catalog", "", [last.display_order, last.id])
+    if window.next_state is not None:
+        last = [page[-1].display_order, page[-1].id] if page else position
+        next_cursor = cursors.encode(
+            sb.cursor_secret, "catalog", "", sb.paging.join(list(last or []), window.next_state)
+        )
     if sb.faults.enabled(FaultName.catalog_cursor_missing):
         next_cursor = None
     link = None

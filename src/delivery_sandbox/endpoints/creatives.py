@@ -19,6 +19,7 @@ from delivery_sandbox.endpoints.listing import (
     paginate,
     parse_epoch,
     parse_limit,
+    resume,
 )
 from delivery_sandbox.endpoints.share import download_link, export_rights_active
 from delivery_sandbox.faults.coverage_faults_11 import (
@@ -137,9 +138,10 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     if since is False:
         return _env_error(sb, exchange, 422, 4221, errors.MSG_UPDATED_SINCE)
     scope = cursors.Scope(sb.cursor_secret, "creatives", f"u={since}")
-    after = scope.resume_after(query.get("cursor"))
-    if after is False:
+    resumed = resume(scope, sb.paging, query.get("cursor"))
+    if resumed is False:
         return _env_error(sb, exchange, 422, 4222, errors.MSG_CURSOR)
+    after, state = resumed
     strict = not sb.faults.enabled(FaultName.creatives_updated_since_inclusive)
     rows = [
         c
@@ -158,6 +160,8 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         limit,
         after,
         scope,
+        paging=sb.paging,
+        state=state,
     )
     self_query = {k: v for k, v in query.items() if k in ("updated_since", "limit", "cursor")}
     links = list_links(

@@ -39,8 +39,13 @@ def decode(secret: bytes, endpoint: str, binding: str, cursor: str) -> list[Any]
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         payload, signature = raw[:-SIG_BYTES], raw[-SIG_BYTES:]
-        if len(raw) <= SIG_BYTES or not hmac.compare_digest(
-            signature, _sign(secret, endpoint, binding, payload)
+        # only the exact text issued: a last character differing in its unused bits decodes to
+        # the same bytes but is not a value the endpoint returned (CAT-068)
+        canonical = base64.urlsafe_b64encode(raw).rstrip(b"=").decode() == cursor
+        if (
+            not canonical
+            or len(raw) <= SIG_BYTES
+            or not hmac.compare_digest(signature, _sign(secret, endpoint, binding, payload))
         ):
             return None
         position = orjson.loads(payload)

@@ -10,12 +10,13 @@ import datetime as dt
 import hashlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 from urllib.parse import urlencode
 
 import orjson
 
 from delivery_sandbox.endpoints import cursors
+from delivery_sandbox.variants.paging import FULL_PAGES, PagePolicy
 
 __all__ = [
     "PAGE_LIMITS",
@@ -30,6 +31,7 @@ __all__ = [
     "paginate",
     "parse_epoch",
     "parse_limit",
+    "resume",
 ]
 
 T = TypeVar("T")
@@ -70,14 +72,14 @@ def parse_limit(raw: str | None, high: int, default: int) -> int | None:
     return value if 1 <= value <= high else None
 
 
-def parse_epoch(raw: str | None) -> int | bool | None:
-    """Epoch seconds of up to 11 digits; None when absent; False when invalid.
+def parse_epoch(raw: str | None, digits: int = MAX_EPOCH_DIGITS) -> int | bool | None:
+    """Epoch seconds of up to `digits` digits (11); None when absent; False when invalid.
 
     Requirements: CRE-029, CRE-056, PLS-037, SER-042.
     """
     if raw is None:
         return None
-    if not raw.isascii() or not raw.isdigit() or len(raw) > MAX_EPOCH_DIGITS:
+    if not raw.isascii() or not raw.isdigit() or len(raw) > digits:
         return False
     return int(raw)
 
@@ -114,8 +116,11 @@ def paginate(
     after: list[Any] | None,
     scope: cursors.Scope,
     full_page_cursor: bool = False,
+    paging: PagePolicy = FULL_PAGES,
+    state: int = 0,
 ) -> Page:
-    """Rows after the position `after` (rows sorted by `key`), `limit` of them.
+    """Rows after the position `after` (rows sorted by `key`), `limit` of them, cut where
+    `paging` says (`state`: what the cursor carried besides the position; variants/paging.py).
 
     `full_page_cursor`: a full page always carries a cursor, even when nothing follows.
 
@@ -124,11 +129,24 @@ def paginate(
     start = 0
     if after is not None:
         start = next((i for i, row in enumerate(rows) if key(row) > after), len(rows))
-    page = list(rows[start : start + limit])
-    more = start + limit < len(rows) or (full_page_cursor and len(page) == limit)
-    if not page or not more:
+    window = paging.window(start, len(rows), limit, state, full_page_cursor)
+    page = list(rows[start : window.stop])
+    if window.next_state is None:
         return Page(page, None)
-    return Page(page, scope.encode(key(page[-1])))
+    last = key(page[-1]) if page else list(after or [])
+    return Page(page, scope.encode(paging.join(last, window.next_state)))
+
+
+def resume(
+    scope: cursors.Scope, paging: PagePolicy, cursor: str | None
+) -> tuple[list[Any] | None, int] | Literal[False]:
+    """(position, state) a list page resumes from: (None, 0) for a first page, False for a
+    cursor of another listing, edited by hand, or without the state `paging` gives its cursors."""
+    after = scope.resume_after(cursor)
+    if after is None or after is False:
+        return after if after is False else (None, 0)
+    resumed = paging.split(after)
+    return False if resumed is None else resumed
 
 
 def list_links(

@@ -382,6 +382,24 @@ def _suspended(sb: Sandbox, exchange: Exchange) -> Reply:
     )
 
 
+async def _suspended_per_item(
+    sb: Sandbox,
+    exchange: Exchange,
+    caller: Caller,
+    read_body: Callable[[], Awaitable[bytes]],
+    tune: Tuning,
+) -> Reply:
+    """A suspended organisation read per ticket (legal variant suspended_batch_per_item): a
+    well-formed batch is 200 with every item 403 `not_entitled`, reason `org_suspended` (Errors >
+    Playback, per ticket); a single or malformed body is the whole-request 403, as the
+    organisation comes before the body (Authentication 4). Nothing is counted."""
+    request = parse(await read_body(), tune.body)
+    if not isinstance(request, PlaybackRequest) or not request.batch:
+        return _suspended(sb, exchange)
+    refused = [_not_entitled(sb, "org_suspended") for _ in request.items]
+    return _render(sb, exchange, caller, request, refused)
+
+
 async def handle(request: Request) -> Reply:
     """The app's entry: authentication up to the scope step has run (app.py, auth.py)."""
     scope = request.scope
@@ -410,12 +428,14 @@ async def answer(
 
     Requirements: SIM-003, SIM-005, SIM-006, SIM-007, SIM-008.
     """
-    tune = apply_faults(sb.faults, sb.limits)
+    tune = apply_faults(sb.faults, sb.limits, sb.bases)
     # Coverage fault: while tickets are kept for reuse, the organisation is not re-checked.
     skip_check = (
         sb.faults.enabled(FaultName.reuse_skips_organisation_check) and len(ticket_book(sb)) > 0
     )
     if org_suspended_12(sb, caller) and not skip_check:
+        if tune.suspended_per_item:
+            return await _suspended_per_item(sb, exchange, caller, read_body, tune)
         return _suspended(sb, exchange)
     now = sb.now()
     scenario = None

@@ -9,7 +9,6 @@ Not granted: `media` null, clips not ready and without a video id.
 from __future__ import annotations
 
 import hashlib
-import re
 from typing import Any
 
 from delivery_sandbox.endpoints import cursors, listing
@@ -30,7 +29,6 @@ __all__ = ["handle_list", "handle_one", "playlist_detail"]
 
 PATH = "/api/delivery/v1/playlists"
 CDN_TTL = 3600  # spec: Limits > Other constants, playlist image link
-SLUG = re.compile(r"\A[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 SHORT_CLIP_MS = 30_000
 
 
@@ -206,12 +204,13 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         return _error(sb, exchange, 403, 4032, errors.MSG_FILM_ORG)
     query, now = call.query, int(sb.now())
     limit = listing.parse_limit(query.get("limit"), *listing.PAGE_LIMITS["playlists"])
-    since = listing.parse_epoch(query.get("updated_since"))
+    since = listing.parse_epoch(query.get("updated_since"), sb.readings.list_since_digits)
     # fault (properties): a 32-bit overflow on epoch seconds after 2038-01-19
     if since and since > 2**31 - 1 and sb.faults.enabled(FaultName.playlists_since_2038_500):
         return errors.envelope(exchange, sb.faults, 500, 5000, "internal error", sb.now())
     category = query.get("category")
-    bad_category = category is not None and not (len(category) <= 100 and SLUG.match(category))
+    slug = sb.readings.category_slug  # README: PLS-039; a legal variant reads it looser
+    bad_category = category is not None and not (len(category) <= 100 and slug.match(category))
     if bad_category and sb.faults.enabled(FaultName.playlists_bad_category_404):  # properties
         return _error(sb, exchange, 404, 4040, errors.MSG_NO_CATEGORY)
     if limit is None or since is False or bad_category:
@@ -219,9 +218,10 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     if category is not None and not category_usable_14(sb.faults, sb.store, category, now):
         return _error(sb, exchange, 404, 4040, errors.MSG_NO_CATEGORY)
     scope = cursors.Scope(sb.cursor_secret, "playlists", f"u={since}&c={category}")
-    after = scope.resume_after(query.get("cursor"))
-    if after is False:
+    resumed = listing.resume(scope, sb.paging, query.get("cursor"))
+    if resumed is False:
         return _error(sb, exchange, 422, 4220, errors.MSG_CURSOR)
+    after, state = resumed
     bent = bend_list_13(sb.faults, "playlists", limit, since, after, category)
     limit, since, after, category = bent
     key = ("playlists", caller, now // 30)
@@ -247,6 +247,8 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         after,
         scope,
         full_page_cursor=not sb.faults.enabled(FaultName.playlists_full_page_without_cursor),
+        paging=sb.paging,
+        state=state,
     )
     kept = ("updated_since", "limit", "category")
     links = listing.list_links(f"{exchange.base_url}{PATH}", query, kept, page.next_cursor)

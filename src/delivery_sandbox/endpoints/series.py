@@ -18,7 +18,8 @@ from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.state.accounts import Caller
 from delivery_sandbox.state.context import Sandbox
-from delivery_sandbox.state.store import Film
+from delivery_sandbox.state.store import Film, LicenceState, Store
+from delivery_sandbox.variants.catalogue import VariantName
 
 __all__ = ["handle_list", "handle_one", "series_detail"]
 
@@ -95,6 +96,20 @@ def series_detail(sb: Sandbox, caller: Caller, film: Film, updated_at: int) -> d
     return data
 
 
+def scheduled_state(
+    store: Store, org_id: str, film: Film, now: float
+) -> tuple[str, int, None] | None:
+    """The legal variant `series_status_grows`: a series whose licence starts later is listed
+    with the new status `scheduled` (Series list item: "more may be added"); not streamable yet,
+    so its detail stays 404 4040 and its `content_version` null."""
+    licence = store.licences.get((org_id, film.id))
+    if licence is None or film.code is None or not film.published:
+        return None
+    if licence.state is not LicenceState.ACTIVE or now >= licence.starts_at:
+        return None
+    return ("scheduled", max(film.updated_at, licence.changed_at), None)
+
+
 def _rows(sb: Sandbox, caller: Caller, now: float) -> list[dict[str, Any]]:
     """List items of the series the organisation may stream (withdrawn ones for 30 days), oldest
     change first.
@@ -107,10 +122,13 @@ def _rows(sb: Sandbox, caller: Caller, now: float) -> list[dict[str, Any]]:
     for film in sb.store.films.values():
         state = series_state_14(sb.faults, sb.store, caller.org_id, film, now)
         state = state or unlicensed_state_13(sb.faults, film.code, film.updated_at)
+        if state is None and sb.variants.enabled(VariantName.series_status_grows):
+            state = scheduled_state(sb.store, caller.org_id, film, now)
         if state is None:
             continue
         status, updated_at, withdrawn_at = state
         active = status == "active"
+        counted = active or status == "scheduled"  # published episodes, whatever the licence
         if not active and sb.faults.enabled(FaultName.series_withdrawn_unlisted):
             continue
         rows.append(
@@ -121,7 +139,7 @@ def _rows(sb: Sandbox, caller: Caller, now: float) -> list[dict[str, Any]]:
                 "content_version": series_detail(sb, caller, film, updated_at)["content_version"]
                 if active
                 else None,
-                "episode_count": len(sb.store.episodes_of(film.id)) if active else None,
+                "episode_count": len(sb.store.episodes_of(film.id)) if counted else None,
                 "withdrawn_at": withdrawn_at,
                 "film_status": film.film_status,
                 "tier": film.tier,
@@ -144,15 +162,16 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     """
     query, now = call.query, sb.now()
     limit = listing.parse_limit(query.get("limit"), *listing.PAGE_LIMITS["series"])
-    since = listing.parse_epoch(query.get("updated_since"))
+    since = listing.parse_epoch(query.get("updated_since"), sb.readings.list_since_digits)
     if since is not False and since == 0 and sb.faults.enabled(FaultName.series_since_zero_refused):
         since = False  # fault (properties): a valid updated_since=0 refused
     scope = cursors.Scope(sb.cursor_secret, "series", f"u={since}")
-    after = scope.resume_after(query.get("cursor"))
+    resumed = listing.resume(scope, sb.paging, query.get("cursor"))
     if limit is None or since is False:
         return _error(sb, exchange, 422, 4220, errors.MSG_INVALID_REQUEST)
-    if after is False:
+    if resumed is False:
         return _error(sb, exchange, 422, 4220, errors.MSG_CURSOR)
+    after, state = resumed
     limit, since, after, _ = bend_list_13(sb.faults, "series", limit, since, after)
     key = ("series", caller, int(now // CACHE_SECONDS))
     rows = sb.cache.get(key)
@@ -160,7 +179,9 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         rows = sb.cache[key] = _rows(sb, caller, now)
     if since is not None:
         rows = [r for r in rows if r["updated_at"] > since]
-    page = listing.paginate(rows, listing.by_update, limit, after, scope)
+    page = listing.paginate(
+        rows, listing.by_update, limit, after, scope, paging=sb.paging, state=state
+    )
     kept = ("updated_since", "limit")
     links = listing.list_links(f"{exchange.base_url}{PATH}", query, kept, page.next_cursor)
     data = {"items": page.rows, "next_cursor": page.next_cursor}

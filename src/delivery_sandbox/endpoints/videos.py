@@ -103,12 +103,13 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         return _bad(sb, exchange, MSG_BAD_QUERY)
     wanted = query.get("collection")
     binding = f"c={wanted}"
-    start = 0
+    start, state = 0, 0
     if "cursor" in query:
-        position = cursors.decode(sb.cursor_secret, "videos", binding, query["cursor"])
-        if position is None or len(position) != 1 or not isinstance(position[0], int):
+        decoded = cursors.decode(sb.cursor_secret, "videos", binding, query["cursor"])
+        resumed = None if decoded is None else sb.paging.split(decoded)
+        if resumed is None or len(resumed[0]) != 1 or not isinstance(resumed[0][0], int):
             return _bad(sb, exchange, MSG_BAD_QUERY)
-        start = position[0]
+        start, state = resumed[0][0], resumed[1]
     granted = sb.store.granted_collections(caller.org_id)
     chosen: list[Collection]
     if wanted is None:
@@ -121,7 +122,8 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         return _read_failed(sb, exchange)
     sequence = [(c.code, i, vid) for c in chosen for i, vid in enumerate(c.videos, start=1)]
     sequence, limit = video_list_12(sb, wanted, granted, sequence, limit)  # coverage faults
-    window = sequence[start : start + limit]
+    cut = sb.paging.window(start, len(sequence), limit, state)
+    window = sequence[start : cut.stop]
     videos = sb.store.videos
     skip = not sb.faults.enabled(FaultName.videos_not_ready_listed)
     rows = [
@@ -131,10 +133,10 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     ]
     if sb.faults.enabled(FaultName.videos_order_broken):
         rows.reverse()
-    more = start + limit < len(sequence)
-    next_cursor = (
-        cursors.encode(sb.cursor_secret, "videos", binding, [start + limit]) if more else None
-    )
+    next_cursor = None
+    if cut.next_state is not None:
+        position = sb.paging.join([cut.stop], cut.next_state)
+        next_cursor = cursors.encode(sb.cursor_secret, "videos", binding, position)
     body = {
         "rows": rows,
         "next_cursor": next_cursor,

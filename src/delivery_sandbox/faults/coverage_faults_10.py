@@ -106,7 +106,7 @@ _HTTP_IMAGE = {"kind": "poster", "lang": None, "url": "http://img.delivery.sandb
                "width": 1, "height": 1}  # fmt: skip
 _MATERIAL = {"kind": "cover_9_16", "title": "t", "mid": "m", "url": "https://m.delivery.sandbox/m",
              "expires_at": "soon", "store_uri": "store://m", "width": 1, "height": 1}  # fmt: skip
-_PERSON = {"name": "A", "role": "extra", "description": None, "avatar_url": None}
+_PERSON = {"name": "A", "role": None, "description": None, "avatar_url": None}
 
 # name -> (rules, summary, when, change)
 _ROWS: tuple[tuple[str, tuple[str, ...], str, When, Change], ...] = (
@@ -142,7 +142,7 @@ _ROWS: tuple[tuple[str, tuple[str, ...], str, When, Change], ...] = (
      _catalog(), _field("films", "release_date", "2024-13-45")),
     ("catalog_film_tags_strings", ("CAT-022",), "film tags as plain strings", _catalog(),
      _field("films", "tags", ["drama"])),
-    ("catalog_film_person_extra", ("CAT-024",), "film people with role extra", _catalog(),
+    ("catalog_film_person_role_null", ("CAT-024",), "film people with role null", _catalog(),
      _field("films", "people", [_PERSON])),
     ("catalog_film_trailer_vid_number", ("CAT-026",), "film trailer.vid a number", _catalog(),
      _field("films", "trailer", {"vid": 7})),
@@ -164,8 +164,8 @@ _ROWS: tuple[tuple[str, tuple[str, ...], str, When, Change], ...] = (
      "string", _catalog(), _field("episodes", "poster_expires_at", "soon")),
     ("catalog_episode_vid_ready_string", ("CAT-045",), "episode vid_ready 'yes'", _catalog(),
      _field("episodes", "vid_ready", "yes")),
-    ("catalog_episode_status_draft", ("CAT-046",), "episode status draft", _catalog(),
-     _field("episodes", "status", "draft")),
+    ("catalog_episode_status_null", ("CAT-046",), "episode status null", _catalog(),
+     _field("episodes", "status", None)),
     ("catalog_episode_stream_ready_null", ("CAT-047",), "episode stream_ready null",
      _catalog(), _field("episodes", "stream_ready", None)),
     ("catalog_episode_title_i18n_list", ("CAT-048",), "episode title_i18n an array",

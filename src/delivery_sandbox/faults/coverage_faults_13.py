@@ -87,7 +87,7 @@ _BAD_IMAGE = {
     "space": 5,
     "uri": None,
 }
-_BAD_PERSON = {"name": "Extra", "role": "cameo", "description": None, "avatar_url": None}
+_BAD_PERSON = {"name": "Extra", "role": None, "description": None, "avatar_url": None}
 _RELATIVE_IMAGE = {
     "kind": "poster_3_4",
     "lang": None,
@@ -104,8 +104,8 @@ BLOCK_13: tuple[bt.Row, ...] = (
     ("series_synopsis_i18n_string", "SER-008", "the series detail synopsis_i18n is a string", _SERIES, _field("synopsis_i18n", "synopsis")),
     ("series_genres_string", "SER-009", "the series detail genres is one string", _SERIES, _field("genres", "drama")),
     ("series_poster_without_url", "SER-010", "the series detail poster is an object without url", _SERIES, _field("poster", {"href": "https://example.invalid/p.jpg"})),
-    ("series_content_rating_pg", "SER-011", "the series detail content_rating is PG-13", _SERIES, _field("content_rating", "PG-13")),
-    ("series_person_role_cameo", "SER-013", "a series person has role cameo", _SERIES, _append("people", _BAD_PERSON)),
+    ("series_content_rating_number", "SER-011", "the series detail content_rating is the number 13", _SERIES, _field("content_rating", 13)),
+    ("series_person_role_null", "SER-013", "a series person has role null", _SERIES, _append("people", _BAD_PERSON)),
     ("series_image_url_relative", "SER-014", "a series image url is a relative path", _SERIES, _append("images", _RELATIVE_IMAGE)),
     ("series_trailer_string", "SER-016", "the series detail trailer is a string", _SERIES, _field("trailer", "trailer")),
     ("series_metadata_time_iso", "SER-018", "the series metadata_updated_at is an ISO string", _SERIES, _field("metadata_updated_at", "2026-01-01T00:00:00Z")),
@@ -115,7 +115,7 @@ BLOCK_13: tuple[bt.Row, ...] = (
     ("playlist_image_space_number", "PLS-009", "a playlist image has a numeric space", _PLAYLIST, _append("images", _BAD_IMAGE)),
     ("config_video_door_listed", "LIM-008", "/config lists the single-video counter as a door", bt.at("config"), _video_door),
     ("config_doors_one_above", "LIM-009", "/config doors report one more than the organisation's limit", bt.at("config"), _doors_one_above),
-    ("playlist_clip_difficulty_expert", "PLS-013", "a playlist clip has difficulty expert", _PLAYLIST, _first("clips", "difficulty", "expert")),
+    ("playlist_clip_difficulty_number", "PLS-013", "a playlist clip has difficulty 3 (a number)", _PLAYLIST, _first("clips", "difficulty", 3)),
 )  # fmt: skip
 BODY_FAULTS_13 = bt.table_of(BLOCK_13)
 

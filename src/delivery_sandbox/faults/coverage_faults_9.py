@@ -57,14 +57,14 @@ _ROWS: tuple[tuple[str, tuple[str, ...], str, str], ...] = (
     ("app_not_registered_with_error_code", ("ERR-004",), "answer", "403 app_not_registered also carries error_code"),
     ("video_not_found_in_array", ("ERR-005",), "answer", "404 video_not_found is a JSON array holding the error object"),
     ("unknown_path_405", ("ERR-013",), "answer", "an unknown path answers 405 (Allow: GET) to methods other than GET"),
-    ("wrong_method_401_without_key", ("ERR-017",), "answer", "a wrong method without Authorization answers 401, not 405"),
+    ("wrong_method_404_without_key", ("ERR-017",), "answer", "a wrong method without Authorization answers 404 not_found (the path hidden from callers without a key), neither 405 nor 401"),
     ("videos_list_missing", ("GEN-001",), "answer", "GET /videos answers 404 not_found (no such path under /v1/)"),
     ("bare_host_query_dropped", ("GEN-006",), "answer", "the bare host's 308 Location drops the query"),
     ("bare_host_307_for_writes", ("GEN-007",), "answer", "the bare host answers 307 to methods other than GET"),
     ("video_errors_unversioned", ("HDR-005",), "answer", "errors of GET /videos/{id} carry no Service-Version"),
     ("service_version_latest_not_pin", ("HDR-007", "VER-002"), "answer", "without a request version, answers outside /config name the latest version, not the key's pin"),
     ("service_version_pin_not_requested", ("HDR-008",), "answer", "GET /catalog with a supported Service-Version names the key's pin"),
-    ("service_version_fallback_oldest", ("HDR-010",), "answer", "errors without a known key name the oldest supported version, not the latest"),
+    ("service_version_fallback_retired", ("HDR-010",), "answer", "errors without a known key name 2026-05-01, a version the server does not serve (retired in the extended set)"),
     ("retryable_503_without_retry_after", ("HDR-025",), "answer", "every 503 leaves out Retry-After"),
     ("catalog_last_cursor_not_null", ("PAGE-002",), "answer", "the last page of the paged catalog has next_cursor 'end'"),
     ("config_without_2026_10_02", ("VER-001",), "answer", "/config api.supported_versions leaves out 2026-10-02"),
@@ -95,8 +95,8 @@ _COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {
         ("ERR-004", "the error string is in no top-level object, so its check cannot find it"),
         ("HDR-013", "nor can the request_id be read from an array"),
     ),
-    "wrong_method_401_without_key": (
-        ("ERR-015", "a wrong method that answers 401 does not answer the 405 ERR-015 wants"),
+    "wrong_method_404_without_key": (
+        ("ERR-015", "a wrong method that answers 404 does not answer the 405 ERR-015 wants"),
     ),
 }
 COVERAGE_FAULT_ROWS_9: tuple[

@@ -365,5 +365,30 @@ COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {
 for _name, _extra in COLLATERAL.items():
     FAULTS[_name] = replace(FAULTS[_name], collateral=_extra)
 
+# Faults proven only by a scenario that polls until a Freshness bound has passed: a server with
+# caches inside the bounds must pass, so a comparison that never agrees fails only at the bound
+# (30 s, 60 s). Each costs its bound in sleep, so `make test` runs it beside the main kill rate
+# like the slow faults of the blocks above (tests/harness/killrate_support.py).
+WAITS_OUT_A_BOUND = frozenset(
+    {
+        "catalog_cursor_page_one", "catalog_page_film_missing", "catalog_page_row_missing",
+        "catalog_per_key", "envelope_next_link_resized", "episode_id_first_episode",
+        "film_ref_id_next_episode", "film_ref_slug_next_episode", "film_ref_wins_over_episode_id",
+        "licence_suspension_reason_other", "list_per_key", "pin_checked_before_key",
+        "play_hold_too_long", "playlist_clip_ids_per_read", "playlist_item_content_version_stale",
+        "playlist_metadata_version_per_org", "playlist_withdrawal_keeps_updated_at",
+        "playlist_withdrawn_listed_inactive", "playlists_withdrawn_gone_at_29_days",
+        "rate_limit_before_org", "reuse_skips_organisation_check",
+        "series_content_version_per_read", "series_episode_count_off",
+        "series_episodes_reversed", "series_item_content_version_stale",
+        "series_licence_change_ignored", "series_metadata_version_other",
+        "series_null_member_404", "series_taken_down_listed_forever",
+        "series_withdrawal_keeps_updated_at", "series_withdrawn_detail_served",
+        "series_withdrawn_gone_at_29_days", "series_withdrawn_unlisted",
+    }
+)  # fmt: skip
+for _name in WAITS_OUT_A_BOUND:
+    FAULTS[_name] = replace(FAULTS[_name], slow=True)
+
 if set(FAULTS) != set(FaultName):  # names.py and the table are one list, kept in step
     raise ImportError(f"fault names out of step: {sorted(set(FAULTS) ^ set(FaultName))}")

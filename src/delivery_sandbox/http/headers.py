@@ -8,12 +8,15 @@ Every answer, error or not, goes out through `send_reply`, which adds `Service-A
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http.coverage_faults import mangle_headers
 from delivery_sandbox.http.versions import Version
+from delivery_sandbox.variants.catalogue import VariantSet
+from delivery_sandbox.variants.reply import Asked, shape_reply
 
 if TYPE_CHECKING:
     from delivery_sandbox.faults.registry import FaultSwitch
@@ -60,6 +63,9 @@ class Exchange:
     version_info: Version | None = None
     caller: Caller | None = None
     omit_version: bool = False
+    accept_encoding: str | None = None  # read by the `reply` variants (content codings)
+    endpoint: str | None = None  # the route's endpoint name ("unknown": a 404 path); variants
+    method: str = "GET"  # the request's method, for the `reply` variants (HEAD: no body)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -168,8 +174,15 @@ def common_headers(
     return headers
 
 
-async def send_reply(send: Any, exchange: Exchange, reply: Reply, faults: FaultSwitch) -> None:
-    """Every answer goes out here: common headers, then `Content-Type` on every body.
+async def send_reply(
+    send: Any,
+    exchange: Exchange,
+    reply: Reply,
+    faults: FaultSwitch,
+    variants: VariantSet | None = None,
+) -> None:
+    """Every answer goes out here: common headers, then `Content-Type` on every body; the
+    legal variants of the `reply` seam shape it last.
 
     Requirements: ERR-005, GEN-005.
     """
@@ -179,8 +192,12 @@ async def send_reply(send: Any, exchange: Exchange, reply: Reply, faults: FaultS
     headers.append((b"content-length", str(len(reply.body)).encode()))
     headers.extend(reply.headers)
     headers = mangle_headers(headers, reply.status, faults)
+    body = reply.body
+    if variants:
+        asked = Asked(exchange.endpoint, exchange.method, exchange.accept_encoding, time.time())
+        headers, body = shape_reply(variants, reply.status, headers, body, asked)
     await send({"type": "http.response.start", "status": reply.status, "headers": headers})
-    await send({"type": "http.response.body", "body": reply.body})
+    await send({"type": "http.response.body", "body": body})
 
 
 BEARER = "Bearer "

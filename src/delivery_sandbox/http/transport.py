@@ -15,7 +15,14 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-__all__ = ["CoalescingHttpToolsProtocol", "CoalescingTransport"]
+from delivery_sandbox.variants.wire import respell_head
+
+__all__ = [
+    "CoalescingHttpToolsProtocol",
+    "CoalescingTransport",
+    "HeaderSpellingHttpToolsProtocol",
+    "SpellingTransport",
+]
 
 
 class CoalescingTransport:
@@ -67,3 +74,27 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
     def connection_made(self, transport: Any) -> None:
         wrapped: Any = CoalescingTransport(transport, self.loop)
         super().connection_made(wrapped)
+
+
+class HeaderSpellingHttpToolsProtocol(CoalescingHttpToolsProtocol):
+    """The coalescing protocol that writes header names in their mixed-case spelling.
+
+    uvicorn lower-cases every name before it writes the head of an answer; a server behind a
+    proxy that spells them in Title-Case (the legal variant `title_case_headers`) needs them
+    spelled on the wire. uvicorn writes the status line and every header in one write, the body
+    in others: a write that starts with a status line is a head, and only its names are respelled
+    (`variants/wire.py: respell_head`). Used only while that variant is on.
+    """
+
+    def connection_made(self, transport: Any) -> None:
+        wrapped: Any = SpellingTransport(transport, self.loop)
+        HttpToolsProtocol.connection_made(self, wrapped)
+
+
+class SpellingTransport(CoalescingTransport):
+    """A coalescing transport that respells the header names of every head written."""
+
+    def write(self, data: bytes) -> None:
+        if data.startswith(b"HTTP/1."):
+            data = respell_head(data)
+        super().write(data)

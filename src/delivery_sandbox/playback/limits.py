@@ -217,9 +217,18 @@ class LimitQuirks:
     catalog_refill_factor: float = 1.0  # the catalog bucket's refill rate multiplier
     raise_ignored: bool = False  # a raise is recorded but a live counter keeps its old limit
     default_limits: tuple[tuple[str, int], ...] = ()  # (counter, limit) replacing the table's
+    continuous_retry_after: int = 0  # the least Retry-After of a continuous counter (a variant)
+    counted_high: float = 1.0  # each unit counts this much (a variant: up to about 2.5 % high)
+
+    def _counted(self, limit: int) -> int:
+        """What `limit` admits when every unit counts `counted_high`: never fewer than the
+        limit less its share of the error, so a small limit is not refused a whole unit early."""
+        return math.ceil(limit / self.counted_high - 1e-9)
 
     def minute_limit(self, counter: str, limit: int) -> int:
         """What a clock-minute counter really admits (the advertised limit stays `limit`)."""
+        if self.counted_high != 1.0:
+            limit = self._counted(limit)
         factor = self.simulated_limit_factor if counter == "simulated" else self.minute_limit_factor
         early = 0 if counter == "simulated" else self.early_refusals
         if factor == 1.0 and not early:
@@ -229,9 +238,12 @@ class LimitQuirks:
     def bucket_shape(self, counter: str, limit: int) -> tuple[float, float]:
         """(capacity, refill per second) of a continuous counter of this limit."""
         capacity = limit * self.capacity_factor
+        rate = limit / WINDOW_SECONDS * self.refill_factor
+        if self.counted_high != 1.0:
+            capacity = self._counted(limit) * self.capacity_factor
+            rate /= self.counted_high
         if counter == "playback" and self.playback_burst_cap:
             capacity = min(capacity, self.playback_burst_cap)
-        rate = limit / WINDOW_SECONDS * self.refill_factor
         return capacity, rate * (self.catalog_refill_factor if counter == "catalog" else 1.0)
 
 
@@ -317,8 +329,11 @@ class Limits:
         Requirements: LIM-030, LIM-031, LIM-032, LIM-033, LIM-034.
         """
         advertised = round(self.limit_of(org_id, counter) * self.quirks.advertised_limit_factor)
+        wait = _ceil_seconds(seconds)
+        if LIMITS[counter].refill is Refill.CONTINUOUS:
+            wait = max(wait, self.quirks.continuous_retry_after)
         return Refusal(
-            retry_after=_ceil_seconds(seconds) + self.quirks.retry_after_offset,
+            retry_after=wait + self.quirks.retry_after_offset,
             limit=advertised,
             reason=reason,
         )

@@ -9,11 +9,13 @@ batch form B with an anchor and `next`) or a `BodyError` naming the whole-reques
 A `viewer_ref` longer than 256 characters, or not a string, is ignored: the request is served
 without reuse (README: PLAY-024).
 - 400 `invalid_request`: one device value without the other; a malformed batch;
-- 400 `invalid_device_info` with `fields` naming the rejected device fields.
+- 400 `invalid_device_info` with `fields` naming the rejected device fields (or, under the
+  `fields_as_values` rule of a legal variant, listing the rejected values).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +39,7 @@ VIEWER_REF_MAX = 256
 MAX_EPISODES = 3
 MAX_NEXT = 2
 EPISODE_FIELDS = ("episode_id", "film_ref", "episode_no")
+UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 
 MSG_NOT_JSON = "body must be a JSON object"
 MSG_NO_EPISODE = "send episode_id, or film_ref with a numeric episode_no"
@@ -56,6 +59,8 @@ class BodyRules:
     null_words_any_case: bool = True
     later_items_default: str = "prefetch"
     next_items_intent: str = "prefetch"  # how items added by `next` are recorded (PLAY-038)
+    fields_as_values: bool = False  # `fields` lists the rejected values (variant readings.py)
+    episode_id_uuid_only: bool = False  # a non-UUID episode_id is no episode (variant)
 
 
 @dataclass(frozen=True)
@@ -113,13 +118,16 @@ def _episode_no(value: object) -> int | None:
     return int(value)
 
 
-def _episode_of(obj: dict[str, Any]) -> Anchor | None:
-    """(episode_id, film_ref, episode_no) with episode_id taking precedence, or None.
+def _episode_of(obj: dict[str, Any], rules: BodyRules) -> Anchor | None:
+    """(episode_id, film_ref, episode_no) with episode_id taking precedence, or None (also for a
+    non-UUID episode_id when the rules read it as no episode id).
 
     Requirements: PLAY-005, PLAY-006, PLAY-007, PLAY-008, PLAY-069.
     """
     episode_id = obj.get("episode_id")
     if isinstance(episode_id, str):
+        if rules.episode_id_uuid_only and not UUID.fullmatch(episode_id):
+            return None
         return episode_id, None, None
     film_ref, episode_no = obj.get("film_ref"), _episode_no(obj.get("episode_no"))
     if isinstance(film_ref, str) and episode_no is not None:
@@ -146,6 +154,11 @@ def _device_rejected(value: object, rules: BodyRules) -> bool:
     return len(text) < DEVICE_MIN or word in NULL_WORDS
 
 
+def _shown(value: object) -> str:
+    """A rejected device value as `fields` lists it: the string, or the JSON of another value."""
+    return value if isinstance(value, str) else orjson.dumps(value).decode()
+
+
 def _batch_a(
     body: dict[str, Any], top_intent: str, rules: BodyRules
 ) -> list[ItemRequest] | BodyError:
@@ -160,7 +173,7 @@ def _batch_a(
         return BodyError(MSG_BATCH_SIZE, "invalid_request")
     items: list[ItemRequest] = []
     for index, entry in enumerate(episodes):
-        episode = _episode_of(entry) if isinstance(entry, dict) else None
+        episode = _episode_of(entry, rules) if isinstance(entry, dict) else None
         if episode is None:
             return BodyError(MSG_BATCH_ITEM, "invalid_request")
         default = top_intent if index == 0 else rules.later_items_default
@@ -205,7 +218,7 @@ def parse(raw: bytes, rules: BodyRules | None = None) -> PlaybackRequest | BodyE
         items = _batch_a(body, top_intent, rules)
         batch = True
     else:
-        anchor = _episode_of(body)
+        anchor = _episode_of(body, rules)
         if "next" in body:
             if anchor is None:
                 return BodyError(MSG_NEXT, "invalid_request")
@@ -225,10 +238,9 @@ def parse(raw: bytes, rules: BodyRules | None = None) -> PlaybackRequest | BodyE
     if not isinstance(viewer_ref, str) or len(viewer_ref) > VIEWER_REF_MAX:
         viewer_ref = None  # README: PLAY-024 — longer or not a string: served without reuse
     rejected: tuple[str, ...] = ()
-    if union_info is not None and _device_rejected(union_info, rules):
-        rejected = ("union_info",)
-    if drm_kek is not None and _device_rejected(drm_kek, rules):
-        rejected += ("drm_kek",)
+    for name, value in (("union_info", union_info), ("drm_kek", drm_kek)):
+        if value is not None and _device_rejected(value, rules):
+            rejected += (_shown(value) if rules.fields_as_values else name,)
     if rejected:
         return BodyError(MSG_DEVICE_INFO, "invalid_device_info", rejected)
     return PlaybackRequest(

@@ -51,6 +51,7 @@ class TicketPolicy:
     reuse_ignores_device: bool = False
     sort_subtitles: bool = True  # False: reverse lang order (a fault)
     reuse_extension: int = 0  # seconds a reuse adds to the kept ticket (a fault: PLAY-003)
+    reuses: bool = True  # False: no ticket is kept for reuse (legal variant no_reuse)
 
 
 def iso_utc(epoch: float) -> str:
@@ -166,7 +167,7 @@ class TicketBook:
         """
         key = self._key(key)
         ticket = self._kept.get(key)
-        if ticket is None:
+        if ticket is None or not self.policy.reuses:
             return None
         if self.reusable(ticket, now):
             if self.policy.reuse_extension:
@@ -177,6 +178,8 @@ class TicketBook:
         return None
 
     def keep(self, key: ReuseKey, ticket: Ticket, now: float) -> None:
+        if not self.policy.reuses:
+            return
         if len(self._kept) >= self.SOFT_CAP:
             self._purge(now)
         self._kept[self._key(key)] = ticket

@@ -3,11 +3,14 @@
 Everything mutable lives on one `Sandbox` object, built from `Settings` with an injected time
 source and random source, so tests can build as many independent sandboxes as they like.
 `generation` grows on every admin change; caches keyed on it never serve stale data.
+Legal variants (variants/) are fixed at start: the policies they set (`bases`, `paging`,
+`readings`) and, for the cache variants, the servers that answer in turn (`views`, `serving`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import time
 from collections.abc import Callable
@@ -17,13 +20,19 @@ from typing import Any
 from delivery_sandbox.faults.registry import FaultSwitch
 from delivery_sandbox.http.headers import RequestIds
 from delivery_sandbox.http.versions import LATEST, VERSION_SETS, VersionSet, VersionSetName
-from delivery_sandbox.playback.fault_policies import apply_faults
+from delivery_sandbox.playback.fault_policies import DEFAULT_BASES, Bases, apply_faults
 from delivery_sandbox.playback.limits import Limits
 from delivery_sandbox.playback.tickets import TicketBook
+from delivery_sandbox.playback.variant_policies import variant_bases
 from delivery_sandbox.state.accounts import EXTENDED_ONLY, ROLES, Accounts, Pin
 from delivery_sandbox.state.clock import Clock
 from delivery_sandbox.state.seed import build_store
 from delivery_sandbox.state.store import Store
+from delivery_sandbox.state.views import ServerViews
+from delivery_sandbox.variants.caches import CACHED_ENDPOINTS, Change, server_plan
+from delivery_sandbox.variants.catalogue import VariantSet
+from delivery_sandbox.variants.paging import FULL_PAGES, PagePolicy, page_policy
+from delivery_sandbox.variants.readings import DEFAULT_READINGS, Readings, readings
 
 __all__ = ["BARE_HOST", "WWW_HOST", "Sandbox", "Settings"]
 
@@ -35,6 +44,7 @@ CACHE_MAX = 4096
 @dataclass(frozen=True)
 class Settings:
     faults: tuple[str, ...] = ()
+    variants: tuple[str, ...] = ()  # legal variants (variants/catalogue.py), fixed at start
     limits_scale: float = 1.0
     versions: VersionSetName = VersionSetName.SPEC
     admin_token: str | None = None
@@ -51,6 +61,7 @@ class Sandbox:
     store: Store
     limits: Limits
     faults: FaultSwitch
+    variants: VariantSet
     request_ids: RequestIds
     admin_token: str
     cursor_secret: bytes
@@ -59,9 +70,29 @@ class Sandbox:
     tickets: TicketBook = field(default_factory=TicketBook)
     outages: set[str] = field(default_factory=set)  # areas out (outages.py; admin API)
     pending: list[asyncio.TimerHandle] = field(default_factory=list)  # `later` actions
+    bases: Bases = DEFAULT_BASES  # playback and limits policies before any fault (variants)
+    paging: PagePolicy = FULL_PAGES  # where pages are cut (variants/paging.py)
+    readings: Readings = DEFAULT_READINGS  # the reading of ambiguous answers (variants)
+    views: ServerViews | None = None  # the servers of a cache variant (state/views.py)
 
     def now(self) -> float:
         return self.clock.now()
+
+    def serving(self, endpoint: str) -> Sandbox:
+        """The sandbox as the server answering this request reads it: itself, or under a cache
+        variant a sandbox whose store and built bodies are that server's copy (spec: Limits >
+        Freshness, each server has its own cache)."""
+        if self.views is None:
+            return self
+        view = self.views.answer(self.store, self.now(), endpoint in CACHED_ENDPOINTS)
+        if view is None:
+            return self
+        return dataclasses.replace(self, store=view.store, cache=view.cache)
+
+    def note_change(self, change: Change) -> None:
+        """An admin change of this Freshness row was made (the cache variants take it in)."""
+        if self.views is not None:
+            self.views.noted(change, self.now())
 
     def cached(self, key: Any, build: Callable[[], bytes]) -> bytes:
         """A pre-serialised body, built once per key until the next change."""
@@ -76,7 +107,7 @@ class Sandbox:
         """Something an answer depends on changed: drop every cached body, re-apply the faults."""
         self.generation += 1
         self.cache.clear()
-        apply_faults(self.faults, self.limits)
+        apply_faults(self.faults, self.limits, self.bases)
 
     def later(self, seconds: float, action: Callable[..., object], *args: object) -> None:
         """Run `action` on the event loop after `seconds` (a reset cancels what is pending)."""
@@ -99,6 +130,8 @@ class Sandbox:
         self.tickets = TicketBook()
         self.outages.clear()
         self.faults.only(self.settings.faults)
+        if self.views is not None:
+            self.views.renew()
         self.changed()
 
     def fixtures(self) -> dict[str, str | int]:
@@ -131,6 +164,8 @@ def build_sandbox(
     ]
     clock = Clock(time_source)
     store = build_store(settings.seed, clock.now())
+    variants = VariantSet(settings.variants)
+    plan = server_plan(variants)
     sandbox = Sandbox(
         settings=settings,
         clock=clock,
@@ -140,10 +175,15 @@ def build_sandbox(
         store=store,
         limits=Limits(scale=settings.limits_scale),
         faults=FaultSwitch(settings.faults),
+        variants=variants,
         request_ids=RequestIds(rng),
         admin_token=settings.admin_token
         or "adm_" + "".join(rng.choice("abcdef0123456789") for _ in range(32)),
         cursor_secret=bytes(rng.getrandbits(8) for _ in range(32)),
+        bases=variant_bases(variants),
+        paging=page_policy(variants),
+        readings=readings(variants),
+        views=None if plan is None else ServerViews(plan),
     )
     sandbox.changed()  # brings the limiter in line with the faults given at start
     return sandbox

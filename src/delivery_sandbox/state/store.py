@@ -10,6 +10,7 @@ Data API for playback (stable): `film_by_ref`, `episode`, `episode_by_no`, `epis
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -283,6 +284,17 @@ class Store:
             self.withdrawn_episodes.clear()
             self.edited_episodes.clear()
             self._index_episodes()
+
+    def snapshot(self) -> Store:
+        """A copy later changes to this store do not reach: its own containers, the same frozen
+        records (legal variants: a server reading through a cache, state/views.py)."""
+        copied = copy.copy(self)
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if isinstance(value, dict | set):
+                setattr(copied, name, copy.copy(value))
+        copied._by_film = {film: list(rows) for film, rows in self._by_film.items()}
+        return copied
 
     # -- admin changes (ARCHITECTURE: Sandbox admin API) ---------------------------------------
 

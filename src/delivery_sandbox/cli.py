@@ -133,6 +133,10 @@ async def _serve(
         log_level="warning",
         server_header=False,
         date_header=False,
+        # idle keep-alive connections are kept 75 s (uvicorn's default is 5 s): a client that
+        # pauses a few seconds between requests (pacing, a busy machine) reuses its connection
+        # instead of racing the close
+        timeout_keep_alive=75,
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))

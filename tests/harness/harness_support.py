@@ -116,8 +116,16 @@ def served(app: Any) -> Iterator[str]:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
+    # An idle keep-alive connection is closed after `timeout_keep_alive`; a client that reuses
+    # it in that instant gets a reset. On a busy machine a scenario can pause past uvicorn's
+    # default 5 s between two requests, so the served test apps keep connections longer.
     config = uvicorn.Config(
-        app, log_level="error", lifespan="off", access_log=False, loop="asyncio"
+        app,
+        log_level="error",
+        lifespan="off",
+        access_log=False,
+        loop="asyncio",
+        timeout_keep_alive=120,
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)

@@ -27,6 +27,22 @@ def ext() -> Iterator[Api]:
 
 
 @pytest.fixture
+def default() -> Iterator[Api]:
+    """The default sandbox with the extended version set: what a variant is compared with."""
+    made = make_api(versions=VersionSetName.EXTENDED)
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def variant(request: pytest.FixtureRequest) -> Iterator[Api]:
+    """The same sandbox playing one legal variant (`@plays(name)`, sandbox_api.py)."""
+    made = make_api(variants=(request.param,), versions=VersionSetName.EXTENDED)
+    yield made
+    made.close()
+
+
+@pytest.fixture
 def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandboxed]:
     made = Sandboxed()
     patch_sleep(monkeypatch, made)

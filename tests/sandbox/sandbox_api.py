@@ -12,6 +12,15 @@ from delivery_sandbox.app import SandboxApp
 from delivery_sandbox.state.context import Sandbox, Settings, build_sandbox
 
 API = "/api/delivery/v1"
+
+
+def plays(name: str) -> Any:
+    """Parametrise the `variant` fixture (conftest.py) with one legal variant."""
+    import pytest
+
+    return pytest.mark.parametrize("variant", [name], indirect=True)
+
+
 START = 1_795_000_000.0  # a fixed wall clock: 2026-11-18
 
 

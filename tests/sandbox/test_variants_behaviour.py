@@ -7,39 +7,18 @@ through the sandbox clock (`sb.clock.advance`, as time passing, not an admin cha
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from sandbox_api import Api, make_api
+from sandbox_api import Api, plays
+from sandbox_playback_support import DEVICE
 
-from delivery_sandbox.http.versions import VersionSetName
 from delivery_sandbox.playback.fault_policies import DEFAULT_BASES
 from delivery_sandbox.state.context import Settings, build_sandbox
 from delivery_sandbox.variants.caches import ADMIN_CHANGES, BOUNDS, LAGGING, Change, admin_change
 from delivery_sandbox.variants.catalogue import VariantName as V
 from delivery_sandbox.variants.paging import FULL_PAGES, PagePolicy
-
-DEVICE = {"union_info": "device-0001", "drm_kek": "kek-000000001"}
-
-
-@pytest.fixture
-def default() -> Iterator[Api]:
-    made = make_api(versions=VersionSetName.EXTENDED)
-    yield made
-    made.close()
-
-
-@pytest.fixture
-def variant(request: pytest.FixtureRequest) -> Iterator[Api]:
-    made = make_api(variants=(request.param,), versions=VersionSetName.EXTENDED)
-    yield made
-    made.close()
-
-
-def plays(name: V) -> Any:
-    return pytest.mark.parametrize("variant", [name], indirect=True)
 
 
 def post(api: Api, body: Any, role: str = "films") -> httpx.Response:

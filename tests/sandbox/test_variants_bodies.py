@@ -10,32 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import pytest
-from sandbox_api import Api, _walk, make_api
+from sandbox_api import Api, _walk, plays
+from sandbox_playback_support import DEVICE
 
-from delivery_sandbox.http.versions import VersionSetName
 from delivery_sandbox.variants.bodies import ADDED_FIELD, reversed_keys
 from delivery_sandbox.variants.catalogue import VariantName as V
-
-DEVICE = {"union_info": "device-0001", "drm_kek": "kek-000000001"}
-
-
-@pytest.fixture
-def default() -> Iterator[Api]:
-    made = make_api(versions=VersionSetName.EXTENDED)
-    yield made
-    made.close()
-
-
-@pytest.fixture
-def variant(request: pytest.FixtureRequest) -> Iterator[Api]:
-    made = make_api(variants=(request.param,), versions=VersionSetName.EXTENDED)
-    yield made
-    made.close()
-
-
-def plays(name: V) -> Any:
-    return pytest.mark.parametrize("variant", [name], indirect=True)
 
 
 def objects(node: Any, key: str | None = None) -> Iterator[tuple[str | None, dict[str, Any]]]:

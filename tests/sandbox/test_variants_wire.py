@@ -43,7 +43,8 @@ DEPLOYMENT = {
 
 
 @pytest.fixture
-def default() -> Iterator[Api]:
+def plain() -> Iterator[Api]:
+    """The default sandbox with the spec's version set."""
     made = make_api()
     yield made
     made.close()
@@ -54,8 +55,8 @@ def playing(*names: str) -> Api:
 
 
 @pytest.mark.parametrize("coding", ["gzip", "deflate", "br"])
-def test_a_coding_variant_codes_json_when_the_request_accepts_it(default: Api, coding: str) -> None:
-    plain = default.get("catalog", "films", headers=ALL_CODINGS)
+def test_a_coding_variant_codes_json_when_the_request_accepts_it(plain: Api, coding: str) -> None:
+    plain = plain.get("catalog", "films", headers=ALL_CODINGS)
     api = playing(coding)
     try:
         coded = api.get("catalog", "films", headers=ALL_CODINGS)
@@ -76,7 +77,7 @@ def test_codings_follow_accept_encoding_rules() -> None:
     assert not accepts(None, "gzip")
 
 
-def test_title_case_headers_spells_names_and_adds_the_deployments_headers(default: Api) -> None:
+def test_title_case_headers_spells_names_and_adds_the_deployments_headers(plain: Api) -> None:
     api = playing(VariantName.title_case_headers)
     try:
         response = api.get("config", "films")
@@ -89,7 +90,7 @@ def test_title_case_headers_spells_names_and_adds_the_deployments_headers(defaul
     assert all(name[0].isupper() for name in names)
     parsedate_to_datetime(response.headers["date"])  # an HTTP date
     assert not any(n.lower().startswith(("set-cookie", "access-control")) for n in names)
-    plain = default.get("config", "films")
+    plain = plain.get("config", "films")
     assert all(name == name.lower() for name, _ in plain.headers.raw)
     assert "server" not in plain.headers and "via" not in plain.headers
 
@@ -134,7 +135,7 @@ def test_title_case_names_reach_the_wire_through_uvicorn(tmp_path: Path) -> None
     assert set(names) >= DEPLOYMENT
 
 
-def test_cache_control_casing_sends_no_store_in_another_case(default: Api) -> None:
+def test_cache_control_casing_sends_no_store_in_another_case(plain: Api) -> None:
     api = playing(VariantName.cache_control_casing)
     try:
         response = api.get("catalog", "films")
@@ -143,20 +144,20 @@ def test_cache_control_casing_sends_no_store_in_another_case(default: Api) -> No
         api.close()
     assert response.headers["cache-control"] == "No-Store"
     assert error.status_code == 401 and error.headers["cache-control"] == "No-Store"
-    assert default.get("catalog", "films").headers["cache-control"] == "no-store"
+    assert plain.get("catalog", "films").headers["cache-control"] == "no-store"
 
 
-def test_chunked_transfer_drops_content_length(default: Api) -> None:
+def test_chunked_transfer_drops_content_length(plain: Api) -> None:
     api = playing(VariantName.chunked_transfer)
     try:
         response = api.get("config", "films")
     finally:
         api.close()
     assert "content-length" not in response.headers and response.json()["api"]["status"] == "beta"
-    assert "content-length" in default.get("config", "films").headers
+    assert "content-length" in plain.get("config", "films").headers
 
 
-def test_json_charset_and_connection_close_change_only_those_headers(default: Api) -> None:
+def test_json_charset_and_connection_close_change_only_those_headers(plain: Api) -> None:
     api = playing(VariantName.json_charset, VariantName.connection_close)
     try:
         response = api.get("config", "films")
@@ -164,12 +165,12 @@ def test_json_charset_and_connection_close_change_only_those_headers(default: Ap
         api.close()
     assert response.headers["content-type"] == "application/json; charset=utf-8"
     assert response.headers["connection"] == "close"
-    plain = default.get("config", "films")
+    plain = plain.get("config", "films")
     assert plain.headers["content-type"] == "application/json" and "connection" not in plain.headers
     assert response.json()["api"] == plain.json()["api"]
 
 
-def test_request_id_alphabet_uses_another_alphabet_in_header_and_body(default: Api) -> None:
+def test_request_id_alphabet_uses_another_alphabet_in_header_and_body(plain: Api) -> None:
     api = playing(VariantName.request_id_alphabet)
     try:
         ok = api.get("catalog", "films")
@@ -182,11 +183,11 @@ def test_request_id_alphabet_uses_another_alphabet_in_header_and_body(default: A
     assert error.json()["request_id"] == error.headers["service-request-id"]
     assert ok.headers["service-request-id"] != error.headers["service-request-id"]
     assert re.fullmatch(
-        r"req_[0-9A-HJKMNP-TV-Z]{26}", default.get("catalog").headers["service-request-id"]
+        r"req_[0-9A-HJKMNP-TV-Z]{26}", plain.get("catalog").headers["service-request-id"]
     )
 
 
-def test_fewer_simulations_simulates_only_the_named_scenarios(default: Api) -> None:
+def test_fewer_simulations_simulates_only_the_named_scenarios(plain: Api) -> None:
     api = playing(VariantName.fewer_simulations)
     try:
         named = api.get("catalog", "films", headers={"Service-Simulate": "rate_limited"})
@@ -195,11 +196,11 @@ def test_fewer_simulations_simulates_only_the_named_scenarios(default: Api) -> N
         api.close()
     assert named.status_code == 429 and named.headers["service-simulated"] == "rate_limited"
     assert other.status_code == 200 and "service-simulated" not in other.headers
-    plain = default.get("catalog", "films", headers={"Service-Simulate": "org_suspended"})
+    plain = plain.get("catalog", "films", headers={"Service-Simulate": "org_suspended"})
     assert plain.status_code == 403 and plain.headers["service-simulated"] == "org_suspended"
 
 
-def test_allow_lists_head_serves_head_like_get_without_a_body(default: Api) -> None:
+def test_allow_lists_head_serves_head_like_get_without_a_body(plain: Api) -> None:
     api = playing(VariantName.allow_lists_head)
     try:
         get = api.get("catalog", "films")
@@ -213,8 +214,8 @@ def test_allow_lists_head_serves_head_like_get_without_a_body(default: Api) -> N
     assert head.headers["content-type"] == "application/json"
     assert wrong.status_code == 405 and wrong.headers["allow"] == "GET, HEAD"
     assert head_post.status_code == 405 and head_post.headers["allow"] == "POST"
-    assert default.request("HEAD", "catalog", "films").status_code == 405
-    assert default.request("DELETE", "catalog").headers["allow"] == "GET"
+    assert plain.request("HEAD", "catalog", "films").status_code == 405
+    assert plain.request("DELETE", "catalog").headers["allow"] == "GET"
 
 
 def test_every_variant_has_one_row_and_the_default_plays_none() -> None:

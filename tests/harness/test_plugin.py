@@ -114,6 +114,11 @@ def test_plain_skip():
 def test_not_applicable():
     pytest.skip("not applicable: the server never reused a ticket (best effort)")
 
+@pytest.mark.requirement("VID-013")
+def test_should_then_crash():
+    expect("VID-013", False, expected="only documented fields", actual=["extra"])
+    [][0]
+
 @pytest.mark.requirement("VID-001", "VID-013")
 def test_should_then_must():
     expect("VID-013", False, expected="only documented fields", actual=["extra"])
@@ -143,6 +148,9 @@ def test_each_kind_of_ending_becomes_the_right_event(suite: pytest.Pytester) -> 
     not_applicable = done["test_not_applicable"]
     assert not_applicable.outcome is Outcome.NOT_APPLICABLE
     assert not_applicable.reason == "the server never reused a ticket (best effort)"
+    crashed = done["test_should_then_crash"]  # went on with an answer it could not use
+    assert crashed.outcome is Outcome.FAILED and "IndexError" in crashed.reason
+    assert [v.requirement_id for v in crashed.violations] == ["VID-013"]
     warned = done["test_should_then_must"]  # the `should` kept, the test went on to VID-001
     assert warned.outcome is Outcome.FAILED and warned.checked == ("VID-001", "VID-013")
     assert [v.requirement_id for v in warned.violations] == ["VID-013"]
@@ -157,7 +165,7 @@ def test_requirement_option_selects_and_reports_the_rest_as_deselected(
     result, collector = run(suite, BODY, "--requirement", "HDR-001")
     assert list(collector.finished()) == ["test_passes"]
     deselected = [e for e in collector.events if isinstance(e, TestDeselected)]
-    assert len(deselected) == 10
+    assert len(deselected) == 11
     assert result.ret == pytest.ExitCode.OK
 
 

@@ -547,6 +547,11 @@ def _classify(
             found.append(
                 Violation(owner, title, "the scenario's assertion to hold", _one_line(leaf), last)
             )
+        elif ledger.deferred() and not isinstance(leaf, HarnessError):
+            # A broken `should` was kept and the scenario went on with an answer it could not
+            # use: the target's finding (added at teardown) stopped it, not the tool.
+            reason = f"stopped after a broken should: {_error_reason(call)}"
+            return Outcome.FAILED, reason, ()
         else:
             return Outcome.ERROR, _error_reason(call), ()
     return Outcome.FAILED, "", tuple(found)

@@ -9,6 +9,8 @@ Kinds (each reads the request first, then):
   html          answers 200 with an HTML page
   garbage       answers bytes that are not HTTP, then closes
   reset         closes at once with a TCP reset (SO_LINGER 0)
+  drops_first   closes its first connection after reading the request, with no answer (an idle
+                connection the server dropped as the request left); answers the others
 A `refused` target needs no server: a port nothing listens on (`closed_port`).
 Every wait is bounded by `LIFETIME` and by the server's stop event, so no thread outlives a test.
 """
@@ -21,7 +23,7 @@ import struct
 import threading
 from types import TracebackType
 
-KINDS = ("trickle", "trickle_body", "hang", "html", "garbage", "reset")
+KINDS = ("trickle", "trickle_body", "hang", "html", "garbage", "reset", "drops_first")
 LIFETIME = 90.0
 TRICKLE_BYTES = 4
 TRICKLE_EVERY = 0.5
@@ -86,7 +88,8 @@ class BadServer:
             except OSError:
                 return
             self.connections += 1
-            worker = threading.Thread(target=self._serve, args=(conn,), daemon=True)
+            first = self.connections == 1
+            worker = threading.Thread(target=self._serve, args=(conn, first), daemon=True)
             worker.start()
             self._threads.append(worker)
 
@@ -105,7 +108,7 @@ class BadServer:
                 return
             conn.sendall(payload[start : start + TRICKLE_BYTES])
 
-    def _serve(self, conn: socket.socket) -> None:
+    def _serve(self, conn: socket.socket, first: bool) -> None:
         try:
             with conn:
                 if self.kind == "reset":
@@ -113,7 +116,10 @@ class BadServer:
                     return
                 self._read_request(conn)
                 head, body = _json_answer()
-                if self.kind == "trickle":
+                if self.kind == "drops_first":
+                    if not first:
+                        conn.sendall(head + body)
+                elif self.kind == "trickle":
                     self._trickle(conn, head + body)
                 elif self.kind == "trickle_body":
                     conn.sendall(head)

@@ -61,3 +61,32 @@ def test_a_trickling_answer_is_cut_at_the_whole_answer_bound() -> None:
         ):
             client.request("GET", "config")
     assert "\n" not in str(caught.value)
+
+
+def test_a_get_on_a_connection_dropped_before_any_answer_is_sent_once_more() -> None:
+    """A server may close an idle kept-alive connection as a request leaves: a GET goes again."""
+    server = BadServer("drops_first")
+    with server as url:
+        profile = TargetProfile(base_url=url, keys={}, fixtures={})
+        with DeliveryClient(profile, timeout=5.0) as client:
+            assert client.request("GET", "config").status_code == 200
+    assert server.connections == 2
+
+
+def test_a_post_is_never_sent_twice_and_a_target_that_always_drops_stays_unreachable() -> None:
+    server = BadServer("drops_first")
+    with (
+        server as url,
+        DeliveryClient(TargetProfile(base_url=url, keys={}, fixtures={})) as client,
+        pytest.raises(TargetUnreachable, match="closed without an answer"),
+    ):
+        client.request("POST", "tickets", json={})
+    assert server.connections == 1
+    resetting = BadServer("reset")
+    with (
+        resetting as url,
+        DeliveryClient(TargetProfile(base_url=url, keys={}, fixtures={})) as again,
+        pytest.raises(TargetUnreachable),
+    ):
+        again.request("GET", "config")
+    assert resetting.connections == 2

@@ -58,6 +58,10 @@ DEFAULT_TIMEOUT = 10.0
 MAX_PACING_WAIT = 60.0
 ANNOUNCED_WAIT = 5.0  # a pacing wait this long is announced (`on_wait`): never a silent minute
 WAIT_SLICE = 0.5
+# Methods whose request may be sent again when a kept-alive connection turned out closed before
+# any byte of the answer came (RFC 9110, Idempotent Methods): the server dropped an idle
+# connection as the request left, which every HTTP client meets and retries once, on a new one.
+RESENDABLE = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 # README > Reading of the spec (SIM endpoints): the header is honoured only on these.
 SIMULATED_ENDPOINTS = frozenset(
     {Operation.GET_CATALOG, Operation.GET_CONFIG, Operation.POST_PLAYBACK}
@@ -315,9 +319,7 @@ class DeliveryClient:
             "started_at": started_at,
         }
         try:
-            with self._budget.bound(self.timeout):  # the whole answer, not each read
-                http = self._http.send(request)
-                http.read()
+            http = self._send_once_more_if_dropped(request)
         except httpx.TimeoutException as error:
             self._record_failure(base, start, f"timeout: {type(error).__name__}")
             raise TargetUnreachable(
@@ -350,6 +352,30 @@ class DeliveryClient:
         )
         self._emit(exchange)
         return Response(http, exchange, context)
+
+    def _send_once_more_if_dropped(self, request: httpx.Request) -> httpx.Response:
+        """Send `request`; send it once more (the pool has dropped that connection) when the
+        first answer was a connection closed or reset before any byte, and the method may be
+        resent. A target that drops every connection fails the second send too: unreachable."""
+        for attempt in (1, 2):
+            headers_came = False
+            try:
+                with self._budget.bound(self.timeout):  # the whole answer, not each read
+                    http = self._http.send(request, stream=True)
+                    headers_came = True
+                    try:
+                        http.read()
+                    finally:
+                        http.close()
+                return http
+            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as error:
+                dropped = not headers_came and (
+                    not isinstance(error, httpx.RemoteProtocolError)
+                    or _closed_without_answer(error)
+                )
+                if attempt == 2 or not dropped or request.method not in RESENDABLE:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _record_failure(self, base: dict[str, Any], start: float, error: str) -> None:
         self._emit(

@@ -57,7 +57,7 @@ openapi-lint: $(REDOCLY_STAMP)
 		$(REDOCLY) lint spec/openapi.yaml --config redocly.yaml --format summary
 
 test: lint openapi-lint browser
-	$(BIN)/pytest -q -m "not load_full and not latency_full" tests/harness tests/sandbox tests/client
+	$(BIN)/pytest -q --durations=15 -m "not load_full and not latency_full" tests/harness tests/sandbox tests/client
 
 conformance: $(STAMP)
 	$(BIN)/delivery-conformance run $(if $(TARGET),--target $(TARGET)) --report-dir $(REPORTS)

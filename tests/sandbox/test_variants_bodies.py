@@ -105,6 +105,11 @@ def test_open_sets_grow_shows_new_values_the_same_way_everywhere(
     assert any(
         c["poster"] and c["poster"]["source"] == "partner_archive" for c in playlist["clips"]
     )
+    listed = variant.get("playlists", "videos", params={"limit": 100}).json()["data"]["items"]
+    featured = [i for i in listed if i["status"] == "featured"]
+    assert featured and {i["status"] for i in listed} <= {"active", "withdrawn", "featured"}
+    again = variant.get(f"playlists/{featured[0]['code']}", "videos").json()["data"]
+    assert again["status"] == "active"
     creatives = variant.get("creatives", "films_creatives", params={"limit": 100}).json()
     actions = {s["action"] for c in creatives["data"]["items"] for s in c["scenes"]}
     assert "storm_off" in actions and "walk_away" not in actions

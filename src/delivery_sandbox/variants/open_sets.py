@@ -15,7 +15,10 @@ Each open set of Resources and their fields shows a value the default sandbox ne
   source is appended; one clip `poster` in three comes from that source ("skip unknown
   sources");
 - creatives `scenes[].action` and `hook.action` (Creative record: "new labels may be added"):
-  one label is renamed everywhere.
+  one label is renamed everywhere;
+- `status` of playlist list items (Playlist list item: "more may be added"): one active
+  playlist in three shows a new value; its detail, whose `status` is always `active`, is served
+  as before (the series list's own new status is the variant `series_status_grows`).
 
 What is chosen depends only on stable keys (film code, clip id), so every endpoint that shows
 the same thing shows it the same way. A new source carries no `url` (the spec gives a `url` only
@@ -42,6 +45,7 @@ NEW_FILM_STATUS = "remastering"
 NEW_IMAGE_KIND = "banner_21_9"
 NEW_SOURCE = "partner_archive"
 ACTION_RENAMES = {"walk_away": "storm_off"}
+NEW_LIST_STATUS = "featured"
 
 
 def picked(key: object) -> bool:
@@ -115,6 +119,11 @@ def _creative(record: dict[str, Any]) -> None:
     _rename_action(record.get("hook"))
 
 
+def _list_status(item: dict[str, Any]) -> None:
+    if item.get("status") == "active" and picked(item.get("code")):
+        item["status"] = NEW_LIST_STATUS
+
+
 def grow(doc: Any, endpoint: str, status: int) -> None:
     """Show the new values in one 200 answer (in place)."""
     if status != 200 or not isinstance(doc, dict):
@@ -129,6 +138,9 @@ def grow(doc: Any, endpoint: str, status: int) -> None:
     elif endpoint == "series" and isinstance(data, dict):
         for item in data.get("items") or ():
             _film_status(item)
+    elif endpoint == "playlists" and isinstance(data, dict):
+        for item in data.get("items") or ():
+            _list_status(item)
     elif endpoint == "playlist" and isinstance(data, dict):
         _playlist(data)
     elif endpoint == "creative" and isinstance(data, dict):

@@ -140,7 +140,8 @@ def test_catalog_cache_takes_a_reset_in_at_once_and_renews_when_the_clock_goes_b
 ) -> None:
     episode = variant.fx["episode_encrypted"]
     catalog_ids(variant)  # the copy is taken
-    variant.sb.store.set_episode_published(episode, False)  # a change no copy has noted
+    now = int(variant.sb.now())
+    variant.sb.store.set_episode_published(episode, False, now)  # a change no copy has noted
     assert episode in catalog_ids(variant)
     variant.sb.clock.advance(-1)
     assert episode not in catalog_ids(variant)

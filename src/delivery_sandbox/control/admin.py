@@ -330,12 +330,26 @@ def _retitle(sb: Sandbox, film_id: str, body: dict[str, Any], now: float) -> Rep
 
 
 def _retitle_playlist(sb: Sandbox, code: str, body: dict[str, Any], now: float) -> Reply:
-    """Give a playlist a new title: a change (its `updated_at` moves, PLS-045)."""
-    title, keep = _new_title(body), sb.faults.enabled(FaultName.playlist_change_keeps_updated_at)
+    """Give a playlist a new title: a change of its metadata (its `updated_at` and
+    `metadata_version` move, PLS-045, PLS-046)."""
+    title = _new_title(body)
+    keep_time = sb.faults.enabled(FaultName.playlist_change_keeps_updated_at)
+    keep_version = sb.faults.enabled(FaultName.playlist_metadata_version_frozen)
     playlist = _changed(
-        sb, f"no playlist {code}", lambda: sb.store.retitle_playlist(code, title, int(now), keep)
+        sb,
+        f"no playlist {code}",
+        lambda: sb.store.retitle_playlist(
+            code, title, int(now), keep_time=keep_time, keep_version=keep_version
+        ),
     )
-    return _ok({"code": code, "title": playlist.title, "updated_at": playlist.updated_at})
+    return _ok(
+        {
+            "code": code,
+            "title": playlist.title,
+            "updated_at": playlist.updated_at,
+            "metadata_version": playlist.metadata_version,
+        }
+    )
 
 
 def _retitle_creative(sb: Sandbox, creative_id: str, body: dict[str, Any], now: float) -> Reply:

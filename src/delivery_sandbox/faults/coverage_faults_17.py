@@ -130,14 +130,19 @@ def episode_17(sb: Sandbox, episode_id: str, publish: bool) -> bool:
     """Publish or withdraw an episode of the seed (False: no such episode); a withdrawal lands
     late under `episode_withdrawal_after_35_s`."""
     store = sb.store
-    if not store.set_episode_published(episode_id, publish):
+    keep = sb.faults.enabled(FaultName.film_version_ignores_episodes)
+
+    def published(value: bool) -> bool:
+        return store.set_episode_published(episode_id, value, int(sb.now()), keep_version=keep)
+
+    if not published(publish):
         return False
     if not publish:
         _hold_back(
             sb,
             FaultName.episode_withdrawal_after_35_s,
-            lambda: store.set_episode_published(episode_id, True),
-            lambda: store.set_episode_published(episode_id, False),
+            lambda: published(True),
+            lambda: published(False),
         )
     return True
 

@@ -78,5 +78,7 @@ revoked_link_still_listed        | CRE-064  | a creative whose share link was re
 catalog_lists_unpublished        | CAT-081  | the catalog lists licensed films that are not published (drafts) with their episodes
 metadata_version_frozen          | CAT-082  | a film whose title changed keeps its metadata_version
 playlist_change_keeps_updated_at | PLS-045  | a playlist whose title changed keeps its updated_at
+playlist_metadata_version_frozen | PLS-046  | a playlist whose title changed keeps its metadata_version
+film_version_ignores_episodes    | CAT-083  | a film one of whose episodes was withdrawn keeps its metadata_version
 share_download_link_30_minutes   | CRE-023  | a share link redirects to a download link valid 30 minutes
 """)

@@ -163,6 +163,8 @@ class FaultName(StrEnum):
     metadata_version_frozen = "metadata_version_frozen"
     not_ready_503_retry_after = "not_ready_503_retry_after"
     playlist_change_keeps_updated_at = "playlist_change_keeps_updated_at"
+    playlist_metadata_version_frozen = "playlist_metadata_version_frozen"
+    film_version_ignores_episodes = "film_version_ignores_episodes"
     ratelimit_envelope_on_envelope_paths = "ratelimit_envelope_on_envelope_paths"
     ratelimit_window_120 = "ratelimit_window_120"
     retry_after_zero_on_429 = "retry_after_zero_on_429"

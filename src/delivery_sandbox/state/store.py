@@ -241,12 +241,14 @@ class Store:
     _seed_licences: dict[tuple[str, str], Licence] = field(default_factory=dict)
     _seed_films: dict[str, Film] = field(default_factory=dict)
     _seed_playlists: dict[str, Playlist] = field(default_factory=dict)
+    _seed_creatives: dict[str, Creative] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._seed_episodes = dict(self.episodes)
         self._seed_licences = dict(self.licences)
         self._seed_films = dict(self.films)
         self._seed_playlists = dict(self.playlists)
+        self._seed_creatives = dict(self.creatives)
         self._index_episodes()
         self._by_slug = {f.slug: f for f in self.films.values()}
         self._by_code = {f.code: f for f in self.films.values() if f.code}
@@ -276,6 +278,9 @@ class Store:
             self.playlists.clear()
             self.playlists.update(self._seed_playlists)
         self.playlist_withdrawals.clear()
+        if self.creatives != self._seed_creatives:  # renamed by the admin API
+            self.creatives.clear()
+            self.creatives.update(self._seed_creatives)
         self.licences.clear()
         self.licences.update(self._seed_licences)
         self.subtitle_files.clear()
@@ -298,12 +303,19 @@ class Store:
 
     # -- admin changes (ARCHITECTURE: Sandbox admin API) ---------------------------------------
 
-    def retitle_playlist(self, code: str, title: str, now: int, keep_time: bool) -> Playlist:
-        """Change a playlist's title: a change, so its `updated_at` moves to now (unless
-        `keep_time`, fault playlist_change_keeps_updated_at). KeyError: no such playlist."""
+    def retitle_playlist(
+        self, code: str, title: str, now: int, *, keep_time: bool, keep_version: bool
+    ) -> Playlist:
+        """Change a playlist's title: a change of its metadata, so its `updated_at` moves to now
+        (unless `keep_time`, fault playlist_change_keeps_updated_at) and its `metadata_version`
+        moves (spec: Playlist detail, the hash of the playlist metadata alone; unless
+        `keep_version`, fault playlist_metadata_version_frozen). KeyError: no such playlist."""
         playlist = self.playlists[code]
         moved = playlist.updated_at if keep_time else max(now, playlist.updated_at + 1)
-        changed = replace(playlist, title=title, updated_at=moved)
+        version = playlist.metadata_version
+        if not keep_version:
+            version = _moved_hash(version, f"title:{title}")
+        changed = replace(playlist, title=title, updated_at=moved, metadata_version=version)
         self.playlists[code] = changed
         return changed
 
@@ -313,14 +325,11 @@ class Store:
         film = self.films[film_id]
         version = film.metadata_version
         if version is not None and not keep_version:
-            digest = hashlib.sha256(f"{version}:{title}".encode()).hexdigest()
-            version = digest[: len(film.metadata_version or "")]
+            version = _moved_hash(version, title)
         changed = replace(
             film, title=title, metadata_version=version, metadata_updated_at=now, updated_at=now
         )
-        self.films[film_id] = changed
-        if changed.code:
-            self._by_code[changed.code] = changed
+        self._put_film(changed)
         return changed
 
     def change_licence(self, org_id: str, film_id: str, action: str, now: int) -> Licence:
@@ -351,15 +360,34 @@ class Store:
             if self._seed_licences.get((org, film)) != licence
         )
 
-    def set_episode_published(self, episode_id: str, published: bool) -> bool:
-        """Withdraw or publish again an episode of the seed; False when the seed has none."""
-        if episode_id not in self._seed_episodes:
+    def set_episode_published(
+        self, episode_id: str, published: bool, now: int, *, keep_version: bool = False
+    ) -> bool:
+        """Withdraw or publish again an episode of the seed; False when the seed has none.
+
+        The film's metadata covers its episodes (spec: Film, `metadata_version`), so a change
+        of what is published moves the film's `metadata_version`, `metadata_updated_at` and
+        `updated_at` (unless `keep_version`, fault film_version_ignores_episodes).
+
+        Requirements: CAT-083.
+        """
+        episode = self._seed_episodes.get(episode_id)
+        if episode is None:
             return False
+        was_published = episode_id not in self.withdrawn_episodes
         if published:
             self.withdrawn_episodes.discard(episode_id)
         else:
             self.withdrawn_episodes.add(episode_id)
         self._index_episodes()
+        film = self.films.get(episode.film_id)
+        moves = published != was_published and not keep_version
+        if film is not None and film.metadata_version is not None and moves:
+            change = f"{'published' if published else 'withdrawn'}:{episode_id}"
+            version = _moved_hash(film.metadata_version, change)
+            self._put_film(
+                replace(film, metadata_version=version, metadata_updated_at=now, updated_at=now)
+            )
         return True
 
     def attach_subtitle(self, episode_id: str, lang: str, url: str, now: int) -> Episode | None:
@@ -384,13 +412,16 @@ class Store:
         self.put_episode(changed)
         film = self.films.get(episode.film_id)
         if film is not None and film.metadata_version is not None:
-            seed = f"{film.metadata_version}:{episode_id}:{lang}:{url}"
-            version = hashlib.sha256(seed.encode()).hexdigest()[: len(film.metadata_version)]
-            film = replace(film, metadata_version=version, metadata_updated_at=now, updated_at=now)
-            self.films[film.id] = self._by_slug[film.slug] = film
-            if film.code:
-                self._by_code[film.code] = film
+            version = _moved_hash(film.metadata_version, f"{episode_id}:{lang}:{url}")
+            self._put_film(
+                replace(film, metadata_version=version, metadata_updated_at=now, updated_at=now)
+            )
         return changed
+
+    def _put_film(self, film: Film) -> None:
+        self.films[film.id] = self._by_slug[film.slug] = film
+        if film.code:
+            self._by_code[film.code] = film
 
     def put_episode(self, episode: Episode) -> None:
         """Serve `episode` in place of the seed's record of that id until the reset."""
@@ -528,3 +559,8 @@ class Store:
             for c in self.collection_grants.get(org_id, ())
             if self.collections[c].published
         ]
+
+
+def _moved_hash(version: str, change: str) -> str:
+    """A new hash of the same length as `version` after `change` (its form is the seed's)."""
+    return hashlib.sha256(f"{version}:{change}".encode()).hexdigest()[: len(version)]

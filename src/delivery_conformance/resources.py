@@ -43,7 +43,7 @@ __all__ = [
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 BUNDLE = "_bundle"  # the package-data folder the wheel build fills
-SPEC_FILES = ("openapi.yaml", "requirements.yaml", "delivery-api-v1.md")
+SPEC_FILES = ("openapi.yaml", "requirements.yaml", "changes.yaml", "delivery-api-v1.md")
 SUITES = ("conformance", "properties")
 # Both must exist under one folder for it to be a root (checkout or bundle).
 MARKERS = ("spec/requirements.yaml", "tests/conformance/conftest.py")

@@ -32,6 +32,7 @@ from delivery_sandbox.endpoints import (
     share,
     videos,
 )
+from delivery_sandbox.faults.change_faults import mangle_change_reply
 from delivery_sandbox.faults.coverage_faults_9 import request_key_9
 from delivery_sandbox.faults.coverage_faults_12 import playback_body_12
 from delivery_sandbox.faults.coverage_faults_13 import mangle_reply_13
@@ -200,6 +201,7 @@ class SandboxApp:
         mangle_reply_2(reply, sb.faults, scope["path"], exchange)
         reply = mangle_reply_9(reply, sb, scope, exchange)
         mangle_reply_13(reply, sb.faults, scope, exchange)
+        mangle_change_reply(reply, sb, exchange)
         await send_reply(send, exchange, reply, sb.faults, sb.variants)
 
     async def answer(

@@ -23,6 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from delivery_conformance.resources import spec_path
 from delivery_conformance.spec.requirements import Requirement, Role
 
 __all__ = ["Proofs", "dynamic_proofs", "judge", "scan"]
@@ -95,13 +98,33 @@ def _parametrized(tree: ast.Module) -> set[str]:
     return inline | {rid for name in fed for _, rid in _ids_in(tables[name])}
 
 
+GENERATED = "test_changes.py"  # its tests come from spec/changes.yaml, one per consequence
+
+
+def catalogue_ids() -> set[str]:
+    """The requirements the consequences of the change catalogue (spec/changes.yaml) name: the
+    generated scenarios mark each test with its consequence's requirement and charge it."""
+    data = yaml.safe_load(spec_path("changes.yaml").read_text(encoding="utf-8")) or {}
+    return {
+        str(rule["requirement"])
+        for change in data.get("changes", [])
+        for rule in change.get("consequences", [])
+    }
+
+
 def scan(paths: Iterable[Path]) -> tuple[set[str], set[str]]:
-    """`scan_source` over every `.py` file under `paths` (files or folders)."""
+    """`scan_source` over every `.py` file under `paths` (files or folders); the generated
+    scenarios of the change catalogue add the requirements of its consequences."""
     marked: set[str] = set()
     charged: set[str] = set()
     for path in paths:
         for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
             more_marked, more_charged = scan_source(file.read_text(encoding="utf-8"))
+            if file.name == GENERATED:
+                more_marked, more_charged = (
+                    more_marked | catalogue_ids(),
+                    more_charged | catalogue_ids(),
+                )
             marked |= more_marked
             charged |= more_charged
     return marked, charged

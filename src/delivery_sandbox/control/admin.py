@@ -353,7 +353,8 @@ def _retitle_playlist(sb: Sandbox, code: str, body: dict[str, Any], now: float) 
 
 
 def _retitle_creative(sb: Sandbox, creative_id: str, body: dict[str, Any], now: float) -> Reply:
-    """Give a listed creative a new name: an update (its `updated_at` moves, FRESH-022)."""
+    """Give a listed creative a new name: an update (its `updated_at` moves, FRESH-022; its
+    `created_at` and `approved_at` stay, CRE-065)."""
     title = _new_title(body)
 
     def rename() -> int:
@@ -361,7 +362,12 @@ def _retitle_creative(sb: Sandbox, creative_id: str, body: dict[str, Any], now: 
         if creative is None or not creative.visible:
             raise KeyError(creative_id)
         stamp = creative_stamp_17(sb.faults, creative.updated_at, int(now))
-        sb.store.creatives[creative_id] = replace(creative, name=title, updated_at=stamp)
+        created = creative.created_at
+        if sb.faults.enabled(FaultName.creative_rename_restamps_created_at):
+            created = int(now)
+        sb.store.creatives[creative_id] = replace(
+            creative, name=title, updated_at=stamp, created_at=created
+        )
         return stamp
 
     stamp = _changed(sb, f"no listed creative {creative_id}", rename)

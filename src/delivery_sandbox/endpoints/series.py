@@ -33,7 +33,8 @@ def series_detail(sb: Sandbox, caller: Caller, film: Film, updated_at: int) -> d
 
     Requirements: SER-001, SER-002, SER-003, SER-004, SER-005, SER-006, SER-007, SER-008, SER-009,
     SER-010, SER-011, SER-012, SER-013, SER-014, SER-015, SER-016, SER-017, SER-018, SER-019,
-    SER-020, SER-021, SER-022, SER-034.
+    SER-020, SER-021, SER-022, SER-034, SER-048 (the film's `metadata_updated_at`, moved by
+    every metadata change), SER-049 (`content_version` hashes the whole answer).
     """
     store, space = sb.store, caller.organisation.space
     code = str(film.code)

@@ -192,6 +192,10 @@ def _in_batch(body: Body) -> bool:
     return "episodes" in body
 
 
+def _batch_without_viewer(body: Body) -> bool:
+    return ("episodes" in body or "next" in body) and "viewer_ref" not in body
+
+
 def _no_anchor(body: Body) -> bool:
     return "next" in body and "episode_id" not in body and "film_ref" not in body
 
@@ -224,6 +228,9 @@ _REQUEST_ROWS: tuple[tuple[str, tuple[str, ...], str, RequestChange], ...] = (
     ("next_clamped", ("PLAY-033",), "next outside 0 to 2 is clamped to a whole number in range", _next_clamped),
     ("next_without_anchor_ignored", ("PLAY-034",), "next without an anchor episode is ignored", _pop("next", when=_no_anchor)),
     ("reuse_without_viewer_ref", ("PLAY-059",), "requests without viewer_ref share one reuse key", _set("viewer_ref", "anonymous", lambda b: "viewer_ref" not in b)),
+    ("batch_reused_without_viewer_ref", ("PLAY-059",), "batch requests without viewer_ref share one reuse key", _set("viewer_ref", "anonymous-batch", _batch_without_viewer)),
+    ("film_ref_reused_without_viewer_ref", ("PLAY-059",), "requests naming the episode by film_ref without viewer_ref share one reuse key", _set("viewer_ref", "anonymous-film", lambda b: "film_ref" in b and "viewer_ref" not in b)),
+    ("prefetch_reused_without_viewer_ref", ("PLAY-059",), "prefetch requests without viewer_ref share one reuse key", _set("viewer_ref", "anonymous-prefetch", lambda b: b.get("intent") == "prefetch" and "viewer_ref" not in b)),
     ("reuse_never", ("PLAY-060",), "viewer_ref is ignored: every repeat mints a new ticket", _pop("viewer_ref")),
     ("reuse_ignores_viewer_ref", ("PLAY-061",), "every viewer_ref shares one reuse key", _set("viewer_ref", "everyone", _has("viewer_ref"))),
     ("reuse_ignores_intent_class", ("PLAY-063",), "a prefetch with a viewer_ref reuses the play ticket", _set("intent", "play", _prefetch_with_viewer)),

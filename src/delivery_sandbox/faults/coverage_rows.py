@@ -80,5 +80,12 @@ metadata_version_frozen          | CAT-082  | a film whose title changed keeps i
 playlist_change_keeps_updated_at | PLS-045  | a playlist whose title changed keeps its updated_at
 playlist_metadata_version_frozen | PLS-046  | a playlist whose title changed keeps its metadata_version
 film_version_ignores_episodes    | CAT-083  | a film one of whose episodes was withdrawn keeps its metadata_version
+film_metadata_updated_at_frozen     | CAT-084  | the catalog shows each film's first metadata_updated_at, whatever changed since
+series_metadata_updated_at_frozen   | SER-048  | the series detail shows its film's first metadata_updated_at, whatever changed since
+series_hash_ignores_metadata        | SER-049  | the series detail content_version leaves out titles, metadata version and times
+playlist_hash_ignores_title         | PLS-047  | the playlist detail content_version leaves out its title, metadata version and time
+creative_rename_restamps_created_at | CRE-065  | a renamed creative gets the rename time as its created_at
+retitle_recodes_film                | CAT-085  | the catalog gives a film whose title changed another code
+retitle_reslugs_category            | PLS-048  | the playlist list gives a playlist whose title changed another Category slug
 share_download_link_30_minutes   | CRE-023  | a share link redirects to a download link valid 30 minutes
 """)

@@ -290,6 +290,16 @@ class Store:
             self.edited_episodes.clear()
             self._index_episodes()
 
+    @property
+    def seed_films(self) -> dict[str, Film]:
+        """The films as seeded, before any admin change (faults: a value left where it was)."""
+        return self._seed_films
+
+    @property
+    def seed_playlists(self) -> dict[str, Playlist]:
+        """The playlists as seeded, before any admin change (faults)."""
+        return self._seed_playlists
+
     def snapshot(self) -> Store:
         """A copy later changes to this store do not reach: its own containers, the same frozen
         records (legal variants: a server reading through a cache, state/views.py)."""
@@ -309,7 +319,12 @@ class Store:
         """Change a playlist's title: a change of its metadata, so its `updated_at` moves to now
         (unless `keep_time`, fault playlist_change_keeps_updated_at) and its `metadata_version`
         moves (spec: Playlist detail, the hash of the playlist metadata alone; unless
-        `keep_version`, fault playlist_metadata_version_frozen). KeyError: no such playlist."""
+        `keep_version`, fault playlist_metadata_version_frozen); its code and Category stay, and
+        the detail's `content_version`, a hash of the whole answer, moves with the title.
+        KeyError: no such playlist.
+
+        Requirements: PLS-045, PLS-046, PLS-047, PLS-048.
+        """
         playlist = self.playlists[code]
         moved = playlist.updated_at if keep_time else max(now, playlist.updated_at + 1)
         version = playlist.metadata_version
@@ -321,13 +336,22 @@ class Store:
 
     def retitle_film(self, film_id: str, title: str, now: int, keep_version: bool) -> Film:
         """Change a film's title: its metadata changed, so `metadata_version` and both change
-        times move (unless `keep_version`, fault metadata_version_frozen). KeyError: no film."""
+        times move (unless `keep_version`, fault metadata_version_frozen), its English title
+        with it; its `code` and `slug` stay. KeyError: no film.
+
+        Requirements: CAT-082, CAT-084, CAT-085.
+        """
         film = self.films[film_id]
         version = film.metadata_version
         if version is not None and not keep_version:
             version = _moved_hash(version, title)
         changed = replace(
-            film, title=title, metadata_version=version, metadata_updated_at=now, updated_at=now
+            film,
+            title=title,
+            title_i18n={**film.title_i18n, "en": title},
+            metadata_version=version,
+            metadata_updated_at=now,
+            updated_at=now,
         )
         self._put_film(changed)
         return changed

@@ -12,7 +12,9 @@ from typing import Any
 
 import listing_support as listing
 import pytest
+from timing_support import CATALOG_AGE, settle
 
+from delivery_conformance.checks import expect
 from delivery_conformance.target.client import DeliveryClient
 
 SERIES = pytest.mark.needs("role:films_metadata", "fixture:series_code")
@@ -128,3 +130,96 @@ def test_an_unlisted_and_an_unknown_item_get_the_same_404(
     for code in (fixture_id(fixture), unknown):
         response = client.get(f"{path}/{code}", role=role)
         listing.expect_error(rid, response, 404, listing.Code.ENVELOPE, 4040)
+
+
+# -- walks as sequences ------------------------------------------------------------------------
+
+WALK_SIZES = (1, 7, 100)  # one item a page, a size that cuts the list unevenly, whole pages
+KEYS = {"series": "code", "playlists": "code", "creatives": "creative_id"}
+
+
+def _sequences(client: DeliveryClient, path: str, role: str, rid: str) -> dict[int, list[Any]]:
+    """The keys of one whole walk per page size, in the order served (a walk that never reaches
+    a null cursor breaks the same rule: a next page, until a null cursor)."""
+    return {
+        size: [
+            item.get(KEYS[path])
+            for item in listing.items_of(listing.envelope_walk(client, path, role, rid, limit=size))
+        ]
+        for size in WALK_SIZES
+    }
+
+
+def _one_sequence(walks: dict[int, list[Any]]) -> bool:
+    first = walks[WALK_SIZES[0]]
+    return all(len(w) == len(set(map(str, w))) and w == first for w in walks.values())
+
+
+@pytest.mark.parametrize(
+    ("path", "role", "rid"),
+    [
+        pytest.param("series", "films_metadata", "SER-031", id="series",
+                     marks=[SERIES, pytest.mark.requirement("SER-031")]),
+        pytest.param("playlists", "videos", "PLS-049", id="playlists",
+                     marks=[PLAYLISTS, pytest.mark.requirement("PLS-049")]),
+        pytest.param("creatives", "films", "FRESH-021", id="creatives",
+                     marks=[CREATIVES, pytest.mark.requirement("FRESH-021")]),
+    ],
+)  # fmt: skip
+def test_walks_of_an_unchanged_list_are_one_sequence(
+    client: DeliveryClient, path: str, role: str, rid: str
+) -> None:
+    """Compared as sequences, not as sets: on a list nothing changes, every page size gives the
+    same items in the same order, none twice (Paging: a cursor gives the next page; the order of
+    each list). A server whose caches still differ after an earlier scenario's change is read
+    again until they agree, within the metadata bound of Limits > Freshness."""
+    seen = settle(lambda: _sequences(client, path, role, rid), _one_sequence, CATALOG_AGE)
+    walks = seen.value
+    repeats = {size: len(w) - len(set(map(str, w))) for size, w in walks.items()}
+    first = walks[WALK_SIZES[0]]
+    differ = [size for size, w in walks.items() if w != first]
+    expect(
+        rid,
+        seen.settled,
+        expected=f"page sizes {WALK_SIZES} give one sequence of {len(first)} items, none twice",
+        actual=f"repeats by page size {repeats}; other order or items with limit {differ}",
+    )
+
+
+@pytest.mark.requirement("PLS-045")
+@pytest.mark.needs("admin", "role:videos", "fixture:playlist_code")
+def test_a_playlist_changed_after_the_walk_passed_it_is_seen_again(
+    client: DeliveryClient, admin: Any, fixture_id: Any
+) -> None:
+    """A walk passes the playlist, the playlist changes (sandbox `playlists/{code}/retitle`),
+    the walk goes on: the changed playlist must come back later in the walk or on the next sync
+    from the walk's largest `updated_at`, within the metadata bound of Limits > Freshness
+    (GET /playlists: `updated_at` moves with every change; sync with `updated_since`)."""
+    code, title = fixture_id("playlist_code"), "Changed during a walk"
+
+    def holds(page: listing.Page) -> bool:
+        return any(i.get("code") == code for i in listing.items_of([page]))
+
+    first = listing.envelope_walk(client, "playlists", "videos", "PLS-045", limit=1, until=holds)
+    cursor = first[-1].next_cursor
+    if not holds(first[-1]) or cursor is None:
+        pytest.skip("not exercised: the walk ended on the playlist, or never reached it")
+    admin.call("POST", f"playlists/{code}/retitle", {"title": title})
+    rest = listing.envelope_walk(client, "playlists", "videos", "PLS-045", limit=1, cursor=cursor)
+    stamps = [i.get("updated_at") for i in listing.items_of(first + rest)]
+    since = max((t for t in stamps if listing.is_int(t)), default=0)
+
+    def again() -> list[dict[str, Any]]:
+        following = listing.envelope_walk(
+            client, "playlists", "videos", "PLS-045", limit=100, updated_since=since
+        )
+        return listing.items_of(rest + following)
+
+    seen = settle(again, lambda items: any(i.get("title") == title for i in items), CATALOG_AGE)
+    expect(
+        "PLS-045",
+        seen.settled,
+        expected=f"playlist {code} with its new title later in the walk or from "
+        f"updated_since={since}, within {CATALOG_AGE:g} s",
+        actual=f"not among {len(seen.value)} items",
+    )

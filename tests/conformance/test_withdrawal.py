@@ -2,7 +2,7 @@
 
 spec: States and transitions (Series, Playlist rows); Endpoints > GET /series, GET /playlists.
 Admin-driven scenarios withdraw with the admin API and move its clock; the `admin` fixture
-resets the target afterwards. README readings STATE-003, STATE-006 (gone after 30 days: a should),
+resets the target afterwards. Readings STATE-003, STATE-006 (gone after 30 days: a must, Limits > Other constants),
 STATE-007/014, STATE-017 (past 30 days: 404 4040 or no active playlist). Limits > Freshness: a
 read after a change polls until it shows, for the 30 s a withdrawal may take (`listed_when`).
 """
@@ -186,8 +186,8 @@ def test_withdrawn_item_stays_listed_with_nulls_and_its_detail_is_404(
 def test_withdrawn_item_is_kept_30_days_then_gone(
     client: DeliveryClient, admin: Any, fixture_id: Any, kind: str, fixture: str
 ) -> None:
-    """README (STATE-006): kept 30 days is the rule; gone once they have passed is a `should`
-    (a warning), since the spec gives the stay and no deadline for the removal."""
+    """Kept 30 days, then gone: Limits > Other constants gives the stay as a fixed duration
+    (docs/reading-of-the-spec.md, STATE-006), judged an hour after it ended."""
     code = fixture_id(fixture)
     kept = "STATE-005" if kind == "series" else "STATE-013"
     gone = "STATE-006"

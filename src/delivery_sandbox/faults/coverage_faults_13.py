@@ -147,6 +147,7 @@ HOOK_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("playlists_updated_since_ignored", ("PLS-020",), "GET /playlists ignores a valid updated_since"),
     ("playlists_category_ignored", ("PLS-019",), "GET /playlists ignores a known category"),
     ("series_cursor_repeats_last", ("SER-031",), "the series cursor resumes at the last item of the page it ends"),
+    ("playlists_cursor_repeats_last", ("PLS-049",), "the playlists cursor resumes at the last item of the page it ends"),
     ("series_content_version_per_read", ("SER-006",), "the series content_version changes on every read"),
     ("series_null_member_404", ("SER-034",), "a series whose detail holds a null member answers 404 4040"),
     ("limits_counted_per_key", ("LIM-001",), "rate counters kept per key: a second key of the organisation draws from a fresh counter"),
@@ -274,6 +275,10 @@ _LIMIT_ONE = {
     "series": FaultName.series_limit_one_gives_two,
     "playlists": FaultName.playlists_limit_one_gives_two,
 }
+_REPEATS_LAST = {
+    "series": FaultName.series_cursor_repeats_last,
+    "playlists": FaultName.playlists_cursor_repeats_last,
+}
 _SINCE = {
     "series": FaultName.series_updated_since_ignored,
     "playlists": FaultName.playlists_updated_since_ignored,
@@ -297,7 +302,7 @@ def bend_list_13(
         since = None
     if faults.enabled(FaultName.playlists_category_ignored):
         category = None
-    if after and endpoint == "series" and faults.enabled(FaultName.series_cursor_repeats_last):
+    if after and faults.enabled(_REPEATS_LAST[endpoint]):
         after = [*after[:-1], str(after[-1])[:-1]]
     return limit, since, after, category
 

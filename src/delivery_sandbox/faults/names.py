@@ -436,6 +436,7 @@ class FaultName(StrEnum):
     playlists_updated_since_ignored = "playlists_updated_since_ignored"
     playlists_category_ignored = "playlists_category_ignored"
     series_cursor_repeats_last = "series_cursor_repeats_last"
+    playlists_cursor_repeats_last = "playlists_cursor_repeats_last"
     # Eleventh block (coverage_faults_11.py): the creatives endpoints (record fields, codes, hooks).
     creative_signed_preview = "creative_signed_preview"
     creative_schema_version_text = "creative_schema_version_text"

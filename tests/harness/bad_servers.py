@@ -11,6 +11,7 @@ Kinds (each reads the request first, then):
   reset         closes at once with a TCP reset (SO_LINGER 0)
   drops_first   closes its first connection after reading the request, with no answer (an idle
                 connection the server dropped as the request left); answers the others
+  drops         closes every connection after reading the request, with no answer
 A `refused` target needs no server: a port nothing listens on (`closed_port`).
 Every wait is bounded by `LIFETIME` and by the server's stop event, so no thread outlives a test.
 """
@@ -23,7 +24,7 @@ import struct
 import threading
 from types import TracebackType
 
-KINDS = ("trickle", "trickle_body", "hang", "html", "garbage", "reset", "drops_first")
+KINDS = ("trickle", "trickle_body", "hang", "html", "garbage", "reset", "drops_first", "drops")
 LIFETIME = 90.0
 TRICKLE_BYTES = 4
 TRICKLE_EVERY = 0.5
@@ -116,8 +117,8 @@ class BadServer:
                     return
                 self._read_request(conn)
                 head, body = _json_answer()
-                if self.kind == "drops_first":
-                    if not first:
+                if self.kind in ("drops_first", "drops"):
+                    if self.kind == "drops_first" and not first:
                         conn.sendall(head + body)
                 elif self.kind == "trickle":
                     self._trickle(conn, head + body)

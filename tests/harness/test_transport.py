@@ -82,11 +82,11 @@ def test_a_post_is_never_sent_twice_and_a_target_that_always_drops_stays_unreach
     ):
         client.request("POST", "tickets", json={})
     assert server.connections == 1
-    resetting = BadServer("reset")
+    dropping = BadServer("drops")
     with (
-        resetting as url,
+        dropping as url,
         DeliveryClient(TargetProfile(base_url=url, keys={}, fixtures={})) as again,
-        pytest.raises(TargetUnreachable),
+        pytest.raises(TargetUnreachable, match="closed without an answer"),
     ):
         again.request("GET", "config")
-    assert resetting.connections == 2
+    assert dropping.connections == 2

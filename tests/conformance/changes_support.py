@@ -2,7 +2,7 @@
 before and after in one view, and compare what the catalogue says must follow.
 
     for change, consequence in consequences():           # one test each (test_changes.py)
-        judge(client, admin, fixture_id, change, consequence)
+        judge(client, changes, fixture_id, change, consequence)
 
 A view reads the thing from one endpoint (`VIEWS`). The read after the change is repeated every
 half second until the change shows in that view (its `landed` field), or, for a view that
@@ -93,7 +93,7 @@ def consequences() -> list[Any]:
             id=f"{change.name}:{consequence.requirement}:{consequence.label}",
             marks=[
                 pytest.mark.requirement(consequence.requirement),
-                pytest.mark.needs("admin", *change.needs),
+                pytest.mark.needs(*change.needs),
             ],
         )
         for change in load_changes()
@@ -228,16 +228,18 @@ def _moved(before: Any, after: Any) -> bool:
 
 
 def judge(
-    client: DeliveryClient, admin: Any, fixture_id: Any, change: Change, rule: Consequence
+    client: DeliveryClient, changes: Any, fixture_id: Any, change: Change, rule: Consequence
 ) -> None:
-    """Make `change` and judge one of its consequences (see the module docstring)."""
+    """Make `change` (`changes`: the suite's ChangeMaker, the profile's `[changes]` command or
+    the admin API) and judge one of its consequences (see the module docstring)."""
     ctx = _context(client, fixture_id, change)
     read = VIEWS[rule.view]
     before = read(client, ctx)
     if before.item is None:
         pytest.skip(NOT_EXERCISED_PREFIX + f"the thing is not in {rule.view} before the change")
     other_view, _, other_field = rule.other.partition(".")
-    admin.call("POST", _filled(change.admin, ctx), _filled(change.body, ctx) or None)
+    values = {k: v for k, v in ctx.items() if v is not None}
+    changes.make(change.name, _filled(change.admin, ctx), _filled(change.body, ctx) or None, values)
 
     def after() -> tuple[Seen, Seen | None]:
         return read(client, ctx), (VIEWS[other_view](client, ctx) if other_view else None)

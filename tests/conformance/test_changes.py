@@ -1,5 +1,6 @@
 """Scenarios generated from the change catalogue (spec/changes.yaml): one test per consequence
-of each change the sandbox admin API (or a profile's change command) can make.
+of each change, made with the command the profile's `[changes]` names for it or with the
+sandbox admin API (docs/profile.md > Changes on your own server).
 
 spec: Resources and their fields; States and transitions; Limits > Freshness (upper bounds).
 The engine and its reading of the bounds: changes_support.py.
@@ -17,6 +18,6 @@ from delivery_conformance.target.client import DeliveryClient
 
 @pytest.mark.parametrize(("change", "consequence"), consequences())
 def test_a_change_has_each_consequence_the_spec_states(
-    client: DeliveryClient, admin: Any, fixture_id: Any, change: Change, consequence: Consequence
+    client: DeliveryClient, changes: Any, fixture_id: Any, change: Change, consequence: Consequence
 ) -> None:
-    judge(client, admin, fixture_id, change, consequence)
+    judge(client, changes, fixture_id, change, consequence)

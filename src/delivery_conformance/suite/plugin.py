@@ -52,6 +52,7 @@ from delivery_conformance.exceptions import HarnessError, RunStopped, TargetGarb
 from delivery_conformance.spec.endpoints import SUCCESS_SHAPE, match_endpoint
 from delivery_conformance.suite.selection import matches, select
 from delivery_conformance.target.admin import AdminClient
+from delivery_conformance.target.changes import run_change
 from delivery_conformance.target.client import DeliveryClient
 from delivery_conformance.target.pacing import Pacer
 from delivery_conformance.target.profile import TargetProfile, load_profile
@@ -607,3 +608,46 @@ def admin(request: pytest.FixtureRequest) -> Iterator[AdminClient]:
     api = _state(request.config).admin()
     yield api
     api.reset()
+
+
+class ChangeMaker:
+    """Makes one change of the catalogue (spec/changes.yaml) on the target: with the command the
+    profile's `[changes]` names for it, else through the admin API; a target with neither leaves
+    the test "not exercised". After the test the target is put back: the profile's `undo`
+    command, or the admin reset (target/changes.py)."""
+
+    def __init__(self, state: _RunState) -> None:
+        self._state = state
+        self._made: str | None = None  # "command" or "admin"
+
+    def make(self, name: str, admin_path: str, body: Any, values: Mapping[str, object]) -> None:
+        profile = self._state.profile()
+        commands = profile.changes
+        if commands is not None and name in commands.commands:
+            outcome = run_change(commands, name, values)
+            self._made = "command"  # a command that failed half way is undone too
+            if not outcome.made:
+                pytest.skip(NOT_EXERCISED_PREFIX + outcome.reason)
+        elif profile.admin is not None:
+            self._state.admin().call("POST", admin_path, body)
+            self._made = "admin"
+        else:
+            pytest.skip(
+                NOT_EXERCISED_PREFIX
+                + f"the profile names no way to make {name} ([changes] command or [admin])"
+            )
+
+    def undo(self) -> None:
+        commands = self._state.profile().changes
+        if self._made == "command" and commands is not None and commands.undo:
+            run_change(commands, "undo", {})
+        elif self._made == "admin":
+            self._state.admin().reset()
+
+
+@pytest.fixture
+def changes(request: pytest.FixtureRequest) -> Iterator[ChangeMaker]:
+    """Makes the changes of the change catalogue; the target is put back after the test."""
+    maker = ChangeMaker(_state(request.config))
+    yield maker
+    maker.undo()

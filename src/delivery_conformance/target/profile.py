@@ -10,6 +10,8 @@ the same file by hand (`delivery-conformance init-profile` gives a commented tem
     [keys]      role = "svc_live_" + 32 characters        (roles: profile_names.ROLES)
     [fixtures]  name = "string" or 3     # integers are kept as their text ("3")
     [admin]     url = "http://...", token = "..."   # optional
+    [changes]   change_name = "command {value}", undo = "...", timeout = 60   # optional
+                (how your server makes the changes of spec/changes.yaml: target/changes.py)
 
 From the environment (`environ`, injected; `os.environ` when not given):
 - `${NAME}` in any string value is replaced by the variable NAME (unset: an error); `$${NAME}`
@@ -35,7 +37,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from delivery_conformance.exceptions import ProfileError
+from delivery_conformance.resources import spec_path
 from delivery_conformance.spec.endpoints import API_PREFIX
+from delivery_conformance.target.changes import CHANGE_TIMEOUT, ChangeCommands
 from delivery_conformance.target.profile_names import FIXTURES, KEY_ENV_PREFIX, ROLES, key_env
 
 __all__ = [
@@ -54,7 +58,7 @@ __all__ = [
 KEY_PATTERN = re.compile(r"svc_live_[!-~]{32}")
 TARGET_ENV = "DELIVERY_TARGET"
 MAX_PROFILE_BYTES = 256 * 1024  # a full profile is a few KB; this bounds the TOML parser's work
-TOP_LEVEL = ("base_url", "test_organisation", "bare_host", "keys", "fixtures", "admin")
+TOP_LEVEL = ("base_url", "test_organisation", "bare_host", "keys", "fixtures", "admin", "changes")
 ADMIN_ENTRIES = ("url", "token")
 _HOST = re.compile(r"[A-Za-z0-9.-]+(:\d{1,5})?")
 _VARIABLE = re.compile(r"\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -79,6 +83,7 @@ class TargetProfile:
     test_organisation: bool = False
     bare_host: str | None = None
     admin: AdminEndpoint | None = None
+    changes: ChangeCommands | None = None
     source: Path | None = None
     # role -> where its key came from: "file" or the environment variable's name
     key_origins: Mapping[str, str] = field(default_factory=dict)
@@ -251,6 +256,31 @@ def _check_admin(path: Path, table: object, environ: Mapping[str, str]) -> Admin
     return AdminEndpoint(url=url.rstrip("/"), token=token)
 
 
+def change_names() -> tuple[str, ...]:
+    """The changes of the catalogue (spec/changes.yaml) a profile may name a command for."""
+    text = spec_path("changes.yaml").read_text(encoding="utf-8")
+    return tuple(re.findall(r"^  - name: ([a-z_]+)$", text, flags=re.MULTILINE))
+
+
+def _check_changes(path: Path, table: object, environ: Mapping[str, str]) -> ChangeCommands:
+    if not isinstance(table, dict):
+        raise _fail(path, '[changes] must be a table: change_name = "command"')
+    _refuse_unknown(path, table, (*change_names(), "undo", "timeout"), "change", "in [changes]")
+    timeout = table.get("timeout", CHANGE_TIMEOUT)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 1 <= timeout <= 600:
+        raise _fail(path, "[changes] timeout is 1 to 600 seconds")
+    commands: dict[str, str] = {}
+    for name, value in table.items():
+        if name == "timeout":
+            continue
+        command = _expand(path, value, f"[changes] {name}", environ)
+        if not isinstance(command, str) or not command.strip():
+            raise _fail(path, f"[changes] {name} must be a non-empty command string")
+        commands[name] = command
+    undo = commands.pop("undo", None)
+    return ChangeCommands(MappingProxyType(commands), undo, float(timeout), path.parent)
+
+
 def _read(path: Path) -> dict[str, Any]:
     if not path.exists():
         raise _fail(path, "file not found")
@@ -305,6 +335,7 @@ def load_profile(path: str | Path, environ: Mapping[str, str] | None = None) -> 
     fixtures_table = _table(path, data, "fixtures", "name = string or integer")
     fixtures = _check_fixtures(path, fixtures_table, environ)
     admin = _check_admin(path, data["admin"], environ) if "admin" in data else None
+    changes = _check_changes(path, data["changes"], environ) if "changes" in data else None
     return TargetProfile(
         base_url=base_url,
         keys=MappingProxyType(keys),
@@ -312,6 +343,7 @@ def load_profile(path: str | Path, environ: Mapping[str, str] | None = None) -> 
         test_organisation=test_org,
         bare_host=bare_host,
         admin=admin,
+        changes=changes,
         source=path,
         key_origins=MappingProxyType(origins),
     )

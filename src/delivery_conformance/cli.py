@@ -12,7 +12,8 @@
     delivery-conformance certify-client --plan PLAN [--quick] [--scenario ID ...]
 
 Exit codes and verdict words: one table, `verdict.Verdict` (README > Exit codes). Errors are one
-line on stderr, never a traceback.
+line on stderr, never a traceback. A command whose output pipe is closed early (`| head -3`)
+stops quietly with exit 141 (128 + SIGPIPE, what a shell reports for such a writer).
 Without --target, `run` starts the embedded sandbox on a free loopback port (pacing off for it
 only), runs the suite and stops it. Before running, the target must answer GET /config.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
+import os
 import random
 import signal
 import sys
@@ -50,7 +52,7 @@ from delivery_conformance.reports.writer import (
     write_summary_markdown,
 )
 from delivery_conformance.spec.requirements import load_requirements
-from delivery_conformance.suite.plugin import DEFAULT_MAX_DURATION
+from delivery_conformance.suite.plugin import DEFAULT_MAX_DURATION, DEFAULT_STATE_SEQUENCES
 from delivery_conformance.suite.profile_check import report_lines, suite_census, write_template
 from delivery_conformance.suite.runner import DEFAULT_SEED, RunOptions, run_suite, suite_paths
 from delivery_conformance.suite.selection import select
@@ -72,6 +74,13 @@ def _seed(text: str) -> int:
     if not text.isdigit():
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}")
     return int(text)
+
+
+def _sequences(text: str) -> int:
+    number = _seed(text)
+    if number > 100_000:
+        raise argparse.ArgumentTypeError(f"at most 100000 sequences, not {number}")
+    return number
 
 
 def parser() -> argparse.ArgumentParser:
@@ -131,6 +140,14 @@ def parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--seed", type=_seed, default=DEFAULT_SEED, help=f"generation seed (default {DEFAULT_SEED})"
+    )
+    run.add_argument(
+        "--state-sequences",
+        type=_sequences,
+        default=None,
+        metavar="N",
+        help="random sequences of changes, reads and clock steps the stateful exploration "
+        f"judges (default {DEFAULT_STATE_SEQUENCES}; 0 leaves it not exercised)",
     )
     check = commands.add_parser(
         "check-profile",
@@ -257,6 +274,7 @@ def command_run(args: argparse.Namespace) -> int:
         strict=args.strict,
         min_coverage=args.min_coverage,
         max_duration=args.max_duration,
+        state_sequences=args.state_sequences,
         extra_args=tuple(args.pytest_args),
     )
     if not suite_paths(options):
@@ -356,7 +374,27 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+BROKEN_PIPE_EXIT = 141  # 128 + SIGPIPE: what a shell reports for a writer its reader left
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Every command; one whose reader goes away (`... | head -3`) stops quietly with
+    `BROKEN_PIPE_EXIT`, as a command killed by SIGPIPE would, and no traceback."""
+    try:
+        try:
+            return _main(argv)
+        finally:  # what is still buffered goes now, while a closed pipe can be caught
+            sys.stdout.flush()
+    except BrokenPipeError:
+        # the reader is gone: point stdout at /dev/null so the interpreter's last flush of
+        # what is still buffered cannot raise again on the way out
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return BROKEN_PIPE_EXIT
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["latency-proxy"]:  # its own parser and options (delivery_conformance.latency)
         try:

@@ -2,8 +2,9 @@
 
 spec: States and transitions (Series, Playlist rows); Endpoints > GET /series, GET /playlists.
 Admin-driven scenarios withdraw with the admin API and move its clock; the `admin` fixture
-resets the target afterwards. Readings STATE-003, STATE-006 (gone after 30 days: a must, Limits > Other constants),
-STATE-007/014, STATE-017 (past 30 days: 404 4040 or no active playlist). Limits > Freshness: a
+resets the target afterwards. Readings STATE-003, STATE-006 (gone after 30 days: a must, Limits >
+Other constants), STATE-007/014, STATE-017 (past 30 days: 404 4040 or no active playlist).
+Limits > Freshness: a
 read after a change polls until it shows, for the 30 s a withdrawal may take (`listed_when`).
 """
 
@@ -206,6 +207,28 @@ def test_withdrawn_item_is_kept_30_days_then_gone(
         listed_when(client, kind, code, lambda i: i is None) is None,
         expected="gone after 30 days and 1 hour",
         actual="still listed",
+    )
+
+
+@pytest.mark.needs("admin")
+@pytest.mark.parametrize(("kind", "fixture"), kind_params(("STATE-021",), ("STATE-021",)))
+def test_withdrawn_at_is_read_again_unchanged_days_later(
+    client: DeliveryClient, admin: Any, fixture_id: Any, kind: str, fixture: str
+) -> None:
+    """A fact set once, read again later: the moment of the withdrawal does not move when the
+    item is listed again a day later (States and transitions: `withdrawn_at` is set)."""
+    code = fixture_id(fixture)
+    withdraw(admin, kind, code)
+    first = listed_when(client, kind, code, is_withdrawn)
+    if first is None:
+        pytest.skip("not exercised: the withdrawn item is not listed as withdrawn")
+    admin.clock(advance=DAY)
+    again = listed_when(client, kind, code, is_withdrawn)
+    expect(
+        "STATE-021",
+        again is not None and again.get("withdrawn_at") == first.get("withdrawn_at"),
+        expected=f"withdrawn_at still {first.get('withdrawn_at')!r} a day later",
+        actual=again and again.get("withdrawn_at"),
     )
 
 

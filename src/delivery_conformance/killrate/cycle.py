@@ -7,7 +7,8 @@ and the items are ordered cycle by cycle, clean runs first. Between two cycles e
 torn down (session ones too), so a module fixture that read the target under one fault is never
 reused under the next; the target is reset and the next fault switched on before the first
 fixture of the cycle is set up. Within a cycle the fault is switched on again after a test that
-used the `admin` fixture (its teardown resets the target, and the reset turns faults off).
+used the `admin` or `changes` fixture (its teardown resets the target, and the reset turns
+faults off).
 
 The conformance plugin's `TestFinished` events are gathered per cycle; when a cycle ends its
 verdict (`CleanRun` or `FaultVerdict`, judged by `killrate.judge_*`) goes to the consumers.
@@ -37,6 +38,10 @@ from delivery_conformance.killrate.judge import (
 )
 
 __all__ = ["CYCLE_ARG", "Cycle", "FaultCycle"]
+
+# Fixtures whose teardown resets the target (which turns its faults off): `admin`, and
+# `changes` when it made a change through the admin API.
+RESETTING = frozenset({"admin", "changes"})
 
 CYCLE_ARG = "killrate_cycle"
 _OK_STATUSES = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
@@ -143,7 +148,7 @@ class FaultCycle:
                 cycle,
                 base_nodeid(item.nodeid, cycle.key),
                 item.path.parent.name == "properties",
-                "admin" in getattr(item, "fixturenames", ()),
+                bool(RESETTING & set(getattr(item, "fixturenames", ()))),
             )
         order = {cycle.key: n for n, cycle in enumerate(self.cycles)}
         keep.sort(key=lambda item: order[self._placed[item.nodeid].cycle.key])

@@ -84,12 +84,18 @@ def _admin_for(profile: TargetProfile) -> AdminClient:
     return AdminClient(profile.admin, transport)
 
 
+KILLRATE_STATE_SEQUENCES = 20
+
+
 def pytest_args(options: KillRateOptions, target: Path, paths: Sequence[Path]) -> list[str]:
     args = [str(p) for p in paths]
     args += suite_pytest_args(options.tests_root.parent)
     args += ["-q", "--tb=no", "-rN", "--no-header", "-p", "delivery_conformance.suite.plugin"]
     args += ["-W", "ignore::pytest.PytestAssertRewriteWarning", "--timeout", str(TEST_TIMEOUT)]
     args += ["--target", str(target), "--no-pacing"]
+    # The stateful exploration runs in every cycle whose fault its rules name: a short budget,
+    # unshrunk (a fault is caught by the rule charged; `run` keeps its own default and shrinks).
+    args += ["--state-sequences", str(KILLRATE_STATE_SEQUENCES), "--no-state-shrink"]
     return args + list(options.extra_args)
 
 

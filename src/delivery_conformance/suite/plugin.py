@@ -28,7 +28,9 @@ test's own requirements) and the redacted exchanges it made. Consumers implement
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import signal
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping
@@ -37,6 +39,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from delivery_conformance.checks.common import with_common_rules
 from delivery_conformance.evidence import events, ledger
@@ -57,9 +60,16 @@ from delivery_conformance.target.client import DeliveryClient
 from delivery_conformance.target.pacing import Pacer
 from delivery_conformance.target.profile import TargetProfile, load_profile
 
-__all__ = ["DEFAULT_MAX_DURATION", "NEEDS_KINDS", "known_requirement_ids"]
+__all__ = [
+    "DEFAULT_MAX_DURATION",
+    "DEFAULT_STATE_SEQUENCES",
+    "NEEDS_KINDS",
+    "known_requirement_ids",
+]
 
 DEFAULT_MAX_DURATION = 3600.0  # seconds: README > Exit codes (TIMED OUT)
+# Sequences of the stateful exploration (tests/conformance/test_state_model.py) in a run.
+DEFAULT_STATE_SEQUENCES = 25
 TIMED_OUT_REASON = "the run reached --max-duration before this test"
 NOT_JSON_RULE = "GEN-005"  # What the service does: every non-empty body is JSON
 LONG_TEST, LONG_TEST_AGAIN = 15.0, 30.0  # seconds before "still running" lines
@@ -152,12 +162,33 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="SECONDS",
         help=f"stop the run after this many seconds (default {DEFAULT_MAX_DURATION:g})",
     )
+    group.addoption(
+        "--state-sequences",
+        type=int,
+        default=DEFAULT_STATE_SEQUENCES,
+        dest="state_sequences",
+        metavar="N",
+        help="random sequences of changes the stateful exploration tries "
+        f"(default {DEFAULT_STATE_SEQUENCES}; 0: not exercised)",
+    )
+    group.addoption(
+        "--no-state-shrink",
+        action="store_true",
+        default=False,
+        dest="no_state_shrink",
+        help="report a failing sequence of the stateful exploration as found, unshrunk",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "requirement(*ids): requirement IDs this test proves")
     config.addinivalue_line("markers", "needs(*what): roles, fixtures or admin API needed")
     ledger.soften(should_requirement_ids())
+    # Hypothesis keeps files (a constants cache) in ./.hypothesis; a run writes only into its
+    # report folder, so they go to a folder of their own, removed when the run ends.
+    home = Path(tempfile.mkdtemp(prefix="delivery-hypothesis-"))
+    set_hypothesis_home_dir(home)
+    config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
     state = _RunState(config)
     config.stash[_STATE] = state
     config.pluginmanager.register(state, "delivery-conformance-run")

@@ -41,6 +41,7 @@ class RunOptions:
     strict: bool = False
     min_coverage: float | None = None
     max_duration: float | None = None
+    state_sequences: int | None = None  # the stateful exploration's budget (None: its default)
     from_sandbox: bool = False  # the target profile was written by the embedded sandbox
     tests_root: Path = field(default_factory=lambda: tests_root())
     extra_args: Sequence[str] = field(default_factory=tuple)
@@ -85,6 +86,8 @@ def pytest_args(options: RunOptions, paths: Sequence[Path]) -> list[str]:
         args += ["--max-duration", str(options.max_duration)]
     if options.seed is not None:
         args += ["--conformance-seed", str(options.seed), "--hypothesis-seed", str(options.seed)]
+    if options.state_sequences is not None:
+        args += ["--state-sequences", str(options.state_sequences)]
     return args + list(options.extra_args)
 
 

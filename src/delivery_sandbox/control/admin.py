@@ -141,8 +141,12 @@ async def dispatch(sb: Sandbox, method: str, parts: list[str], receive: Any) -> 
         return _ok({"enabled": sorted(sb.faults.on)})
     _allow(method, "POST")
     if parts == ["reset"]:
+        keep = (await _body(receive)).get("keep_faults") is True
+        switched = set(sb.faults.on)
         sb.reset()
-        return _ok({"reset": True})
+        if keep:  # the stateful exploration resets between its sequences, under a fault
+            sb.faults.only(switched)
+        return _ok({"reset": True, "faults_kept": keep})
     if parts == ["clock"]:
         body = await _body(receive)
         if "advance" in body:

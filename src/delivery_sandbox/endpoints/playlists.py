@@ -197,7 +197,8 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
 
     Requirements: PAGE-001, PAGE-002, PAGE-009, PAGE-010, PAGE-011, PLS-017, PLS-018, PLS-019,
     PLS-020, PLS-021, PLS-022, PLS-023, PLS-033, PLS-035, PLS-036, PLS-037, PLS-038, PLS-039,
-    PLS-049 (a cursor resumes after the last item of its page).
+    PLS-049 (a cursor resumes after the last item of its page), STATE-021 (`withdrawn_at` is
+    the moment of the withdrawal, on every read).
 
     Requirements: STATE-013, STATE-016, STATE-017.
     """

@@ -12,7 +12,9 @@ Each acts on the 200 answer of one endpoint, after the reference answer was buil
   answer without its title, metadata version and time;
 - `retitle_recodes_film` (CAT-085): the catalog gives a film whose title changed another `code`;
 - `retitle_reslugs_category` (PLS-048): the playlist list gives a playlist whose title changed
-  another Category `slug`.
+  another Category `slug`;
+- `withdrawn_at_follows_the_clock` (STATE-021): a withdrawn playlist's `withdrawn_at` is the
+  moment of the read, never later than `server_time`, but never the same twice either.
 
 The admin side's fault of the catalogue, `creative_rename_restamps_created_at` (CRE-065), acts
 where a creative is renamed (control/admin.py).
@@ -42,6 +44,7 @@ CHANGE_FAULTS = frozenset(
         FaultName.playlist_hash_ignores_title,
         FaultName.retitle_recodes_film,
         FaultName.retitle_reslugs_category,
+        FaultName.withdrawn_at_follows_the_clock,
     }
 )
 _SERIES_LEFT_OUT = ("content_version", "title_i18n", "metadata_version", "metadata_updated_at",
@@ -89,6 +92,8 @@ def mangle_change_reply(reply: Reply, sb: Sandbox, exchange: Exchange) -> None:
             category = item.get("category")
             if FaultName.retitle_reslugs_category in on and renamed and isinstance(category, dict):
                 category["slug"] = f"{category.get('slug')}-renamed"
+            if FaultName.withdrawn_at_follows_the_clock in on and item.get("withdrawn_at"):
+                item["withdrawn_at"] = max(int(item["withdrawn_at"]), int(sb.now()) - 1)
     elif exchange.endpoint == "series_one" and isinstance(data, dict):
         if FaultName.series_metadata_updated_at_frozen in on:
             first = next((f for f in seeded.values() if f.code == data.get("code")), None)

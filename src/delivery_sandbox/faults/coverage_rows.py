@@ -87,5 +87,6 @@ playlist_hash_ignores_title         | PLS-047  | the playlist detail content_ver
 creative_rename_restamps_created_at | CRE-065  | a renamed creative gets the rename time as its created_at
 retitle_recodes_film                | CAT-085  | the catalog gives a film whose title changed another code
 retitle_reslugs_category            | PLS-048  | the playlist list gives a playlist whose title changed another Category slug
+withdrawn_at_follows_the_clock      | STATE-021 | a withdrawn playlist's withdrawn_at is the moment of each read
 share_download_link_30_minutes   | CRE-023  | a share link redirects to a download link valid 30 minutes
 """)

@@ -172,6 +172,7 @@ class FaultName(StrEnum):
     creative_rename_restamps_created_at = "creative_rename_restamps_created_at"
     retitle_recodes_film = "retitle_recodes_film"
     retitle_reslugs_category = "retitle_reslugs_category"
+    withdrawn_at_follows_the_clock = "withdrawn_at_follows_the_clock"
     ratelimit_envelope_on_envelope_paths = "ratelimit_envelope_on_envelope_paths"
     ratelimit_window_120 = "ratelimit_window_120"
     retry_after_zero_on_429 = "retry_after_zero_on_429"

@@ -1,0 +1,284 @@
+"""A small model of the spec's state rules, written from the spec alone (not from the sandbox):
+what a film, a playlist and a creative must show after any sequence of changes and clock steps.
+
+The stateful scenario (test_state_model.py) makes random changes and reads, and hands each read
+to the model, which answers the rules the read breaks. Pure: every change is told the wall time
+it was made at (`now`), and the model adds the seconds it moved the target's clock.
+
+A change that leaves the thing as it was at the last read (a title set to the one it had, an
+episode withdrawn and published again) may or may not move a hash: a hash of the content stays,
+a hash of the history moves, and both hash the metadata. Times are whole seconds (rounded down),
+so a time that must move must not be earlier than the change, less the clock slack.
+
+spec: Resources and their fields (Film `metadata_version`, `metadata_updated_at`; Playlist detail
+`metadata_version`, `content_version`, `updated_at`; Creative record `created_at`,
+`creative_code`, `updated_at`); States and transitions (Playlist); Limits > Other constants
+(withdrawn items stay listed 30 days); Limits > Freshness.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+__all__ = ["DAY", "Creative", "Film", "Finding", "Playlist", "StateModel"]
+
+DAY = 86400
+MARGIN = 3600  # judged listed until 30 days less an hour, gone from 30 days and an hour
+SLACK = 5.0  # seconds between the suite's clock and the target's, a rounded-down second included
+
+
+@dataclass(frozen=True)
+class Finding:
+    requirement: str
+    expected: str
+    actual: str
+
+
+def moment(value: Any) -> float | None:
+    """Epoch seconds of an integer or an ISO 8601 time; None for anything else."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def _late(stamp: float | None, changed_at: float) -> bool:
+    """A time that should have moved to the change and is earlier than it."""
+    return stamp is None or stamp < changed_at - SLACK
+
+
+@dataclass
+class Film:
+    title: str
+    version: Any
+    episode_listed: bool
+    change: str = ""  # the requirement of the last change since the last read ("" when none)
+    changed_at: float = 0.0  # the target's time of that change
+    read: tuple[str, bool] = ("", True)  # title and episode state at the last read
+    tracked: bool = True  # False once the film left the catalog after a clock step
+
+    def moved(self) -> bool:
+        """Whether the metadata differs from what the last read showed."""
+        return (self.title, self.episode_listed) != self.read
+
+
+@dataclass
+class Playlist:
+    title: str
+    version: Any
+    content: Any
+    changed_at: float | None = None  # the target's time of the last change since the last read
+    read_title: str = ""
+    withdrawn_at_clock: float | None = None  # the model clock when it was withdrawn
+    withdrawn_at_seen: Any = None  # the first `withdrawn_at` read after it
+
+
+@dataclass
+class Creative:
+    name: str
+    code: Any
+    created_at: Any
+    changed_at: float | None = None
+    read_name: str = ""
+    tracked: bool = True
+
+
+@dataclass
+class StateModel:
+    film: Film | None  # None until a step first reads it (the scenario fills it in)
+    playlist: Playlist
+    creative: Creative
+    clock: float = 0.0  # seconds the target's clock was moved
+    steps: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.film is not None:
+            self.film.read = (self.film.title, self.film.episode_listed)
+        self.playlist.read_title = self.playlist.title
+        self.creative.read_name = self.creative.name
+
+    # -- changes ------------------------------------------------------------------------------
+
+    def at(self, now: float) -> float:
+        """The target's time for the wall time `now`."""
+        return now + self.clock
+
+    def film_retitled(self, title: str, now: float) -> None:
+        assert self.film is not None, "read the film before changing it"
+        self.film.title, self.film.change, self.film.changed_at = title, "CAT-082", self.at(now)
+        self.steps.append(f"film retitled {title!r}")
+
+    def episode_toggled(self, now: float) -> None:
+        assert self.film is not None, "read the film before changing it"
+        self.film.episode_listed = not self.film.episode_listed
+        self.film.change, self.film.changed_at = "CAT-083", self.at(now)
+        self.steps.append("episode " + ("published" if self.film.episode_listed else "withdrawn"))
+
+    def playlist_retitled(self, title: str, now: float) -> None:
+        self.playlist.title, self.playlist.changed_at = title, self.at(now)
+        self.steps.append(f"playlist retitled {title!r}")
+
+    def playlist_withdrawn(self) -> None:
+        if self.playlist.withdrawn_at_clock is None:
+            self.playlist.withdrawn_at_clock = self.clock
+        self.steps.append("playlist withdrawn")
+
+    def creative_renamed(self, name: str, now: float) -> None:
+        self.creative.name, self.creative.changed_at = name, self.at(now)
+        self.steps.append(f"creative renamed {name!r}")
+
+    def clock_moved(self, seconds: float) -> None:
+        self.clock += seconds
+        self.steps.append(f"clock +{seconds / DAY:g} days")
+
+    # -- reads: what the spec says the answer must show ----------------------------------------
+
+    def film_landed(self, row: dict[str, Any] | None, episode_listed: bool) -> bool:
+        """Whether a catalog read shows every change made so far (title, episode)."""
+        if self.film is None:
+            return True
+        if row is None:
+            return self.clock > 0  # the film left with a licence window: nothing more to see
+        return row.get("title") == self.film.title and episode_listed == self.film.episode_listed
+
+    def film_read(self, row: dict[str, Any] | None, episode_listed: bool) -> list[Finding]:
+        film, found = self.film, []
+        if film is None:
+            return found
+        if row is None:
+            film.tracked = film.tracked and self.clock == 0
+            return found
+        version = row.get("metadata_version")
+        if film.moved() and film.version is not None and version == film.version:
+            found.append(
+                Finding(film.change, f"metadata_version other than {film.version!r}", repr(version))
+            )
+        stamp = moment(row.get("metadata_updated_at"))
+        if film.moved() and film.version is not None and _late(stamp, film.changed_at):
+            found.append(
+                Finding(
+                    "CAT-084",
+                    f"metadata_updated_at from {film.changed_at:.0f} on",
+                    repr(row.get("metadata_updated_at")),
+                )
+            )
+        if not film.change and film.version is not None and version != film.version:
+            found.append(
+                Finding("CAT-029", f"metadata_version still {film.version!r}", repr(version))
+            )
+        film.version, film.change, film.read = version, "", (film.title, film.episode_listed)
+        return found
+
+    def playlist_landed(self, detail: dict[str, Any] | None, item: dict[str, Any] | None) -> bool:
+        if self.playlist.withdrawn_at_clock is not None:
+            return detail is None and (item is None or item.get("status") != "active")
+        return detail is not None and detail.get("title") == self.playlist.title
+
+    def playlist_read(
+        self, detail: dict[str, Any] | None, item: dict[str, Any] | None
+    ) -> list[Finding]:
+        plist = self.playlist
+        if plist.withdrawn_at_clock is not None:
+            return self._withdrawn_read(item)
+        found: list[Finding] = []
+        if detail is None:
+            return found
+        if plist.changed_at is not None and plist.title != plist.read_title:
+            if plist.version is not None and detail.get("metadata_version") == plist.version:
+                found.append(
+                    Finding(
+                        "PLS-046", f"metadata_version other than {plist.version!r}", "unchanged"
+                    )
+                )
+            if plist.content is not None and detail.get("content_version") == plist.content:
+                found.append(
+                    Finding("PLS-047", f"content_version other than {plist.content!r}", "unchanged")
+                )
+            if _late(moment(detail.get("updated_at")), plist.changed_at):
+                found.append(
+                    Finding(
+                        "PLS-045",
+                        f"updated_at from {plist.changed_at:.0f} on",
+                        repr(detail.get("updated_at")),
+                    )
+                )
+        plist.version, plist.content = detail.get("metadata_version"), detail.get("content_version")
+        plist.changed_at, plist.read_title = None, plist.title
+        return found
+
+    def _withdrawn_read(self, item: dict[str, Any] | None) -> list[Finding]:
+        plist, found = self.playlist, []
+        age = self.clock - (plist.withdrawn_at_clock or 0.0)
+        if age >= 30 * DAY + MARGIN:
+            if item is not None:
+                found.append(
+                    Finding("STATE-006", "gone 30 days after the withdrawal", "still listed")
+                )
+            return found
+        if item is None:
+            if age <= 30 * DAY - MARGIN:
+                found.append(
+                    Finding("STATE-013", "listed within 30 days of the withdrawal", "gone")
+                )
+            return found
+        if item.get("status") != "withdrawn":
+            found.append(Finding("STATE-009", "status withdrawn", repr(item.get("status"))))
+        if item.get("content_version") is not None or item.get("clip_count") is not None:
+            found.append(Finding("STATE-010", "content_version and clip_count null", "set"))
+        if plist.withdrawn_at_seen is None:
+            plist.withdrawn_at_seen = item.get("withdrawn_at")
+        elif item.get("withdrawn_at") != plist.withdrawn_at_seen:
+            found.append(
+                Finding(
+                    "STATE-021",
+                    f"withdrawn_at still {plist.withdrawn_at_seen!r}",
+                    repr(item.get("withdrawn_at")),
+                )
+            )
+        return found
+
+    def creative_landed(self, record: dict[str, Any] | None) -> bool:
+        return record is None or record.get("name") == self.creative.name
+
+    def creative_read(self, record: dict[str, Any] | None) -> list[Finding]:
+        made, found = self.creative, []
+        if record is None:
+            made.tracked = made.tracked and self.clock == 0
+            return found
+        if record.get("created_at") != made.created_at:
+            found.append(
+                Finding(
+                    "CRE-065",
+                    f"created_at still {made.created_at!r}",
+                    repr(record.get("created_at")),
+                )
+            )
+        if record.get("creative_code") != made.code:
+            found.append(
+                Finding(
+                    "CRE-005",
+                    f"creative_code still {made.code!r}",
+                    repr(record.get("creative_code")),
+                )
+            )
+        renamed = made.changed_at is not None and made.name != made.read_name
+        if (
+            renamed
+            and made.changed_at is not None
+            and _late(moment(record.get("updated_at")), made.changed_at)
+        ):
+            found.append(
+                Finding(
+                    "FRESH-022",
+                    f"updated_at from {made.changed_at:.0f} on",
+                    repr(record.get("updated_at")),
+                )
+            )
+        made.changed_at, made.read_name = None, made.name
+        return found

@@ -83,11 +83,13 @@ latency: $(STAMP)
 	$(BIN)/pytest -q -m latency_full tests/harness/test_latency.py
 	$(BIN)/python -m benchmarks.latency_suite --runs 3 --out $(REPORTS)/bench/latency_suite.json
 
-# Client certification in full (~30 min): the reference client through the whole scenario
-# catalogue three times, then every broken client (make test runs the quick form).
+# Client certification in full (~65 min): both populations, the reference client and the
+# independent Node client (tests/harness/independent_clients/node), each through the whole
+# scenario catalogue three times, then every broken variant and every break of both (make test
+# runs the quick form).
 certify: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python tests/harness/broken_clients/killrate.py \
-		--set fast --clean-runs 3 --jobs 2 --out $(REPORTS)/certify-killrate.md
+		--population all --set fast --clean-runs 3 --jobs 2 --out $(REPORTS)/certify-killrate.md
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(if $(TARGET),--target $(TARGET))

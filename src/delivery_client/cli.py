@@ -1,8 +1,8 @@
 """`delivery-client`: the reference client's flows from a shell.
 
     delivery-client [--base-url URL] [--api-key KEY] [--state PATH] [--export-state PATH|-]
-                    [--deadline S] [--simulate NAME] [--service-version DATE]
-                    [--policy KNOB=VALUE ...] [-v|-q] COMMAND
+                    [--display-lang LANG] [--deadline S] [--simulate NAME]
+                    [--service-version DATE] [--policy KNOB=VALUE ...] [-v|-q] COMMAND
 
 Commands: sync-catalog [--paged], watch --walks N [--interval S], sync-creatives, sync-series,
 sync-playlists, play EPISODE_ID... [--union-info V --drm-kek V] [--intent I] [--viewer-ref R],
@@ -74,6 +74,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--export-state", metavar="PATH", help="write the view as JSON (- = stdout)"
+    )
+    parser.add_argument(
+        "--display-lang",
+        default="en",
+        metavar="BCP47",
+        help="language the exported titles are shown in (missing: the en text; default en)",
     )
     parser.add_argument("--deadline", type=float, default=900.0, help="seconds for the command")
     parser.add_argument("--simulate", help="Service-Simulate scenario (test organisations)")
@@ -168,6 +174,18 @@ def _run(args: argparse.Namespace, state: State) -> Any:
                 intent=args.intent,
                 viewer_ref=viewer,
             )
+            state.record_tickets(
+                [
+                    (
+                        str(r.request.get("episode_id")),
+                        r.status,
+                        r.ticket.protection if r.ticket else None,
+                        r.ticket.expires_at if r.ticket else None,
+                        r.ticket.sellable if r.ticket else False,
+                    )
+                    for r in results
+                ]
+            )
             return [
                 {
                     "episode_id": r.request.get("episode_id"),
@@ -209,8 +227,8 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
     raise _Deadline("the deadline passed; the state was left as it was before this command")
 
 
-def _export(state: State, target: str) -> None:
-    text = json.dumps(state.export(time.time()), indent=2, sort_keys=True) + "\n"
+def _export(state: State, target: str, display_lang: str) -> None:
+    text = json.dumps(state.export(time.time(), display_lang), indent=2, sort_keys=True) + "\n"
     if target == "-":
         sys.stdout.write(text)
     else:
@@ -237,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if result is not None:
                 print(json.dumps(result, sort_keys=True))
             if args.export_state:
-                _export(state, args.export_state)
+                _export(state, args.export_state, args.display_lang)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             state.close()

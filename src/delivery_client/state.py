@@ -4,14 +4,20 @@ A sync computes its whole new view in memory and writes it in one transaction at
 failed or killed sync leaves the previous state as it was. `export` renders the view as stable
 JSON (sorted keys and rows) for the certification judge; it never holds a link or a secret.
 
-Export format `delivery-client-state/1`:
-    {"format", "catalog": {"walks", "films": [{"id", "slug", "title", "available",
-     "missed_walks", "metadata_version", "episodes": [{"episode_no", "id", "status",
-     "stream_ready", "vid_ready"}]}]},
+Export format `delivery-client-state/2` (the fields of `/1` plus those marked +, each what the
+app shows or decides; a reader of `/1` ignores them):
+    {"format", "catalog": {"walks", +"display_lang", "films": [{"id", "slug", "title",
+     +"title_shown", "available", "missed_walks", "metadata_version", +"audio_language",
+     +"age_rating",
+     "episodes": [{"episode_no", "id", "status", "stream_ready", "vid_ready", +"free",
+     +"poster_url"}]}]},
      "creatives": {"updated_since", "items": [{"creative_id", "status", "updated_at",
-     "rights_ends_at", "final_ready", "has_file_url", "usable"}]},
-     "series": {"items": [{"code", "status", "content_version", "details_fetched"}]},
-     "playlists": {"items": [the same fields as series]}}
+     "rights_ends_at", "final_ready", "has_file_url", "usable", +"final_size"}]},
+     "series": {"items": [{"code", "status", "content_version", "details_fetched",
+     +"age_rating", +"artwork", +"tags"}]},
+     "playlists": {"items": [the fields of /1, +"licensed"]},
+     +"playback": {"tickets": [{"episode_id", "status", "protection", "expires_at",
+     "sellable_as_paid"}]}}
 """
 
 from __future__ import annotations
@@ -25,11 +31,21 @@ from typing import Any
 
 from delivery_client.catalog import FilmRecord
 from delivery_client.exceptions import StateError
-from delivery_client.rules import usable
+from delivery_client.rules import (
+    age_rating,
+    artwork,
+    audio_language,
+    episode_poster,
+    final_size,
+    i18n_text,
+    is_free,
+    licensed,
+    usable,
+)
 
 __all__ = ["EXPORT_FORMAT", "LISTINGS", "State"]
 
-EXPORT_FORMAT = "delivery-client-state/1"
+EXPORT_FORMAT = "delivery-client-state/2"
 LISTINGS = ("series", "playlists")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -41,6 +57,8 @@ CREATE TABLE IF NOT EXISTS series (code TEXT PRIMARY KEY, item TEXT NOT NULL,
     detail TEXT, content_version TEXT);
 CREATE TABLE IF NOT EXISTS playlists (code TEXT PRIMARY KEY, item TEXT NOT NULL,
     detail TEXT, content_version TEXT);
+CREATE TABLE IF NOT EXISTS tickets (episode_id TEXT PRIMARY KEY, status INTEGER NOT NULL,
+    protection TEXT, expires_at TEXT, sellable INTEGER NOT NULL);
 """
 
 
@@ -165,20 +183,41 @@ class State:
         rows = self._db.execute(f"SELECT code, item, content_version, detail FROM {kind}")
         return {row[0]: (json.loads(row[1]), row[2], row[3] is not None) for row in rows}
 
-    def export(self, now: float) -> dict[str, Any]:
-        """The client's view as stable JSON-ready data; `now` decides `usable` (CLI-034)."""
+    def details(self, kind: str) -> dict[str, dict[str, Any]]:
+        """code -> the stored detail (links already dropped), for items whose detail was read."""
+        assert kind in LISTINGS
+        rows = self._db.execute(f"SELECT code, detail FROM {kind} WHERE detail IS NOT NULL")
+        out = {row[0]: json.loads(row[1]) for row in rows}
+        return {code: detail for code, detail in out.items() if isinstance(detail, dict)}
+
+    # Playback: what the app decided about each ticket (never the token or the manifest link).
+    def record_tickets(self, rows: list[tuple[str, int, str | None, str | None, bool]]) -> None:
+        with self.transaction() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO tickets VALUES (?, ?, ?, ?, ?)",
+                [(e, s, p, x, int(sell)) for e, s, p, x, sell in rows],
+            )
+
+    def export(self, now: float, display_lang: str = "en") -> dict[str, Any]:
+        """The client's view as stable JSON-ready data; `now` decides `usable` (CLI-034),
+        `display_lang` the language the titles are shown in (CLI-058)."""
         films = [
             {
                 "id": r.id,
                 "slug": r.film.get("slug"),
                 "title": r.film.get("title"),
+                "title_shown": i18n_text(r.film, "title_i18n", display_lang),
                 "available": r.available,
                 "missed_walks": r.missed,
                 "metadata_version": r.film.get("metadata_version"),
+                "audio_language": audio_language(r.film),
+                "age_rating": age_rating(r.film),
                 "episodes": sorted(
                     (
                         {k: e.get(k) for k in ("episode_no", "id", "status", "stream_ready")}
                         | {"vid_ready": e.get("vid_ready")}
+                        | {"poster_url": episode_poster(e, r.film)}
+                        | {"free": _free(r.film, e.get("episode_no"))}
                         for e in r.episodes
                     ),
                     key=lambda e: (_number(e["episode_no"]), str(e["id"])),
@@ -199,6 +238,7 @@ class State:
                     "final_ready": (final or {}).get("ready"),
                     "has_file_url": self.file_url(creative_id) is not None,
                     "usable": usable(record, now),
+                    "final_size": final_size(record),
                 }
             )
         listed = {
@@ -213,12 +253,37 @@ class State:
             ]
             for kind in LISTINGS
         }
+        series_details = self.details("series")
+        for row in listed["series"]:
+            detail = series_details.get(str(row["code"]))
+            row["age_rating"] = age_rating(detail or {})
+            row["artwork"] = artwork(detail) if detail else None
+            row["tags"] = sorted(map(str, detail.get("tags") or {})) if detail else None
+        items = {code: item for code, (item, _, _) in self.listing("playlists").items()}
+        for row in listed["playlists"]:
+            row["licensed"] = licensed(items[str(row["code"])])
+        tickets = [
+            {"episode_id": row[0], "status": row[1], "protection": row[2],
+             "expires_at": row[3], "sellable_as_paid": bool(row[4])}
+            for row in self._db.execute(
+                "SELECT episode_id, status, protection, expires_at, sellable FROM tickets "
+                "ORDER BY episode_id"
+            )
+        ]  # fmt: skip
         walks = int(self.meta("catalog_walks", "0") or 0)
         since = self.meta("creatives_updated_since")
         return {
             "format": EXPORT_FORMAT,
-            "catalog": {"walks": walks, "films": films},
+            "catalog": {"walks": walks, "display_lang": display_lang, "films": films},
             "creatives": {"updated_since": int(since) if since else None, "items": creatives},
             "series": {"items": listed["series"]},
             "playlists": {"items": listed["playlists"]},
+            "playback": {"tickets": tickets},
         }
+
+
+def _free(film: Mapping[str, Any], episode_no: Any) -> bool | None:
+    """Film `free_until_episode` applied to one episode (CAT-077); None without a number."""
+    if not isinstance(episode_no, int) or isinstance(episode_no, bool):
+        return None
+    return is_free(film, episode_no)

@@ -68,14 +68,17 @@ def test_sync_progress_on_stderr_and_a_stable_documented_export(
     again = run([*state, "--export-state", "-", "export"], env)
     assert again.stdout == (tmp_path / "a.json").read_text()
     view = json.loads(again.stdout)
-    assert view["format"] == "delivery-client-state/1" and view["catalog"]["walks"] == 1
+    assert view["format"] == "delivery-client-state/2" and view["catalog"]["walks"] == 1
     assert set(view["catalog"]["films"][0]) == {
         "id",
         "slug",
         "title",
+        "title_shown",
         "available",
         "missed_walks",
         "metadata_version",
+        "audio_language",
+        "age_rating",
         "episodes",
     }
     everything = result.stdout + result.stderr + again.stdout
@@ -128,7 +131,7 @@ def test_html_truncated_json_and_looping_cursors_exit_6_and_keep_the_state(tmp_p
     view = json.loads(
         run(["--state", str(tmp_path / "s.sqlite"), "--export-state", "-", "export"]).stdout
     )
-    assert view["catalog"] == {"walks": 0, "films": []}
+    assert view["catalog"] == {"walks": 0, "display_lang": "en", "films": []}
 
 
 def test_an_unreachable_server_ends_at_the_deadline_with_exit_3(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """`certify-client` and `proxy` from the command line: the scaled-down certification (the
-reference client and six broken clients on the quick scenarios) and bad input: a plan with
+reference client and seven broken clients on the quick scenarios) and bad input: a plan with
 unknown keys, a missing, hanging, failing or silent flow command, a down upstream. Each ends
 with one line and a distinct exit code or a failed requirement, fast, and never a certificate.
 """
@@ -34,7 +34,7 @@ def catalog_plan(command: str, head: str = "") -> str:
 
 QUICK_VARIANTS = ["retries_4xx", "stops_on_short_page", "resends_whole_batch",
                   "logs_play_token", "crashes_on_unknown_field",
-                  "sends_browser_headers"]  # fmt: skip
+                  "sends_browser_headers", "crashes_on_odd_cursor"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +71,7 @@ def no_certificate(tmp_path: Path) -> bool:
     return not list((tmp_path / "reports").glob("*/certificate"))
 
 
-def test_the_scaled_down_certification_passes_the_reference_and_catches_six_broken() -> None:
+def test_the_scaled_down_certification_passes_the_reference_and_catches_seven_broken() -> None:
     done = subprocess.run(
         [sys.executable, str(HERE / "broken_clients" / "killrate.py"), "--set", "quick",
          "--jobs", "2", "--clean-runs", "1",
@@ -79,7 +79,7 @@ def test_the_scaled_down_certification_passes_the_reference_and_catches_six_brok
         env=ENV, capture_output=True, text=True, timeout=180,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "kill rate 6/6 broken clients caught with exact blame" in done.stdout
+    assert "kill rate 7/7 broken clients caught with exact blame" in done.stdout
     assert "| reference (run 1) | none | none (clean) | none | yes |" in done.stdout
 
 
@@ -128,6 +128,53 @@ def test_a_flow_failing_where_it_must_succeed_fails_the_run(
     assert done.returncode == 1
     titles = [v["title"] for v in results(tmp_path)["unattributed_findings"]]
     assert titles == ["flow catalog failed"]
+
+
+def test_the_plans_per_item_failure_exit_is_accepted_only_where_an_item_is_refused(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    # a client that handles the refused item and says so with exit 1, as its plan declares
+    flow = 'playback_batch = "delivery-client play {episode} {episode_2} && exit 1"\n'
+    flow += "[vars]\n" + "".join(f'{k} = "{v}"\n' for k, v in upstream.vars.items())
+    scenarios = ("--scenario", "batch-unknown-reason", "--scenario", "batch-failed-item")
+    declared = f"per_item_failure_exit = 1\n[flows]\n{flow}"
+    done, _ = certify(tmp_path / "a", declared, *scenarios, upstream=upstream)
+    document = results(tmp_path / "a")
+    status = {r["id"]: r["status"] for r in document["requirements"]}
+    assert status["PLAY-084"] == "passed", done.stdout
+    # where no item is refused, 1 is not success: the flow failed
+    assert [v["title"] for v in document["unattributed_findings"]] == [
+        "flow playback_batch failed"]  # fmt: skip
+    done, _ = certify(tmp_path / "b", f"[flows]\n{flow}", "--scenario", "batch-unknown-reason",
+                      upstream=upstream)  # fmt: skip
+    document = results(tmp_path / "b")
+    # undeclared, 1 is no success: the flow failed (the named reason too, so not PLAY-084's)
+    assert done.returncode == 1, done.stdout
+    assert {v["title"] for v in document["unattributed_findings"]} == {
+        "flow playback_batch failed"}  # fmt: skip
+
+
+def test_a_reader_that_leaves_early_ends_the_command_quietly(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    """`certify-client ... | head -1`: no BrokenPipeError traceback, exit 141 (128 + SIGPIPE)."""
+    plan = tmp_path / "plan.toml"
+    plan.write_text(catalog_plan(SYNC), encoding="utf-8")
+    env = {**ENV, "CERT_KEY": upstream.keys["catalog"]}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "delivery_conformance.cli", "certify-client", "--plan", str(plan),
+         "--upstream", upstream.base_url, "--key-env", "CERT_KEY", "--scenario", "no-retry-4*",
+         "--report-dir", str(tmp_path / "r")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stdout is not None and process.stderr is not None
+    first = process.stdout.readline()
+    process.stdout.close()  # as `head -1` does after its line
+    code = process.wait(timeout=120)
+    with process.stderr:
+        stderr = process.stderr.read().decode()
+    assert first.startswith(b"certify-client:")
+    assert (code, stderr) == (141, ""), stderr
 
 
 def test_a_down_upstream_is_a_harness_error_in_one_line(tmp_path: Path) -> None:

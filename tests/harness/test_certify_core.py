@@ -65,8 +65,16 @@ def test_respond_fires_after_skip_for_times_then_forwards() -> None:
     plans = [injector.decide("GET", CATALOG, {}, 1) for _ in range(4)]
     assert [p.respond[0] if p.respond else None for p in plans] == [None, 429, 429, None]
     assert plans[1].respond is not None and plans[1].respond[1]["retry-after"] == "1"
-    assert json.loads(plans[1].respond[2]) == {"error": "Too many requests",
-                                               "request_id": "req_referee"}  # fmt: skip
+    body, head = json.loads(plans[1].respond[2]), plans[1].respond[1]
+    assert body == {"error": "Too many requests", "request_id": head["service-request-id"]}
+    assert head["x-ratelimit-limit"] == "3000" and head["x-ratelimit-window"] == "60"
+    # the endpoint's own body shape: envelope on creatives, flat for any 429
+    shaped = Injector([parse_injection({"respond": {"status": 503, "code": 5030}}, "x")])
+    assert "code" in json.loads(shaped.decide("GET", "/api/delivery/v1/creatives", {}, 1)
+                                .respond[2])  # type: ignore[index]  # fmt: skip
+    limited = Injector([parse_injection({"respond": {"status": 429}}, "x")])
+    assert "error" in json.loads(limited.decide("GET", "/api/delivery/v1/series", {}, 1)
+                                 .respond[2])  # type: ignore[index]  # fmt: skip
 
 
 def test_each_new_fails_every_distinct_request_once() -> None:
@@ -137,14 +145,71 @@ def test_retry_after_window_passes_inside_fails_early_and_without_jitter() -> No
     assert judge("retry_after_window", good)[0] == PASSED
     early = [entry(1, 0, 0.1, 429, injected="respond", ra="1"), entry(2, 0.5, 0.6)]
     assert judge("retry_after_window", early)[0] == FAILED
-    flat = []
-    for n in range(4):
-        at = 2.0 * n
-        flat += [entry(2 * n + 1, at, at + 0.1, 429, injected="r", ra="1"),
-                 entry(2 * n + 2, at + 1.12, at + 1.2, 429 if n < 3 else 200)]  # fmt: skip
-    status, actual = judge("retry_after_window", flat)
-    assert status == FAILED and "within 0.1 s" in actual
+
+    def waits(extra: list[float]) -> list[Entry]:
+        found = []
+        for n, jitter in enumerate(extra):
+            at = 3.0 * n  # each wait its own call (a new phase), as two syncs of four give
+            found += [entry(2 * n + 1, at, at + 0.1, 429, injected="r", ra="1", phase=n),
+                      entry(2 * n + 2, at + 1.1 + jitter, at + 1.2 + jitter, phase=n)]  # fmt: skip
+        return found
+
+    status, actual = judge("retry_after_window", waits([0.02] * 8))
+    assert status == FAILED and "within 0.25 s" in actual  # no jitter at all
+    assert judge("retry_after_window", waits([0.02] * 7 + [0.6]))[0] == PASSED
+    assert judge("retry_after_window", waits([0.02] * 7))[0] == PASSED  # too few to judge it
     assert judge("retry_after_window", [entry(1, 0, 1)])[0] == NOT_EXERCISED
+    # CLI-008: retried *after* Retry-After, not merely retried
+    assert judge("retried_after_wait", good)[0] == PASSED
+    assert judge("retried_after_wait", early)[0] == FAILED
+    assert judge("retried_after_wait", good[:1])[0] == FAILED
+
+
+def test_backoff_waits_are_judged_from_below_over_nine_waits() -> None:
+    def chains(share: float) -> list[Entry]:
+        found: list[Entry] = []
+        for run in range(3):
+            at = 10.0 * run
+            for bound in (0.5, 1.0, 2.0):
+                found.append(entry(len(found) + 1, at, at + 0.1, 500, injected="r", phase=run))
+                at += 0.1 + share * bound
+            found.append(entry(len(found) + 1, at, at + 0.1, 200, phase=run))
+        return found
+
+    params = {"base": 0.5, "cap": 8.0}
+    status, actual = judge("backoff_spread", chains(0.1), params)  # a tenth of the base
+    assert status == FAILED and "under 10 %" in actual
+    assert judge("backoff_spread", chains(0.5), params)[0] == PASSED
+    assert judge("backoff_spread", chains(0.1)[:8], params)[0] == NOT_EXERCISED
+
+
+def test_the_attempt_timeout_is_judged_on_both_sides() -> None:
+    params = {"seconds": 8.0, "min": 5.0, "first_backoff": 0.5, "injected": "delay"}
+    held = entry(1, 0, 8.0, None, injected="delay", extra={"gave_up_after": 8.0})
+    assert judge("attempt_timeout", [held], params)[0] == PASSED
+    early = entry(1, 0, 3.0, None, injected="delay", extra={"gave_up_after": 3.0})
+    assert judge("attempt_timeout", [early], params)[0] == FAILED
+    waited = entry(1, 0, 10.0, 200, injected="delay")  # took the held answer: no timeout
+    status, actual = judge("attempt_timeout", [waited], params)
+    assert status == FAILED and "waited 10.0 s" in actual
+    retried = [held, entry(2, 8.3, 8.5)]
+    assert judge("retried", retried, {"injected": "delay", "given_up": True})[0] == PASSED
+    assert judge("retried", [waited], {"injected": "delay", "given_up": True})[0] == NOT_EXERCISED
+
+
+def test_the_next_envelope_page_is_the_one_links_next_names() -> None:
+    path = "/api/delivery/v1/creatives"
+    link = f"http://proxy{path}?updated_since=0&limit=20&cursor=ref1%252Fv"
+    first = entry(1, 0, 0.1, path=path, query={"updated_since": "0"},
+                  extra={"links_next": link, "next_cursor": "ref1%2Fv"})  # fmt: skip
+    same = entry(2, 0.2, 0.3, path=path,
+                 query={"updated_since": "0", "limit": "20", "cursor": "ref1%2Fv"})  # fmt: skip
+    own = entry(2, 0.2, 0.3, path=path, query={"updated_since": "0", "cursor": "ref1%2Fv"})
+    params = {"path": "/creatives"}
+    assert judge("links_next_used", [first, same], params)[0] == PASSED
+    status, actual = judge("links_next_used", [first, own], params)
+    assert status == FAILED and "limit=None" in actual
+    assert judge("links_next_used", [first], params)[0] == NOT_EXERCISED
 
 
 def test_retried_and_not_retried_read_the_same_request_again() -> None:
@@ -190,6 +255,12 @@ def test_paging_judges_see_overlap_changed_cursors_and_an_early_stop() -> None:
     assert judge("pages_sequential", walked, {"path": "/catalog"})[0] == PASSED
     bad = [entry(1, 0, 0.1, query={"cursor": "x"}, notes=("cursor_unknown",))]
     assert judge("cursors_unchanged", bad)[0] == FAILED
+    # a run that crashed on the cursor it was handed never sent one back: failed, not unseen
+    handed = [entry(1, 0, 0.2, extra={"handed_cursor": "ref1%2Fv"})]
+    assert judge("cursors_unchanged", handed, runs=(FlowRun(1, 1, 1.0),))[0] == FAILED
+    assert judge("cursors_unchanged", handed, runs=(FlowRun(1, None, 1.0),))[0] == FAILED
+    assert judge("cursors_unchanged", handed)[0] == NOT_EXERCISED  # it finished: not this rule
+    assert judge("cursors_unchanged", walked, runs=(FlowRun(1, 1, 1.0),))[0] == PASSED
 
 
 def test_batch_judge_wants_failed_items_only_after_their_retry_after() -> None:
@@ -210,6 +281,44 @@ def test_batch_judge_wants_failed_items_only_after_their_retry_after() -> None:
     assert judge("batch_only_failed", [first, good])[0] == PASSED
     assert judge("batch_only_failed", [first, whole])[0] == FAILED
     assert judge("batch_only_failed", [first, soon])[0] == FAILED
+
+
+def test_an_unknown_refusal_reason_is_judged_on_traffic_and_the_declared_exit() -> None:
+    post = "/api/delivery/v1/playback"
+
+    def refusal(phase: int, reason: str) -> Entry:
+        return entry(phase, phase * 10.0, phase * 10.0 + 0.1, 200, method="POST", path=post,
+                     phase=phase, extra={"episodes": ["a", "b"], "item_status": [403, 200],
+                                         "item_reason": [reason, None]})  # fmt: skip
+
+    def asked(phase: int, episode: str) -> Entry:
+        at = phase * 10.0 + 1
+        return entry(9, at, at + 0.1, 200, method="POST", path=post, phase=phase,
+                     extra={"episodes": [episode]})  # fmt: skip
+
+    def handled(*entries: Entry, codes: tuple[int | None, ...] = (0,),
+                item_exit: int | None = None) -> str:  # fmt: skip
+        runs = tuple(FlowRun(n + 1, c, 1.0) for n, c in enumerate(codes))
+        obs = Observation(entries, runs, item_failure_exit=item_exit)
+        return JUDGES["refused_item_handled"](obs, {}).status
+
+    new = refusal(1, "x-new")
+    assert handled(new) == PASSED
+    # the plan says 1 means "handled, an item was refused": accepted, never a failure
+    assert handled(new, codes=(1,), item_exit=1) == PASSED
+    assert handled(new, codes=(1,)) == FAILED  # undeclared: the run did not get past it
+    assert handled(new, codes=(2,), item_exit=1) == FAILED
+    assert handled(new, codes=(None,), item_exit=1) == FAILED
+    assert handled(new, asked(1, "a")) == FAILED  # the refused item asked again
+    assert handled(new, asked(1, "b")) == FAILED  # the ticket it got was not kept
+    # against a named reason in run 1: treating both alike is not this rule's failure
+    named, unknown = refusal(1, "outside_window"), refusal(2, "x-new")
+    alike = (named, asked(1, "a"), unknown, asked(2, "a"))
+    assert handled(*alike, codes=(0, 0)) == PASSED
+    assert handled(named, unknown, asked(2, "a"), codes=(0, 0)) == FAILED
+    assert handled(named, unknown, codes=(0, 1)) == FAILED
+    assert handled(named, codes=(0,)) == NOT_EXERCISED
+    assert JUDGES["refused_item_handled"](Observation((), ()), {}).status == NOT_EXERCISED
 
 
 def test_state_judges_read_the_export_and_are_not_exercised_without_it() -> None:
@@ -318,12 +427,17 @@ def test_the_catalogue_loads_and_names_only_client_requirements() -> None:
 
 def test_a_scenario_with_an_unknown_judge_or_key_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "bad.toml"
-    path.write_text('[[scenario]]\nid="x"\ntitle="t"\nflow="catalog"\n'
+    path.write_text('[[scenario]]\nid="x"\ntitle="t"\nflow="catalog"\nexit="zero"\n'
                     '[[scenario.expect]]\nrequirement="CLI-008"\njudge="guess"\n')  # fmt: skip
     with pytest.raises(UsageError, match="unknown judge 'guess'"):
         load_catalogue(["CLI-008"], [path])
     path.write_text('[[scenario]]\nid="x"\ntitle="t"\nflow="catalog"\nsped=1\n')
     with pytest.raises(UsageError, match="unknown keys sped"):
+        load_catalogue(["CLI-008"], [path])
+    # every scenario says which exits finish its flow: a crash never passes by default
+    path.write_text('[[scenario]]\nid="x"\ntitle="t"\nflow="catalog"\n'
+                    '[[scenario.expect]]\nrequirement="CLI-008"\njudge="retried"\n')  # fmt: skip
+    with pytest.raises(UsageError, match="exit is zero, handled, any"):
         load_catalogue(["CLI-008"], [path])
 
 
@@ -335,4 +449,9 @@ def test_a_plan_with_unknown_keys_or_flows_is_refused_in_one_line() -> None:
     with pytest.raises(UsageError, match="timeout is 1 to 600"):
         parse_plan({"flows": {"catalog": "x"}, "timeout": 0})
     plan = parse_plan({"flows": {"catalog": "x"}, "export": {"command": "y"}})
-    assert plan.export == "y" and plan.timeout == 60
+    assert plan.export == "y" and plan.timeout == 60 and plan.per_item_failure_exit is None
+    for bad in (0, 256, "1", True, 1.0):
+        with pytest.raises(UsageError, match="per_item_failure_exit is a whole number"):
+            parse_plan({"flows": {"catalog": "x"}, "per_item_failure_exit": bad})
+    assert parse_plan({"flows": {"catalog": "x"}, "per_item_failure_exit": 3}
+                      ).per_item_failure_exit == 3  # fmt: skip

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -72,6 +74,49 @@ def test_injections_reach_the_wire_as_status_reset_and_rewritten_links(
         page = http.get(API + "creatives", params={"limit": 2}).json()
     assert page["links"]["next"].startswith(proxy.base_url)  # links lead back through the proxy
     assert [e.injected != "" for e in proxy.journal.entries()] == [True, True, False]
+
+
+REQUEST_ID = re.compile(r"^req_[0-9A-HJKMNP-TV-Z]{26}$")
+NOT_COMPARED = {"date", "server", "content-length"}  # per answer, or added by the web server
+
+
+def shape(value: Any) -> Any:
+    """The JSON shape of a body: its keys and the type of each value."""
+    if isinstance(value, dict):
+        return {key: shape(item) for key, item in value.items()}
+    return type(value).__name__
+
+
+@pytest.mark.parametrize(
+    ("flow", "path", "query", "respond"),
+    [
+        ("catalog", "catalog", {"limit": "0"},
+         {"status": 400, "code": "invalid_request", "message": "invalid query parameter"}),
+        ("creatives", "creatives", {"limit": "0"}, {"status": 422, "code": 4220}),
+        ("catalog", "nope", {}, {"status": 404, "code": "not_found"}),
+    ],
+)  # fmt: skip
+def test_an_injected_answer_looks_like_the_servers_own(
+    upstream: Upstream, flow: str, path: str, query: dict[str, str], respond: dict[str, Any]
+) -> None:
+    """Header by header and shape by shape, against a real answer of the same endpoint and
+    status (Common response headers; Errors > Formats): a client that reads request ids or the
+    version reads them on injected answers too."""
+    injector = Injector([parse_injection({"match": {"path": path}, "skip": 1, "times": 2,
+                                          "respond": respond}, "x")])  # fmt: skip
+    headers = {"Authorization": f"Bearer {upstream.keys[flow]}"}
+    with RefereeProxy(upstream.base_url, injector=injector) as proxy, \
+            httpx.Client(base_url=proxy.base_url, headers=headers) as http:  # fmt: skip
+        real, made, again = (http.get(API + path, params=query) for _ in range(3))
+    assert [a.status_code for a in (real, made, again)] == [respond["status"]] * 3
+    names = {k for k in real.headers if k not in NOT_COMPARED}
+    assert {k for k in made.headers if k not in NOT_COMPARED} == names
+    for name in names - {"service-request-id"}:
+        assert made.headers[name] == real.headers[name], name
+    ids = [a.headers["service-request-id"] for a in (real, made, again)]
+    assert all(REQUEST_ID.match(i) for i in ids) and len(set(ids)) == 3, ids
+    assert shape(made.json()) == shape(real.json())
+    assert made.json()["request_id"] == ids[1]
 
 
 def test_the_reference_client_through_a_plain_proxy_yields_no_finding(

@@ -6,7 +6,13 @@ next `times` (0: every one); with `each_new`, only the first time each distinct 
 (so every page of a walk fails once). Actions:
 
   respond      an answer made here: status, `Retry-After`, a flat or envelope error body with a
-               known or unknown code (spec: Errors > Formats), or an empty body;
+               known or unknown code (spec: Errors > Formats), or an empty body. It looks like
+               the server's: the body shape of that endpoint unless `format` says otherwise
+               (envelope for creatives, series and playlists, flat for the others and for every
+               429), the common response headers (Service-API-Status, Service-Request-Id with
+               a fresh `req_` + 26 Crockford characters repeated as the body's `request_id`,
+               Cache-Control; the proxy adds Service-Version) and, on a 429, the rate-limit
+               headers of that endpoint's counter (spec: Limits);
   reset        the connection dropped after the answer's head (a network error for the client);
   delay        seconds to hold the request before forwarding it (past the attempt timeout);
   unknown      add fields and/or enum values the spec does not name to a real answer (CLI-001,
@@ -35,13 +41,17 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-__all__ = ["ACTIONS", "Injection", "InjectionError", "Injector", "Plan", "parse_injection"]
+__all__ = [
+    "ACTIONS", "Injection", "InjectionError", "Injector", "Plan", "endpoint_format",
+    "new_request_id", "parse_injection",
+]  # fmt: skip
 
 API_PREFIX = "/api/delivery/v1/"
 ACTIONS = frozenset(
@@ -62,6 +72,34 @@ _MESSAGES = {400: "Bad request", 401: "Unauthorized", 403: "Forbidden", 404: "No
              405: "Method not allowed", 409: "Conflict", 410: "Gone", 422: "Unprocessable",
              429: "Too many requests", 500: "Internal error", 502: "Bad gateway",
              503: "Service unavailable"}  # fmt: skip
+
+
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+ENVELOPE_ENDPOINTS = ("creatives", "series", "playlists")  # spec: Paging and envelopes
+# Limits: the counter of each endpoint (first path segment), requests or tickets per 60 s
+RATE_LIMITS = {"playback": 10_800, "catalog": 3_000, "series": 3_000, "playlists": 3_000,
+               "creatives": 3_000, "videos": 3_000, "config": 600}  # fmt: skip
+
+
+def new_request_id() -> str:
+    """An id of the server's form (Common response headers): `req_` and 26 characters."""
+    return "req_" + "".join(secrets.choice(CROCKFORD) for _ in range(26))
+
+
+def endpoint_format(path: str, status: int, code: Any = None) -> str:
+    """The error body shape of the endpoint (Errors > Formats): flat, except envelope on
+    creatives, series and playlists; a 429 and a 400 `unsupported_version` are flat
+    everywhere."""
+    first = path.removeprefix(API_PREFIX).split("/", 1)[0]
+    if status == 429 or code == "unsupported_version" or first not in ENVELOPE_ENDPOINTS:
+        return "flat"
+    return "envelope"
+
+
+def common_headers(request_id: str) -> dict[str, str]:
+    """The common response headers but Service-Version (the proxy knows the version)."""
+    return {"service-api-status": "beta", "service-request-id": request_id,
+            "cache-control": "no-store"}  # fmt: skip
 
 
 class InjectionError(ValueError):
@@ -157,25 +195,31 @@ class Plan:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def error_body(status: int, fmt: str, code: Any, message: str | None) -> bytes:
+def error_body(
+    status: int, fmt: str, code: Any, message: str | None, request_id: str, now: float = 0.0
+) -> bytes:
     """An error body in the API's flat or envelope format (spec: Errors > Formats)."""
     text = message or _MESSAGES.get(status, "Error")
     if fmt == "empty":
         return b""
     if fmt == "envelope":
-        number = int(code) if code is not None else status * 10
-        return json.dumps({"code": number, "message": text, "server_time": 0,
-                           "request_id": "req_referee"}).encode()  # fmt: skip
-    body: dict[str, Any] = {"error": text, "request_id": "req_referee"}
+        number = int(code) if isinstance(code, int) or str(code).isdigit() else status * 10
+        return json.dumps({"code": number, "message": text, "server_time": int(now),
+                           "request_id": request_id}).encode()  # fmt: skip
+    body: dict[str, Any] = {"error": text, "request_id": request_id}
     if code is not None:
         body["error_code"] = str(code)
     return json.dumps(body).encode()
 
 
 class Injector:
-    def __init__(self, injections: list[Injection], clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, injections: list[Injection], clock: Callable[[], float] = time.time,
+        request_id: Callable[[], str] = new_request_id,
+    ) -> None:  # fmt: skip
         self.injections = injections
         self.clock = clock
+        self.request_id = request_id
         self.seen = [0] * len(injections)
         self.cursors: dict[str, str | None] = {}  # proxy cursor -> real cursor (None: none)
         self.last_items: dict[str, Any] = {}  # path -> last item of the previous page
@@ -223,11 +267,17 @@ class Injector:
             action, value = injection.action, injection.value
             if action == "respond":
                 status = int(value["status"])
-                headers = {"content-type": "application/json"}
+                rid = self.request_id()
+                headers = {**common_headers(rid), "content-type": "application/json"}
                 if "retry_after" in value:
                     headers["retry-after"] = str(value["retry_after"])
-                fmt = str(value.get("format", "flat"))
-                body = error_body(status, fmt, value.get("code"), value.get("message"))
+                counter = path.removeprefix(API_PREFIX).split("/", 1)[0]
+                if status == 429 and counter in RATE_LIMITS:
+                    headers["x-ratelimit-limit"] = str(RATE_LIMITS[counter])
+                    headers["x-ratelimit-window"] = "60"
+                code = value.get("code")
+                fmt = str(value.get("format") or endpoint_format(path, status, code))
+                body = error_body(status, fmt, code, value.get("message"), rid, self.clock())
                 if not body:
                     headers.pop("content-type")
                 plan.respond = (status, headers, body)
@@ -241,7 +291,8 @@ class Injector:
                 token = self._token(query.get("cursor"), plan.query.get("cursor"))
                 page = {"films": [], "episodes": [], "next_cursor": token,
                         "links": {"next": None}}  # fmt: skip
-                headers = {"content-type": "application/json"}
+                headers = {**common_headers(self.request_id()),
+                           "content-type": "application/json"}  # fmt: skip
                 plan.respond = (200, headers, json.dumps(page).encode())
                 plan.labels.append("empty_page")
                 plan.extra["handed_cursor"] = token
@@ -288,6 +339,11 @@ class Injector:
         items = _items(body)
         if items:
             self.last_items[short] = items[-1]
+        holder = body.get("data") if isinstance(body, dict) else None
+        holder = holder if isinstance(holder, dict) else body
+        handed = holder.get("next_cursor") if isinstance(holder, dict) else None
+        if isinstance(handed, str):  # a cursor the server handed out, passed on as it is
+            self.cursors.setdefault(handed, handed)
         return body
 
     def _wrap(self, body: Any, plan: Plan) -> Any:

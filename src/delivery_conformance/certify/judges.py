@@ -17,11 +17,14 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from delivery_conformance.certify.journal import Entry
+from delivery_conformance.certify.request_judges import REQUEST_JUDGES
+from delivery_conformance.certify.state_judges import STATE_JUDGES
 
 __all__ = ["JUDGES", "FlowRun", "JudgeResult", "Observation", "request_key"]
 
@@ -45,6 +48,7 @@ class Observation:
     seen_kinds: frozenset[str] = frozenset()  # kinds of secret the proxy handed the client
     leaks: tuple[tuple[str, str, int], ...] = ()  # (kind, masked value, run) found in output
     stored: tuple[tuple[str, str, int], ...] = ()  # (kind, masked value, run) found in state
+    item_failure_exit: int | None = None  # the plan's per_item_failure_exit, if it declares one
 
 
 @dataclass(frozen=True)
@@ -91,10 +95,22 @@ def _slack(params: Mapping[str, Any]) -> float:
     return float(params.get("slack", DEFAULT_SLACK))
 
 
+def _given_up(obs: Observation, entry: Entry) -> bool:
+    """The client gave up a held attempt: it closed the connection before the hold ended
+    (the proxy notes when), or sent the request again while the first was still held."""
+    retry = _next_same(obs, entry)
+    return "gave_up_after" in entry.extra or (retry is not None and retry.started < entry.ended)
+
+
 def retried(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
-    """Each injected answer is followed by the same request sent again."""
+    """Each injected answer is followed by the same request sent again. With `given_up`, only
+    held attempts the client gave up count (a client that waits for a held answer has no
+    timeout to retry: the attempt-timeout rule judges that)."""
     injected = _injected(obs, params)
     expected = "the same request sent again after each injected answer"
+    if params.get("given_up"):
+        injected = [e for e in injected if _given_up(obs, e)]
+        expected = "the same request sent again after each attempt the client gave up"
     if not injected:
         return JudgeResult(NOT_EXERCISED, expected, "no injected answer was served")
     missing = [e for e in injected if _next_same(obs, e) is None]
@@ -102,6 +118,28 @@ def retried(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
         return JudgeResult(FAILED, expected, f"{len(missing)} of {len(injected)} injected "
                            f"answers were never retried", tuple(missing[:3]))  # fmt: skip
     return JudgeResult(PASSED, expected, f"{len(injected)} retried", tuple(injected))
+
+
+def retried_after_wait(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """Each injected answer with `Retry-After` R is followed by the same request, sent no
+    sooner than R seconds after the answer ended (retried *after* Retry-After)."""
+    injected = [e for e in _injected(obs, params) if _retry_after(e) is not None]
+    expected = "the same request sent again, no sooner than Retry-After"
+    if not injected:
+        return JudgeResult(NOT_EXERCISED, expected, "no injected answer with Retry-After")
+    waits = []
+    for entry in injected:
+        retry, after = _next_same(obs, entry), _retry_after(entry) or 0.0
+        if retry is None:
+            return JudgeResult(FAILED, expected, "an answer with Retry-After was never retried",
+                               (entry,))  # fmt: skip
+        wait = retry.started - entry.ended
+        if wait < after - 0.02:
+            return JudgeResult(FAILED, expected, f"sent again {wait:.2f} s after an answer with "
+                               f"Retry-After {after:g}", (entry, retry))  # fmt: skip
+        waits.append(wait)
+    shown = ", ".join(f"{w:.2f}" for w in waits)
+    return JudgeResult(PASSED, expected, f"retried after {shown} s", tuple(injected))
 
 
 def not_retried(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
@@ -119,9 +157,15 @@ def not_retried(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
     return JudgeResult(PASSED, expected, "not sent again", tuple(injected))
 
 
+JITTER_WAITS = 8  # waits needed to judge the random 0 to 1 s on top of Retry-After
+JITTER_LOW = 0.25  # seconds: a wait with no jitter stays under R + this (client overhead)
+
+
 def retry_after_window(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
     """The wait after an answer with Retry-After R lies in [R, R + 1] (plus slack), and the
-    extra 0 to 1 s is random: with 4 or more waits, not all of them within 0.1 s of R."""
+    extra 0 to 1 s is random: over `JITTER_WAITS` (8) waits or more, not every one is under
+    R + 0.25 s. A client drawing a uniform 0 to 1 s puts all 8 there with probability
+    0.25^8 = 1.5e-5 (its own overhead only lowers that); one that adds nothing always does."""
     slack = _slack(params)
     waits: list[tuple[float, float, Entry, Entry]] = []
     for entry in _injected(obs, params):
@@ -137,10 +181,10 @@ def retry_after_window(obs: Observation, params: Mapping[str, Any]) -> JudgeResu
         if not after - 0.02 <= wait <= after + 1.0 + slack:
             return JudgeResult(FAILED, f"a wait in [{after:g}, {after + 1:g}] s (+{slack:g} s)",
                                f"waited {wait:.2f} s", (entry, retry))  # fmt: skip
-    if len(waits) >= 4 and all(wait < after + 0.1 for wait, after, _, _ in waits):
+    if len(waits) >= JITTER_WAITS and all(w < after + JITTER_LOW for w, after, _, _ in waits):
         shown = ", ".join(f"{w:.2f}" for w, *_ in waits)
         return JudgeResult(FAILED, "a random 0 to 1 s on top of Retry-After",
-                           f"every wait within 0.1 s of Retry-After ({shown} s)",
+                           f"every wait within {JITTER_LOW:g} s of Retry-After ({shown} s)",
                            (waits[0][2], waits[0][3]))  # fmt: skip
     shown = ", ".join(f"{w:.2f}" for w, *_ in waits)
     return JudgeResult(PASSED, expected, f"waits {shown} s")
@@ -185,21 +229,31 @@ def backoff_window(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
     return JudgeResult(PASSED, expected, "waits " + ", ".join(f"{g:.2f}" for g in seen) + " s")
 
 
+SPREAD_WAITS = 9  # waits needed to judge that backoff waits fill their whole window
+SPREAD_LOW = 0.10  # a wait under this share of its bound (plus overhead) is "low"
+SPREAD_OVERHEAD = 0.05  # seconds of client and proxy overhead in a measured wait
+
+
 def backoff_spread(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
-    """The waits are random over [0, bound]: with 3 or more, not every one under 5 % of its
-    bound (a uniform wait does that with probability 0.05^n)."""
+    """The waits are random over the whole of [0, bound], so a base ten times too small is
+    seen from below: over 9 waits or more, not every one is under 10 % of its bound (plus
+    0.05 s of overhead). A uniform wait is that low with probability 0.1 + 0.05 / bound; for
+    the interactive bounds 0.5, 1 and 2 s met three times each, all nine are with probability
+    (0.2 x 0.15 x 0.125)^3 = 5e-8. A client with a tenth of the base always is."""
     base, cap = float(params["base"]), float(params["cap"])
+    needed = int(params.get("waits", SPREAD_WAITS))
     expected = "waits drawn at random between 0 and min(cap, base x 2^k)"
-    ratios: list[tuple[float, Entry, Entry]] = []
+    ratios: list[tuple[float, float, Entry, Entry]] = []
     for chain in _chains(obs, params):
         for k, (gap, a, b) in enumerate(_gaps(chain)):
-            ratios.append((gap / min(cap, base * 2.0**k), a, b))
-    if len(ratios) < 3:
-        return JudgeResult(NOT_EXERCISED, expected, f"{len(ratios)} waits (3 needed)")
+            bound = min(cap, base * 2.0**k)
+            ratios.append((gap / bound, (gap - SPREAD_OVERHEAD) / bound, a, b))
+    if len(ratios) < needed:
+        return JudgeResult(NOT_EXERCISED, expected, f"{len(ratios)} waits ({needed} needed)")
     shown = ", ".join(f"{r:.3f}" for r, *_ in ratios)
-    if all(r < 0.05 for r, *_ in ratios):
-        return JudgeResult(FAILED, expected, f"every wait under 5 % of its bound ({shown})",
-                           (ratios[0][1], ratios[0][2]))  # fmt: skip
+    if all(low < SPREAD_LOW for _, low, _, _ in ratios):
+        low = f"every wait under {SPREAD_LOW * 100:g} % of its bound ({shown})"
+        return JudgeResult(FAILED, expected, low, (ratios[0][2], ratios[0][3]))
     return JudgeResult(PASSED, expected, f"wait / bound {shown}")
 
 
@@ -247,19 +301,32 @@ def attempt_floor(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
 
 
 def attempt_timeout(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
-    """A held request is given up after `seconds` and sent again within the first backoff."""
+    """A request held longer than the attempt timeout is given up after `seconds` (not before
+    `min`, default `seconds` - 0.5): the client closes the connection, or sends it again within
+    the first backoff. A client that waits for the held answer has no attempt timeout."""
     seconds, first = float(params["seconds"]), float(params.get("first_backoff", 1.0))
+    least = float(params.get("min", seconds - 0.5))
     slack = _slack(params) + 0.5
-    expected = f"a retry between {seconds:g} and {seconds + first:g} s after a held attempt"
-    for entry in _injected(obs, params):
+    expected = f"a held attempt given up between {least:g} and {seconds:g} s"
+    held = _injected(obs, params)
+    if not held:
+        return JudgeResult(NOT_EXERCISED, expected, "no request was held")
+    for entry in held:
         retry = _next_same(obs, entry)
-        if retry is None:
-            continue
-        gap = retry.started - entry.started
-        if not seconds - 0.5 <= gap <= seconds + first + slack:
-            return JudgeResult(FAILED, expected, f"retried after {gap:.2f} s", (entry, retry))
-        return JudgeResult(PASSED, expected, f"retried after {gap:.2f} s", (entry, retry))
-    return JudgeResult(NOT_EXERCISED, expected, "no retry of a held request")
+        gave_up = entry.extra.get("gave_up_after")
+        if isinstance(gave_up, int | float):
+            if not least - 0.1 <= gave_up <= seconds + slack:
+                return JudgeResult(FAILED, expected, f"gave up after {gave_up:.2f} s", (entry,))
+            return JudgeResult(PASSED, expected, f"gave up after {gave_up:.2f} s", (entry,))
+        if retry is not None and retry.started < entry.ended:
+            gap = retry.started - entry.started
+            if not least - 0.1 <= gap <= seconds + first + slack:
+                return JudgeResult(FAILED, expected, f"retried after {gap:.2f} s", (entry, retry))
+            return JudgeResult(PASSED, expected, f"retried after {gap:.2f} s", (entry, retry))
+        if entry.ended - entry.started > seconds + first + slack:
+            return JudgeResult(FAILED, expected, f"waited {entry.ended - entry.started:.1f} s for "
+                               "the held answer", (entry,))  # fmt: skip
+    return JudgeResult(NOT_EXERCISED, expected, "no attempt held past the timeout")
 
 
 def retry_budget(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
@@ -328,14 +395,30 @@ def pages_sequential(obs: Observation, params: Mapping[str, Any]) -> JudgeResult
 
 
 def cursors_unchanged(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """Every cursor sent back is one that was handed out, byte for byte; and a run that did not
+    finish (killed, or an exit other than 0) after being handed a cursor it never sent back
+    failed on that cursor: the walk needed nothing else from it."""
     expected = "every cursor sent back exactly as handed out"
     sent = [e for e in obs.entries if "cursor" in e.query or "cursor_unknown" in e.notes]
-    if not sent:
-        return JudgeResult(NOT_EXERCISED, expected, "no cursor was sent back")
     bad = [e for e in sent if "cursor_unknown" in e.notes]
     if bad:
         return JudgeResult(FAILED, expected, f"cursor {bad[0].query.get('cursor')!r} was never "
                            "handed out", tuple(bad[:2]))  # fmt: skip
+    for run in obs.runs:
+        if run.exit_code == 0:
+            continue
+        mine = sorted((e for e in obs.entries if e.phase == run.phase), key=lambda e: e.started)
+        handed = [e for e in mine if isinstance(_handed(e), str)]
+        if not handed:
+            continue
+        last = handed[-1]
+        if not any(e.started > last.started and e.query.get("cursor") == _handed(last)
+                   for e in mine):  # fmt: skip
+            how = "was killed" if run.exit_code is None else f"exited {run.exit_code}"
+            return JudgeResult(FAILED, expected, f"run {run.phase} {how} after being handed a "
+                               "cursor it never sent back", (last,))  # fmt: skip
+    if not sent:
+        return JudgeResult(NOT_EXERCISED, expected, "no cursor was sent back")
     return JudgeResult(PASSED, expected, f"{len(sent)} cursors sent back unchanged")
 
 
@@ -357,6 +440,36 @@ def cursors_followed(obs: Observation, params: Mapping[str, Any]) -> JudgeResult
     if not paged:
         return JudgeResult(NOT_EXERCISED, expected, "no page had a next cursor")
     return JudgeResult(PASSED, expected, "every finished walk ended on a null cursor")
+
+
+def links_next_used(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """After an envelope page whose `links.next` is a link, the next page the client asks for
+    is that link: the same path and every query value of the link, unchanged (the client may
+    add none of its own that contradict it)."""
+    expected = "the next page asked exactly as links.next gave it"
+    followed = 0
+    for run in obs.runs:
+        pages = sorted(_list_entries(obs, params, run.phase), key=lambda e: e.started)
+        for index, page in enumerate(pages):
+            link = page.extra.get("links_next")
+            if page.status != 200 or not isinstance(link, str):
+                continue
+            later = [e for e in pages[index + 1 :] if request_key(e) != request_key(page)]
+            if not later:
+                continue
+            asked, parts = later[0], urlsplit(link)
+            wanted = dict(parse_qsl(parts.query, keep_blank_values=True))
+            differ = sorted(k for k, v in wanted.items() if asked.query.get(k) != v)
+            if asked.path != parts.path or differ:
+                shown = ", ".join(
+                    f"{k}={asked.query.get(k)!r} (link {wanted[k]!r})" for k in differ
+                )
+                what = f"path {asked.path}" if asked.path != parts.path else shown
+                return JudgeResult(FAILED, expected, f"asked {what}", (page, asked))
+            followed += 1
+    if not followed:
+        return JudgeResult(NOT_EXERCISED, expected, "no links.next was followed")
+    return JudgeResult(PASSED, expected, f"{followed} next links followed as given")
 
 
 def _handed(entry: Entry) -> Any:
@@ -547,6 +660,73 @@ def exit_zero(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
     return JudgeResult(PASSED, expected, f"{len(touched)} changed answers read")
 
 
+# Errors > Playback: the not_entitled reasons the spec names today ("new reasons may be added")
+KNOWN_REASONS = frozenset({"org_suspended", "entitlement_not_found", "entitlement_suspended",
+                           "streaming_disabled", "outside_window"})  # fmt: skip
+
+
+def _refusal_handling(obs: Observation, answer: Entry) -> tuple[str, str]:
+    """How the run that got this batch answer (an item refused 403) dealt with it: ("", "")
+    when it finished and asked for neither the refused item nor the one whose ticket came
+    back again, else (what it did, in words)."""
+    accepted = {0} | ({obs.item_failure_exit} if obs.item_failure_exit is not None else set())
+    run = next((r for r in obs.runs if r.phase == answer.phase), None)
+    if run is not None and run.exit_code not in accepted:
+        return "exit", "was killed" if run.exit_code is None else f"exited {run.exit_code}"
+    episodes, statuses = answer.extra["episodes"], answer.extra["item_status"]
+    refused = {episodes[i] for i, s in enumerate(statuses) if s == 403}
+    granted = {episodes[i] for i, s in enumerate(statuses) if s == 200}
+    for later in obs.entries:
+        if later.phase != answer.phase or later.started <= answer.started:
+            continue
+        if not (later.method == "POST" and later.path.endswith("/playback")):
+            continue
+        asked = set(later.extra.get("episodes") or [])
+        if asked & refused:
+            gap = later.started - answer.ended
+            return "refused again", f"asked for the refused item again {gap:.2f} s later"
+        if asked & granted:
+            return "granted again", "asked again for the item whose ticket it got (not kept)"
+    return "", ""
+
+
+def refused_item_handled(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """A batch item refused `not_entitled` with a reason the spec does not name (Errors >
+    Playback: new reasons may be added) is handled as one it names is: the run finishes (exit
+    0, or the plan's `per_item_failure_exit`, which says "an item was refused"), and asks for
+    neither the refused item nor the one whose ticket came back again. When a run of the same
+    scenario got a named reason, the unknown one is judged against it (a client that resends
+    every refused 403 breaks the rule that 4xx are not retried, not this one); else on its own."""
+    accepted = {0} | ({obs.item_failure_exit} if obs.item_failure_exit is not None else set())
+    shown = " or ".join(str(c) for c in sorted(accepted))
+    expected = (f"an unknown not_entitled reason handled as a named one: the run finished "
+                f"(exit {shown}), the refused item not asked again, the ticket kept")  # fmt: skip
+    refusals = []
+    for e in obs.entries:
+        statuses = e.extra.get("item_status") or []
+        if (
+            e.status == 200
+            and 403 in statuses
+            and len(e.extra.get("episodes") or []) == len(statuses)
+        ):
+            refusals.append(e)
+    reasons = {e.seq: set(e.extra.get("item_reason") or []) - {None} for e in refusals}
+    unknown = [e for e in refusals if reasons[e.seq] - KNOWN_REASONS]
+    named = [e for e in refusals if reasons[e.seq] and reasons[e.seq] <= KNOWN_REASONS]
+    if not unknown:
+        return JudgeResult(NOT_EXERCISED, expected, "no batch item was refused with an "
+                           "unknown reason")  # fmt: skip
+    baseline = {_refusal_handling(obs, e)[0] for e in named}
+    for answer in unknown:
+        kind, how = _refusal_handling(obs, answer)
+        if kind and kind not in baseline:
+            if baseline == {""}:
+                how += " (with a named reason it did not)"
+            return JudgeResult(FAILED, expected, f"run {answer.phase} {how}", (answer,))
+    return JudgeResult(PASSED, expected, f"{len(unknown)} unknown-reason refusal(s) handled "
+                       f"as {len(named)} named one(s)", tuple(unknown))  # fmt: skip
+
+
 def _secrets_kept(
     obs: Observation, params: Mapping[str, Any], found: Sequence[tuple[str, str, int]], where: str
 ) -> JudgeResult:
@@ -621,12 +801,20 @@ def unpaged_sync(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
 BROWSER_HEADERS = frozenset({"origin", "sec-fetch-mode", "sec-fetch-site", "sec-fetch-dest"})
 
 
+def _from_a_browser(headers: Iterable[str]) -> bool:
+    """A browser's call: an `Origin` (every cross-origin fetch of a page carries one), or the
+    `Sec-Fetch-Site` and `Sec-Fetch-Dest` a browser sends together. `Sec-Fetch-Mode` alone is
+    not one: Node's built-in fetch (undici) adds it to every request of a backend."""
+    names = {h.lower() for h in headers}
+    return "origin" in names or {"sec-fetch-site", "sec-fetch-dest"} <= names
+
+
 def backend_only(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
-    """No request carries the headers only a browser sends (Origin, Sec-Fetch-*)."""
-    expected = "no browser headers (Origin, Sec-Fetch-*) on any request"
+    """No request looks like a browser's (Origin, or Sec-Fetch-Site with Sec-Fetch-Dest)."""
+    expected = "no browser call (Origin, or Sec-Fetch-Site with Sec-Fetch-Dest) on any request"
     if not obs.entries:
         return JudgeResult(NOT_EXERCISED, expected, "no request")
-    browser = [e for e in obs.entries if BROWSER_HEADERS & {h.lower() for h in e.request_headers}]
+    browser = [e for e in obs.entries if _from_a_browser(e.request_headers)]
     if browser:
         names = sorted(BROWSER_HEADERS & {h.lower() for h in browser[0].request_headers})
         return JudgeResult(FAILED, expected, f"{len(browser)} requests with {', '.join(names)}",
@@ -695,6 +883,7 @@ def export_usable(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
 JUDGES: dict[str, Judge] = {
     "no_leak": no_leak,
     "retried": retried,
+    "retried_after_wait": retried_after_wait,
     "not_retried": not_retried,
     "retry_after_window": retry_after_window,
     "backoff_window": backoff_window,
@@ -708,12 +897,14 @@ JUDGES: dict[str, Judge] = {
     "pages_sequential": pages_sequential,
     "cursors_unchanged": cursors_unchanged,
     "cursors_followed": cursors_followed,
+    "links_next_used": links_next_used,
     "same_updated_since": same_updated_since,
     "export_unique": export_unique,
     "export_later_copy": export_later_copy,
     "export_available": export_available,
     "batch_only_failed": batch_only_failed,
     "exit_zero": exit_zero,
+    "refused_item_handled": refused_item_handled,
     "not_stored": not_stored,
     "details_skipped": details_skipped,
     "unpaged_sync": unpaged_sync,
@@ -723,3 +914,16 @@ JUDGES: dict[str, Judge] = {
     "export_usable": export_usable,
     "export_kept": export_kept,
 }
+
+
+def _adopted(judge: Callable[[Observation, Mapping[str, Any]], tuple[Any, ...]]) -> Judge:
+    """A judge of state_judges.py or request_judges.py, which answer (status, expected, actual,
+    entries): what the app shows or decides, and the shape of its requests."""
+
+    def run(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+        return JudgeResult(*judge(obs, params))
+
+    return run
+
+
+JUDGES |= {name: _adopted(j) for name, j in {**STATE_JUDGES, **REQUEST_JUDGES}.items()}

@@ -2,6 +2,8 @@
 
     name = "reference client"
     timeout = 60                       # seconds per flow command (1 to 600); then it is killed
+    per_item_failure_exit = 1          # optional (1 to 255): the exit status by which a flow
+                                       # says "handled, but an item was refused"
     [flows]                            # one shell command per supported flow (scenarios.FLOWS)
     catalog = "delivery-client --state {state}/c.sqlite sync-catalog"
     [export]
@@ -14,6 +16,11 @@
 
 Commands run through /bin/sh with DELIVERY_BASE_URL (the proxy) and DELIVERY_API_KEY set, in a
 fresh working folder per scenario (`{state}`). Unknown keys are refused (exit 2).
+
+A flow's exit status means only what the plan says it means: 0 is success, and
+`per_item_failure_exit` (when given) is the status by which the client says it finished but
+refused or could not use an item (a batch item refused with `not_entitled`, say). In a scenario
+with a refused item that status is accepted like 0; any other status is a failure of the flow.
 """
 
 from __future__ import annotations
@@ -31,7 +38,9 @@ from delivery_conformance.spec.files import read_parsed
 __all__ = ["DEFAULT_TIMEOUT", "Plan", "load_plan"]
 
 DEFAULT_TIMEOUT = 60.0
-_TOP = frozenset({"name", "timeout", "flows", "export", "vars", "upstream"})
+_TOP = frozenset(
+    {"name", "timeout", "per_item_failure_exit", "flows", "export", "vars", "upstream"}
+)
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,7 @@ class Plan:
     vars: Mapping[str, str] = field(default_factory=dict)
     upstream: str | None = None
     key_env: str | None = None
+    per_item_failure_exit: int | None = None  # the exit of "handled, an item was refused"
     text: str = ""  # the plan file as read (it holds no secret: keys come from the environment)
 
 
@@ -90,6 +100,9 @@ def parse_plan(data: Mapping[str, Any], where: str = "plan", text: str = "") -> 
     if not isinstance(timeout, int | float) or isinstance(timeout, bool) or not 1 <= timeout <= 600:
         raise UsageError(f"plan {where}: timeout is 1 to 600 seconds")
     variables = _table(data, "vars", where)
+    item_exit = data.get("per_item_failure_exit")
+    if item_exit is not None and (type(item_exit) is not int or not 1 <= item_exit <= 255):
+        raise UsageError(f"plan {where}: per_item_failure_exit is a whole number 1 to 255")
     return Plan(
         name=str(data.get("name", Path(where).stem)),
         flows={k: str(v) for k, v in flows.items()},
@@ -98,5 +111,6 @@ def parse_plan(data: Mapping[str, Any], where: str = "plan", text: str = "") -> 
         vars={str(k): str(v) for k, v in variables.items()},
         upstream=str(upstream["url"]) if upstream else None,
         key_env=str(upstream["key_env"]) if upstream else None,
+        per_item_failure_exit=item_exit,
         text=text,
     )

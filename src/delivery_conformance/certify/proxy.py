@@ -32,6 +32,7 @@ import uvicorn
 
 from delivery_conformance.certify.injections import API_PREFIX, Injector, Plan
 from delivery_conformance.certify.journal import Entry, Journal, SecretBook
+from delivery_conformance.certify.state_judges import served_facts
 from delivery_conformance.exceptions import HarnessFailure
 
 __all__ = ["UPSTREAM_TIMEOUT", "RefereeProxy"]
@@ -114,6 +115,7 @@ class RefereeProxy:
         self._thread: threading.Thread | None = None
         self._http: httpx.AsyncClient | None = None
         self._active = 0
+        self._versions: dict[str, str] = {}  # authorization -> Service-Version announced
         self.base_url = ""
 
     # -- life cycle -------------------------------------------------------------------------
@@ -232,10 +234,15 @@ class RefereeProxy:
         content = b""
         error: str | None = None
         latency = 0.0
-        if plan.delay:
-            await asyncio.sleep(plan.delay)
-        if plan.respond is not None:
+        gave_up = await self._hold(receive, plan.delay) if plan.delay else None
+        if gave_up is not None:
+            plan.extra["gave_up_after"] = round(gave_up, 3)
+            status, error = None, f"the client gave up after {gave_up:.2f} s (held)"
+        elif plan.respond is not None:
             status, out_headers, content = plan.respond
+            version = await self._service_version(sent)
+            if version is not None:  # on every answer, as the server's (Common headers)
+                out_headers = {**out_headers, "service-version": version}
         elif plan.reset:
             status, error = None, "reset by the proxy (injected)"
         else:
@@ -244,6 +251,10 @@ class RefereeProxy:
             )
             if status is not None:
                 content = self._rewrite(plan, path, status, out_headers, content)
+        if gave_up is not None:
+            self._record(scope, started, wall, method, path, query, headers, body, None, {},
+                         b"", 0.0, plan, phase, sent, error)  # fmt: skip
+            return  # nobody is left to answer
         if status is None and not plan.reset:
             status, out_headers = 502, {"content-type": "application/json"}
             content = json.dumps({"error": f"referee proxy: upstream failed ({error})"}).encode()
@@ -252,6 +263,36 @@ class RefereeProxy:
         finally:
             self._record(scope, started, wall, method, path, query, headers, body, status,
                          out_headers, content, latency, plan, phase, sent, error)  # fmt: skip
+
+    async def _hold(self, receive: Receive, seconds: float) -> float | None:
+        """Hold the request `seconds`; return how long until the client closed the connection
+        if it did so first (it gave the attempt up), else None."""
+        began = time.monotonic()
+        while (left := seconds - (time.monotonic() - began)) > 0:
+            try:
+                message = await asyncio.wait_for(receive(), timeout=left)
+            except TimeoutError:
+                return None
+            if message.get("type") == "http.disconnect":
+                return time.monotonic() - began
+        return None
+
+    async def _service_version(self, sent: dict[str, str]) -> str | None:
+        """The Service-Version a real answer to this request would carry: the version the
+        request asked for, else the one the server announced to this key (learnt from the
+        answers forwarded, or asked once with GET /config)."""
+        if sent.get("service-version"):
+            return sent["service-version"]
+        key = sent.get("authorization", "")
+        if key not in self._versions and self._http is not None:
+            headers = {"authorization": key} if key else {}
+            try:
+                answer = await self._http.get(f"{self.upstream}{API_PREFIX}config", headers=headers)
+                if answer.headers.get("service-version"):
+                    self._versions[key] = answer.headers["service-version"]
+            except httpx.HTTPError:
+                return None
+        return self._versions.get(key)
 
     async def _forward(
         self, method: str, path: str, plan: Plan, headers: list[tuple[str, str]], body: bytes
@@ -269,6 +310,9 @@ class RefereeProxy:
             return None, {}, b"", time.monotonic() - began, type(exc).__name__
         latency = time.monotonic() - began
         out = {k: v for k, v in response.headers.multi_items() if k.lower() not in _HOP}
+        sent = {k.lower(): v for k, v in headers}
+        if response.headers.get("service-version") and "service-version" not in sent:
+            self._versions[sent.get("authorization", "")] = response.headers["service-version"]
         if "location" in out:
             out["location"] = out["location"].replace(self.upstream, self.base_url)
             if not urlsplit(out["location"]).path.startswith(API_PREFIX):
@@ -305,6 +349,8 @@ class RefereeProxy:
             self.secrets.add(data.get("url"), "download_link")  # GET /creatives/{id}/file
         self.secrets.add_body(changed)
         _facts(changed, plan)
+        if status == 200:  # what the app was shown, for the state judges
+            plan.extra.update(served_facts(path, changed))
         if plan.rewrites:
             return json.dumps(changed).encode()
         return content
@@ -388,3 +434,4 @@ def _facts(body: Any, plan: Plan) -> None:
         plan.extra["item_retry_after"] = [
             i.get("retry_after") for i in items if isinstance(i, dict)
         ]
+        plan.extra["item_reason"] = [i.get("reason") for i in items if isinstance(i, dict)]

@@ -54,8 +54,8 @@ UPSTREAM_PROBE_TIMEOUT = 5.0
 FLOW_KEYS = {
     "catalog": "films", "catalog_paged": "films", "config": "films",
     "creatives": "films_creatives", "playback": "films_playback",
-    "playback_batch": "films_playback", "series": "films", "playlists": "videos",
-    "download": "films_creatives", "watch": "films",
+    "playback_encrypted": "films_playback", "playback_batch": "films_playback",
+    "series": "films", "playlists": "videos", "download": "films_creatives", "watch": "films",
 }  # fmt: skip
 
 
@@ -73,9 +73,17 @@ class CertifyOptions:
     python: str = ""  # not used by the runner; kept for the certificate
 
 
-# Built-in {placeholders} filled from the embedded sandbox's fixtures.
-SANDBOX_VARS = {"episode": "episode_signed", "episode_2": "episode_paged_film",
-                "creative": "creative_id"}  # fmt: skip
+# Built-in {placeholders} filled from the embedded sandbox's fixtures (each is checked for
+# what its name says against the sandbox: tests/harness/test_certify_placeholders.py):
+#   episode    a ready signed-url-only episode (a ticket with manifest_url, no device values)
+#   episode_2  another ready episode of the same film (so a batch of the two needs none either)
+#   creative   a creative whose final render is ready
+#   episode_encrypted  a ready private-encrypted episode (a ticket with play_auth_token when
+#              the request carries device values: {union_info} and {drm_kek}, made-up values
+#              of the player SDK's shape, at least 8 characters)
+SANDBOX_VARS = {"episode": "episode_signed", "creative": "creative_id",
+                "episode_encrypted": "episode_encrypted"}  # fmt: skip
+DEVICE_VARS = {"union_info": "referee-device-7f3a21", "drm_kek": "referee-public-key-9c0e44"}
 STATE_FILE_CAP = 256 * 1024 * 1024  # bytes of one state file searched for stored links
 
 
@@ -83,7 +91,31 @@ def embedded_upstream(profile: TargetProfile) -> Upstream:
     """The embedded sandbox as the upstream: a key per flow and fixtures as placeholders."""
     keys = {flow: profile.keys[name] for flow, name in FLOW_KEYS.items()}
     values = {var: str(profile.fixtures[name]) for var, name in SANDBOX_VARS.items()}
-    return Upstream(profile.base_url, keys, values)
+    values["episode_2"] = second_episode(profile.base_url, keys["catalog"], values["episode"])
+    return Upstream(profile.base_url, keys, {**values, **DEVICE_VARS})
+
+
+def second_episode(base_url: str, key: str, first: str) -> str:
+    """Another published, stream-ready episode with a ready video (`vid_ready` true) of the film
+    `first` belongs to, read from the catalog (the fixtures name a single one)."""
+    url = f"{base_url.rstrip('/')}/api/delivery/v1/catalog"
+    try:
+        response = httpx.get(url, headers={"Authorization": f"Bearer {key}"}, timeout=30)
+        episodes = response.json().get("episodes") or []
+    except (httpx.HTTPError, ValueError, AttributeError):
+        episodes = []
+    film = next((e.get("film_id") for e in episodes if isinstance(e, dict)
+                 and e.get("id") == first), None)  # fmt: skip
+    for episode in episodes:
+        if (
+            isinstance(episode, dict) and film is not None and episode.get("film_id") == film
+            and isinstance(episode.get("id"), str) and episode["id"] != first
+            and episode.get("status") == "published" and episode.get("stream_ready") is True
+            and episode.get("vid_ready") is True
+        ):  # fmt: skip
+            return str(episode["id"])
+    raise HarnessFailure(f"upstream {base_url}: no second ready episode beside {first} in the "
+                         "catalog, so {episode_2} has no value")  # fmt: skip
 
 
 def check_upstream(base_url: str, key: str) -> None:
@@ -203,7 +235,8 @@ class _ScenarioRun:
             shutil.rmtree(workdir, ignore_errors=True)
         entries = tuple(journal.entries())
         seen = frozenset(self.secrets.values.values())
-        obs = Observation(entries, tuple(runs), seen, tuple(leaks), tuple(dict.fromkeys(stored)))
+        obs = Observation(entries, tuple(runs), seen, tuple(leaks), tuple(dict.fromkeys(stored)),
+                          plan.per_item_failure_exit)  # fmt: skip
         tests = self._judge(obs, base)
         if any(t.outcome is Outcome.FAILED for t in tests):  # the failure explains the exit
             findings = [f for f in findings if not f.title.endswith(" failed")]
@@ -238,11 +271,23 @@ class _ScenarioRun:
                                   "the flow calls the API through DELIVERY_BASE_URL",
                                   f"no request reached the proxy (run {phase}, exit "
                                   f"{result.exit_code})"))  # fmt: skip
-        elif self.scenario.exit == "zero" and result.exit_code != 0:
-            found.append(_finding(f"flow {name} failed", "exit 0",
+        elif result.exit_code not in (accepted := self._accepted_exits()):
+            shown = " or ".join(str(c) for c in sorted(accepted))
+            found.append(_finding(f"flow {name} failed", f"exit {shown}",
                                   f"exit {result.exit_code} (run {phase}): "
                                   f"{_last(result.output, self.secrets)}"))  # fmt: skip
         return found
+
+    def _accepted_exits(self) -> set[int]:
+        """The exit statuses that finish this scenario's flow (scenarios.py, `exit`): every
+        status but a hang where the answers may rightly make the flow give up; 0, and the
+        plan's `per_item_failure_exit` where an item is refused; else 0 only."""
+        if self.scenario.exit == "any":
+            return set(range(256))
+        item_exit = self.plan.per_item_failure_exit
+        if self.scenario.exit == "handled" and item_exit is not None:
+            return {0, item_exit}
+        return {0}
 
     def _stored(self, workdir: Path, export: Any) -> list[tuple[str, str]]:
         """Links of the kinds a `not_stored` judge names, kept in the client's state folder

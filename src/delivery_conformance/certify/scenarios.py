@@ -5,7 +5,7 @@
     title = "..."                          # one line
     flow = "catalog"                       # a flow of the plan (FLOWS)
     runs = 1                               # how many times the flow runs (two-walk rules)
-    exit = "any"                           # zero | any : what the flow's exit code must be
+    exit = "zero"                          # required: zero | handled | any (below)
     export = false                         # read the client's exported state after each run
     quick = true                           # part of the scaled-down form (make test)
     time_note = "..."                      # how the scenario scales the spec's figures, if it does
@@ -14,6 +14,12 @@
     requirement = "CLI-008"
     judge = "retried"
     params = {injected = "429"}
+
+`exit` says which exit statuses finish the flow: `zero` (every answer is one the client can
+get past: 0 only), `handled` (an item is refused: 0, or the plan's `per_item_failure_exit`),
+`any` (the scenario's answers may rightly make the flow give up: any status; a flow that hangs
+is still a finding). Every scenario states it, so a flow that crashes never passes a scenario
+that gives it what it needs to finish.
 
 Unknown keys, unknown judges, unknown requirement IDs and duplicate ids are refused with one
 line naming the file and the scenario.
@@ -33,12 +39,13 @@ from delivery_conformance.certify.judges import JUDGES
 from delivery_conformance.exceptions import UsageError
 from delivery_conformance.spec.files import read_parsed
 
-__all__ = ["FLOWS", "Expectation", "Scenario", "catalogue_files", "load_catalogue"]
+__all__ = ["EXITS", "FLOWS", "Expectation", "Scenario", "catalogue_files", "load_catalogue"]
 
 FLOWS = (
-    "catalog", "catalog_paged", "creatives", "playback", "playback_batch", "config", "series",
-    "playlists", "download", "watch",
+    "catalog", "catalog_paged", "creatives", "playback", "playback_encrypted", "playback_batch",
+    "config", "series", "playlists", "download", "watch",
 )  # fmt: skip
+EXITS = ("zero", "handled", "any")
 _SCENARIO_KEYS = frozenset(
     {"id", "title", "flow", "runs", "exit", "export", "quick", "time_note", "inject", "expect"}
 )
@@ -65,7 +72,7 @@ class Scenario:
     title: str
     flow: str
     runs: int = 1
-    exit: str = "any"
+    exit: str
     export: bool = False
     quick: bool = False
     time_note: str = ""
@@ -95,8 +102,8 @@ def _scenario(data: Any, family: str, where: str, known_ids: Iterable[str]) -> S
             raise UsageError(f"{here}: `{name}` is a non-empty string")
     if data["flow"] not in FLOWS:
         raise UsageError(f"{here}: flow {data['flow']!r} is not one of {', '.join(FLOWS)}")
-    if data.get("exit", "any") not in ("zero", "any"):
-        raise UsageError(f"{here}: exit is zero or any")
+    if data.get("exit") not in EXITS:
+        raise UsageError(f"{here}: exit is {', '.join(EXITS)} (required)")
     known = set(known_ids)
     expectations = []
     for n, item in enumerate(data.get("expect", [])):
@@ -126,7 +133,7 @@ def _scenario(data: Any, family: str, where: str, known_ids: Iterable[str]) -> S
         title=data["title"],
         flow=data["flow"],
         runs=runs,
-        exit=data.get("exit", "any"),
+        exit=data["exit"],
         export=bool(data.get("export", False)),
         quick=bool(data.get("quick", False)),
         time_note=str(data.get("time_note", "")),

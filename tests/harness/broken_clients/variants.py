@@ -13,9 +13,11 @@ import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
 import yaml
 
 __all__ = ["VARIANTS", "Variant", "apply"]
@@ -49,7 +51,8 @@ def _log_play_token() -> None:
 
     def careless(item: Any) -> Any:
         ticket = original(item)
-        print(f"got ticket {ticket.play_auth_token} for {ticket.manifest_url}", file=sys.stderr)
+        if ticket.play_auth_token:  # only an encrypted episode's ticket carries one
+            print(f"got play token {ticket.play_auth_token}", file=sys.stderr)
         return ticket
 
     playback._ticket = careless
@@ -137,6 +140,125 @@ def _strict_reasons() -> None:
     client._parse = strict
 
 
+def _shows(name: str, rule: Callable[..., Any]) -> Callable[[], None]:
+    """A client whose app shows or decides one thing wrongly (a rule of delivery_client.rules
+    replaced where the state export uses it, or where a ticket is judged sellable)."""
+
+    def patch() -> None:
+        from delivery_client import playback, state
+
+        setattr(playback if name == "may_sell_paid" else state, name, rule)
+
+    return patch
+
+
+def _request_hook(hook: Callable[[Any], None]) -> Callable[[], None]:
+    """A client whose HTTP layer changes every request it sends (an httpx request hook)."""
+
+    def patch() -> None:
+        from delivery_client import client
+
+        original = client.DeliveryClient.__init__
+
+        def init(self: Any, *args: Any, **kwargs: Any) -> None:
+            original(self, *args, **kwargs)
+            self._http.event_hooks = {"request": [hook], "response": []}
+
+        client.DeliveryClient.__init__ = init  # type: ignore[method-assign]
+
+    return patch
+
+
+def _no_content_type(request: Any) -> None:
+    request.headers.pop("content-type", None)  # the body goes out as bare bytes
+
+
+def _key_in_query(request: Any) -> None:
+    key = request.headers.get("authorization", "").partition(" ")[2]
+    request.url = request.url.copy_add_param("api_key", key)  # "for the logs of a gateway"
+
+
+def _reads_error_text() -> None:
+    """A client that takes the code from the `error` message when the message looks like one."""
+    from delivery_client import client
+
+    words = {"not_ready", "service_unavailable", "rate_limited", "not_found", "invalid_request"}
+    original = client.error_code
+
+    def by_text(body: Any) -> str | None:
+        text = body.get("error") if isinstance(body, dict) else None
+        return text if text in words else original(body)
+
+    client.error_code = by_text
+
+
+def _keeps_every_image_kind() -> None:
+    from delivery_client import listings
+
+    class Every(frozenset[str]):
+        def __contains__(self, item: object) -> bool:
+            return True
+
+    listings.IMAGE_KINDS = Every()  # type: ignore[misc]
+
+
+def _tags_by_name() -> None:
+    from delivery_client import listings
+
+    original = listings.DETAILS["series"]
+
+    def by_name(data: dict[str, Any], store_links: bool) -> dict[str, Any]:
+        kept = original(data, store_links)
+        kept["tags"] = {t.get("name"): t for t in kept["tags"].values()}
+        return kept
+
+    listings.DETAILS["series"] = by_name
+
+
+def _iso_updated_since(request: Any) -> None:
+    since = request.url.params.get("updated_since")
+    if since is not None and since.isdigit():  # "the same format as every other time field"
+        iso = datetime.fromtimestamp(int(since), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        request.url = request.url.copy_set_param("updated_since", iso)
+
+
+def _taps_as_prefetch() -> None:
+    from delivery_client import cli
+
+    original = cli.play
+
+    def prefetching(*args: Any, **kwargs: Any) -> Any:
+        return original(*args, **{**kwargs, "intent": "prefetch"})
+
+    cli.play = prefetching
+
+
+def _drops_kek_on_retry() -> None:
+    """A client that rebuilds the body of a retried play and forgets the device key."""
+    import httpx
+
+    sent: set[bytes] = set()
+
+    def hook(request: Any) -> None:
+        if request.method != "POST" or not request.url.path.endswith("/playback"):
+            return
+        body = request.read()
+        if body in sent:
+            data = json.loads(body)
+            data.pop("drm_kek", None)
+            body = json.dumps(data).encode()
+            request.stream = httpx.ByteStream(body)
+            request._content = body
+            request.headers["content-length"] = str(len(body))
+        else:
+            sent.add(body)
+
+    _request_hook(hook)()
+
+
+_PLACED = {"reels_9x16": [1080, 1920], "feed_4x5": [1080, 1350], "square_1x1": [1080, 1080]}
+
+
 def _openapi_words() -> tuple[set[str], set[str]]:
     spec = Path(__file__).resolve().parents[3] / "spec" / "openapi.yaml"
     names: set[str] = set()
@@ -147,8 +269,9 @@ def _openapi_words() -> tuple[set[str], set[str]]:
             props = node.get("properties")
             if isinstance(props, dict):
                 names.update(props)
-            if isinstance(node.get("enum"), list):
-                enums.update(str(v) for v in node["enum"])
+            for listed in ("enum", "x-known-values"):  # closed sets and open ones' values
+                if isinstance(node.get(listed), list):
+                    enums.update(str(v) for v in node[listed])
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):
@@ -208,6 +331,62 @@ def _strict(kind: str) -> Callable[[], None]:
     return patch
 
 
+def _odd_cursor_crash() -> None:
+    """A client that refuses a cursor with a `%` in it (it "validates" cursors): it crashes on
+    the first proxy cursor it is handed, never sending one back."""
+    from delivery_client import paging
+    from delivery_client.exceptions import BadResponse
+
+    original = paging._next_cursor
+
+    def validating(holder: Any) -> Any:
+        cursor = original(holder)
+        if isinstance(cursor, str) and "%" in cursor:
+            raise BadResponse(f"malformed cursor {cursor!r}")
+        return cursor
+
+    paging._next_cursor = validating
+
+
+def _no_attempt_timeout() -> None:
+    """A client that sets no attempt timeout of its own (it waits as long as its call's total
+    allows: 15 s interactive, 2 minutes background)."""
+    _profile("INTERACTIVE", attempt_timeout=600.0)()
+    _profile("BACKGROUND", attempt_timeout=600.0)()
+
+
+def _own_next_link() -> None:
+    """A client that builds the next page's URL itself from `next_cursor` (dropping the other
+    values of `links.next`) instead of following the link."""
+    from delivery_client import paging
+
+    real = httpx.URL
+
+    def own(link: str) -> httpx.URL:
+        url = real(link)
+        return url.copy_with(query=None).copy_merge_params({"cursor": url.params["cursor"]})
+
+    paging.httpx = types.SimpleNamespace(URL=own)  # type: ignore[assignment]
+
+
+def _misses_not_in_a_row() -> None:
+    """A client that counts the walks a film missed in all, not in a row: a film that comes
+    back keeps its count."""
+    from delivery_client import catalog, sync
+
+    original = catalog.apply_walk
+
+    def cumulative(previous: Any, walk: Any, *args: Any) -> Any:
+        view = original(previous, walk, *args)
+        for film_id in walk:
+            old = previous.get(film_id)
+            if old is not None and old.missed:
+                view[film_id] = replace(view[film_id], missed=old.missed)
+        return view
+
+    sync.apply_walk = cumulative
+
+
 def _v(
     name: str, rules: str, what: str, patch: Callable[[], None] | None = None, quick: str = "",
     **knobs: Any,
@@ -237,8 +416,50 @@ _MORE = (
     _v("polls_every_few_seconds", "CLI-048", "catalog walks 5 s apart", min_poll_interval=5.0),
     _v("refuses_unknown_reason", "PLAY-084", "refuses a not_entitled reason it does not know",
        _strict_reasons),
+    _v("crashes_on_odd_cursor", "CLI-026 PAGE-003", "crashes on a cursor with a % in it "
+       "(never sends it back)", _odd_cursor_crash, quick="paging-catalog-empty-page"),
+    _v("retries_ten_times_too_fast", "CLI-014", "backoff base a tenth of the spec's",
+       backoff_multiplier=0.1),
+    _v("no_attempt_timeout", "CLI-016 CLI-020", "no attempt timeout: waits as long as the "
+       "call's total allows", _no_attempt_timeout),
+    _v("builds_own_next_link", "CLI-028 PAGE-013", "asks the next envelope page with the cursor "
+       "alone instead of links.next", _own_next_link),
+    _v("counts_misses_not_in_a_row", "CLI-046 CAT-066", "a film that comes back keeps its "
+       "missed-walk count", _misses_not_in_a_row),
     _v("sends_browser_headers", "GEN-009", "sends Origin and Sec-Fetch-Mode (a browser's call)",
        _browser_headers, quick="backend-only"),
+    _v("null_means_free", "CAT-077", "free_until_episode null read as every episode free",
+       _shows("is_free", lambda film, no: (film.get("free_until_episode") or 10**6) >= no)),
+    _v("shows_language_field", "CLI-051", "shows `language` as the audio language",
+       _shows("audio_language", lambda film: film.get("language"))),
+    _v("no_poster_fallback", "CLI-052", "an episode without poster_url shows no poster",
+       _shows("episode_poster", lambda episode, film: episode.get("poster_url"))),
+    _v("tier_as_age_rating", "CLI-053", "shows a series tier as its age rating",
+       _shows("age_rating", lambda r: r.get("tier") or r.get("content_rating"))),
+    _v("offers_every_playlist", "CLI-054", "offers every listed playlist, granted or not",
+       _shows("licensed", lambda item: item.get("status") == "active")),
+    _v("sells_unless_manifest", "PLAY-097", "sells paid episodes on any ticket but a "
+       "signed-url-only one", _shows("may_sell_paid",
+                                     lambda t: t.get("protection") != "signed-url-only")),
+    _v("posts_without_content_type", "CLI-049", "POSTs its JSON body with no Content-Type",
+       _request_hook(_no_content_type), quick="requests-playback-post"),
+    _v("key_in_query", "CLI-050", "also sends the key as an api_key query parameter",
+       _request_hook(_key_in_query)),
+    _v("reads_error_text", "CLI-003", "takes the code from the error message when it looks "
+       "like one", _reads_error_text),
+    _v("keeps_unknown_image_kinds", "CLI-036", "keeps series images of kinds it does not know",
+       _keeps_every_image_kind),
+    _v("maps_tags_by_name", "CLI-036", "maps series tags by name instead of slug", _tags_by_name),
+    _v("iso_updated_since", "CLI-055", "asks creatives updated_since as an ISO 8601 string",
+       _request_hook(_iso_updated_since)),
+    _v("taps_as_prefetch", "CLI-056", "sends the episode the viewer tapped as a prefetch",
+       _taps_as_prefetch),
+    _v("size_from_placement", "CLI-057", "takes the final video's size from its placement",
+       _shows("final_size", lambda record: _PLACED.get(record.get("placement"), [1080, 1920]))),
+    _v("drops_kek_on_retry", "CLI-059", "retries a play with union_info but no drm_kek",
+       _drops_kek_on_retry),
+    _v("no_en_fallback", "CLI-058", "shows no title when the display language is missing",
+       _shows("i18n_text", lambda record, field, lang: (record.get(field) or {}).get(lang))),
 )  # fmt: skip
 
 VARIANTS = {
@@ -246,15 +467,16 @@ VARIANTS = {
     for v in (
         Variant(
             "retries_4xx",
-            frozenset({"CLI-012", "ERR-018", "CLI-031"}),
-            "retries a 400 (and a 410 file link, so never reads the creative again)",
+            frozenset({"CLI-012", "ERR-018", "CLI-031", "CLI-005", "ERR-010", "GEN-010"}),
+            "retries a 400, an unknown 4xx (and a 410 file link, so never reads the creative "
+            "again)",
             {"retry_4xx": True},
             quick="no-retry-400",
         ),
         Variant(
             "ignores_retry_after",
-            frozenset({"CLI-013", "CLI-025"}),
-            "ignores Retry-After",
+            frozenset({"CLI-008", "CLI-009", "CLI-013", "CLI-025"}),
+            "ignores Retry-After (429 and 503 retried on backoff)",
             {"honour_retry_after": False},
             quick="retry-429-retry-after",
         ),
@@ -322,8 +544,8 @@ VARIANTS = {
         ),
         Variant(
             "moves_updated_since",
-            frozenset({"CLI-029"}),
-            "asks each page from its own last record",
+            frozenset({"CLI-029", "CLI-028", "PAGE-013"}),
+            "asks each page from its own last record (so not as links.next gives it)",
             {"keep_updated_since": False},
         ),
         Variant(

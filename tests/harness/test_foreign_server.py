@@ -18,7 +18,7 @@ import pytest
 from foreign_server import MODES, RunSummary, run_once, serve
 
 SLICE = ("--no-properties", "-k", "config or versions or headers_common")
-SEEDS = (101, 102)
+SEEDS = (101,)
 WIDEST = 3  # issue 19: no finding charged to more than the requirements its check names
 
 

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 import listing_support as listing
 import pytest
 import yaml
 from json_support import at, body_of, objs
+from state_model import moment
 from timing_support import settle
 
 from delivery_conformance.checks import expect
@@ -206,22 +206,11 @@ def _landed(change: Change, view: str, seen: Seen, ctx: dict[str, Any]) -> bool 
     )
 
 
-def _moment(value: Any) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            return None
-    return None
-
-
 def _moved(before: Any, after: Any) -> bool:
     """`after` differs from `before`; between two times, `after` is the later one."""
     if after == before:
         return False
-    first, then = _moment(before), _moment(after)
+    first, then = moment(before), moment(after)
     if first is not None and then is not None:
         return then > first
     return True

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-__all__ = ["DAY", "Creative", "Film", "Finding", "Playlist", "StateModel"]
+__all__ = ["DAY", "Creative", "Film", "Finding", "Playlist", "StateModel", "moment"]
 
 DAY = 86400
 MARGIN = 3600  # judged listed until 30 days less an hour, gone from 30 days and an hour

@@ -303,24 +303,3 @@ def test_a_playlist_that_changes_moves_its_updated_at(
         actual=moved,
         response=response,
     )
-
-
-@pytest.mark.needs("admin", "role:videos", "fixture:playlist_code")
-@pytest.mark.requirement("PLS-046")
-def test_a_playlist_whose_title_changes_moves_its_metadata_version(
-    client: DeliveryClient, admin: Any, fixture_id: Any
-) -> None:
-    """spec: Resources > Playlist detail (`metadata_version`: the hash of the playlist metadata
-    alone; a new title is new metadata). Retitled with `playlists/{code}/retitle`."""
-    code = fixture_id("playlist_code")
-    read = partial(_playlist, client, code)
-    version, response, after = _retitle(
-        admin, f"playlists/{code}/retitle", read, ("metadata_version", str), "playlist"
-    )
-    expect(
-        "PLS-046",
-        after.get("metadata_version") != version,
-        expected="a metadata_version other than the one before the title changed",
-        actual=f"unchanged {version!r}",
-        response=response,
-    )

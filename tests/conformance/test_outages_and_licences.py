@@ -28,7 +28,6 @@ from playback_support import BASIC_DEVICE, play_body, post
 from timing_support import CATALOG_AGE, EPISODE, LICENCE, settle, settle_steady
 
 from delivery_conformance.checks import ConformanceFailure, expect
-from delivery_conformance.evidence.events import NOT_EXERCISED_PREFIX
 from delivery_conformance.target.client import DeliveryClient
 
 LICENCE_BOUND = LICENCE.catalog  # spec: Freshness, licence changes in catalog and tickets
@@ -296,56 +295,6 @@ def test_withdrawn_episode_leaves_the_catalog_and_ticket_requests(
         expected=f"404 not_ready within {EPISODE_TICKET_BOUND:g} s",
         actual=ticket.status_code,
         response=ticket,
-    )
-
-
-@pytest.mark.needs("admin", "role:films", "fixture:episode_encrypted")
-@pytest.mark.requirement("CAT-083")
-@pytest.mark.usefixtures("seed_restored")
-def test_withdrawing_an_episode_moves_its_films_metadata_version(
-    client: DeliveryClient, admin: Any, fixture_id: Any
-) -> None:
-    """spec: Resources > Film (`metadata_version` hashes the film metadata, episodes included).
-    The film and its version are read from the same catalog answer as the episode, before the
-    withdrawal and once the episode is gone (within the episode row of Limits > Freshness)."""
-    episode_id = fixture_id("episode_encrypted")
-
-    def film_of_episode(response: Any) -> tuple[bool, dict[str, Any]]:
-        data = body_of(response)
-        rows = [e for e in objs(data.get("episodes")) if e.get("id") == episode_id]
-        film_id = rows[0].get("film_id") if rows else None
-        films = [f for f in objs(data.get("films")) if f.get("id") == film_id]
-        return bool(rows), films[0] if films else {}
-
-    before, present = poll(
-        lambda: client.get("catalog", role="films"),
-        lambda r: film_of_episode(r)[0],
-        LICENCE_BOUND,
-    )
-    film = film_of_episode(before)[1]
-    version = film.get("metadata_version")
-    if not present or not isinstance(version, str):
-        pytest.skip(
-            NOT_EXERCISED_PREFIX
-            + "episode_encrypted or its film's metadata_version is not in the catalog"
-        )
-    admin.episode(episode_id, "withdraw")
-    after, gone = poll(
-        lambda: client.get("catalog", role="films"),
-        lambda r: not film_of_episode(r)[0],
-        EPISODE_CATALOG_BOUND,
-    )
-    if not gone:
-        pytest.skip(NOT_EXERCISED_PREFIX + "the withdrawn episode stayed in the catalog")
-    moved = [f for f in objs(body_of(after).get("films")) if f.get("id") == film.get("id")]
-    if not moved:
-        pytest.skip(NOT_EXERCISED_PREFIX + "the film left the catalog with its episode")
-    expect(
-        "CAT-083",
-        moved[0].get("metadata_version") != version,
-        expected="the film's metadata_version moved with its episode withdrawn",
-        actual=f"unchanged {version!r}",
-        response=after,
     )
 
 

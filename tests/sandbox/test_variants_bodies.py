@@ -15,6 +15,7 @@ from sandbox_playback_support import DEVICE
 
 from delivery_sandbox.variants.bodies import ADDED_FIELD, reversed_keys
 from delivery_sandbox.variants.catalogue import VariantName as V
+from delivery_sandbox.variants.opaque import unwrap_cursor, wrap_cursor
 
 
 def objects(node: Any, key: str | None = None) -> Iterator[tuple[str | None, dict[str, Any]]]:
@@ -220,6 +221,17 @@ def test_cursor_format_walks_the_same_pages_and_refuses_foreign_cursors(
     refused = variant.get("catalog", "films", params={"cursor": plain[0]})
     assert refused.status_code == 400
     assert default.get("catalog", "films", params={"cursor": wrapped[0]}).status_code == 400
+
+
+def test_a_wrapped_cursor_edited_in_its_unused_bits_is_not_unwrapped() -> None:
+    # base64 text whose length is not a multiple of 4 ends in a character with unused bits:
+    # every spelling of those bits decodes to the same bytes, yet only one was sent (CAT-068)
+    inner = "abcd"  # with the 4-byte mark, 8 bytes: 11 characters, 2 bits unused
+    sent = wrap_cursor(inner)
+    assert len(sent) % 4 and unwrap_cursor(sent) == inner
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    edited = [sent[:-1] + c for c in alphabet if c != sent[-1]]
+    assert all(unwrap_cursor(cursor) != inner for cursor in edited)
 
 
 @plays(V.iso_time_offset)

@@ -79,9 +79,13 @@ def unwrap_cursor(cursor: str) -> str:
         raw = b""
     if raw.startswith(CURSOR_MARK):
         try:
-            return raw[len(CURSOR_MARK) :].decode()
+            inner = raw[len(CURSOR_MARK) :].decode()
         except UnicodeDecodeError:
-            pass
+            inner = ""
+        # only the exact text sent: a last character differing in its unused bits decodes to
+        # the same bytes but is not a cursor this server returned (CAT-068)
+        if inner and wrap_cursor(inner) == cursor:
+            return inner
     return "A" + cursor  # shifted by one character: never a cursor the endpoint signed
 
 

@@ -18,7 +18,7 @@ TOOLS := .tools
 REDOCLY := $(TOOLS)/node_modules/.bin/redocly
 REDOCLY_STAMP := $(TOOLS)/.redocly-$(REDOCLY_VERSION)
 
-.PHONY: install lint openapi-lint browser test conformance killrate variants certify foreign latency bench compare load load-smoke load-sensitivity dist dist-check clean
+.PHONY: install lint openapi-lint browser check test conformance killrate variants certify foreign latency bench compare load load-smoke load-sensitivity dist dist-check clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -56,8 +56,26 @@ openapi-lint: $(REDOCLY_STAMP)
 	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true timeout 60 \
 		$(REDOCLY) lint spec/openapi.yaml --config redocly.yaml --format summary
 
+# The inner loop (under 90 s here): format, lint, types, the self-tests that start no server
+# (the sandbox's own tests run it in process), and one slice of the suite against the embedded
+# sandbox. `make test` is the whole proof.
+CHECK_TESTS := tests/sandbox $(filter-out %/test_client_cli.py %/test_client_sandbox.py,$(wildcard tests/client/test_*.py)) \
+	$(addprefix tests/harness/,test_architecture.py test_docs_citations.py test_checks.py test_common_rules.py \
+	test_expect_status.py test_verdicts.py test_results.py test_redact.py test_requirements_file.py \
+	test_schema_check.py test_change_catalogue.py test_certify_core.py test_certify_state_judges.py \
+	test_properties_rules.py test_load_core.py test_pacing.py test_requirement_proofs.py test_killrate.py)
+CHECK_SLICE ?= CAT-*
+
+check: $(STAMP)
+	$(BIN)/ruff format --check src tests loadtests benchmarks
+	$(BIN)/ruff check src tests loadtests benchmarks
+	$(BIN)/mypy
+	$(BIN)/pytest -q -n 2 --dist loadfile $(CHECK_TESTS)
+	$(BIN)/delivery-conformance run --no-properties --requirement '$(CHECK_SLICE)' --report-dir $(REPORTS)/check
+
 test: lint openapi-lint browser
-	$(BIN)/pytest -q --durations=15 -m "not load_full and not latency_full" tests/harness tests/sandbox tests/client
+	$(BIN)/pytest -q -n 2 --dist loadfile --durations=15 -m "not load_full and not latency_full" \
+		tests/harness tests/sandbox tests/client
 
 conformance: $(STAMP)
 	$(BIN)/delivery-conformance run $(if $(TARGET),--target $(TARGET)) --report-dir $(REPORTS)

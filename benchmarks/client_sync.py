@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 
-from delivery_client import DeliveryClient, Policy, RetryBudget
+from delivery_client import DeliveryClient, RetryBudget, Settings
 from delivery_client.state import State
 from delivery_client.sync import sync_catalog
 from delivery_conformance.target.embedded import EmbeddedSandbox
@@ -48,14 +48,14 @@ def measure(
     base_url: str, key: str, limit: int | None, rounds: int, folder: Path, fresh: bool = False
 ) -> dict[str, object]:
     """`fresh`: every round syncs into a new state file, so every film is new and written."""
-    policy = Policy(page_size=limit or 200, prefer_unpaged=limit is None)
+    settings = Settings(page_size=limit or 200)  # unpaged unless a limit is given (`paged`)
     paged = limit is not None
     bare_times: list[float] = []
     client_times: list[float] = []
     headers = {"Authorization": f"Bearer {key}"}
     with (
         httpx.Client(base_url=base_url, headers=headers) as http,
-        DeliveryClient(base_url, key, policy=policy, budget=RetryBudget()) as client,
+        DeliveryClient(base_url, key, settings=settings, budget=RetryBudget()) as client,
     ):
         states = [State(folder / f"bench-{limit}-{fresh}.sqlite")]
         films = bare_walk(http, limit)

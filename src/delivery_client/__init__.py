@@ -18,24 +18,24 @@ from delivery_client.exceptions import (
     TransportFailure,
     UsageError,
 )
-from delivery_client.knobs import DEFAULT_POLICY, Policy
 from delivery_client.policy import BACKGROUND, INTERACTIVE, RetryProfile
+from delivery_client.settings import DEFAULT_SETTINGS, Settings
 
 __all__ = [
     "BACKGROUND",
-    "DEFAULT_POLICY",
+    "DEFAULT_SETTINGS",
     "INTERACTIVE",
     "BadResponse",
     "ClientError",
     "DeliveryClient",
     "NotNow",
-    "Policy",
     "Reply",
     "RequestFailed",
     "RetriesExhausted",
     "RetryBudget",
     "RetryBudgetExhausted",
     "RetryProfile",
+    "Settings",
     "StateError",
     "TransportFailure",
     "UsageError",

@@ -1,12 +1,12 @@
 """Safe catalog sync (spec: Limits > Freshness (upper bounds), "Catalog paging"; GET /catalog;
 Resources > Film and Episode).
 
-`walk_catalog` fetches one walk: one unpaged response when the policy prefers it (one consistent
-snapshot), else pages one at a time, de-duplicated by film id with the later copy winning. Any
-page that does not end in 200 raises, so the walk is not complete and nothing is applied.
-`apply_walk` is pure: the view after a complete walk, with a film marked unavailable only once it
-was missing from `walks_before_unavailable` complete walks in a row, `vid_ready` null keeping the
-previous value, and signed links dropped before anything is stored.
+`walk_catalog` fetches one walk: one unpaged response unless paging is asked for (one
+consistent snapshot, CLI-043), else pages one at a time, de-duplicated by film id with the later
+copy winning. Any page that does not end in 200 raises, so the walk is not complete and nothing
+is applied. `apply_walk` is pure: the view after a complete walk, with a film marked unavailable
+only once it was missing from `WALKS_BEFORE_UNAVAILABLE` (two) complete walks in a row,
+`vid_ready` null keeping the previous value, and signed links dropped before anything is stored.
 """
 
 from __future__ import annotations
@@ -19,14 +19,15 @@ from typing import Any
 
 from delivery_client.client import API_PREFIX, DeliveryClient
 from delivery_client.exceptions import BadResponse
-from delivery_client.knobs import DEFAULT_POLICY, Policy
 from delivery_client.paging import walk_flat
 
 __all__ = [
+    "WALKS_BEFORE_UNAVAILABLE",
     "FilmRecord",
     "Walk",
     "apply_walk",
     "fetch_catalog",
+    "keep_vid_ready",
     "merge_pages",
     "parse_pages",
     "strip_film",
@@ -35,6 +36,7 @@ __all__ = [
 
 Film = dict[str, Any]
 Walk = dict[str, tuple[Film, tuple[Film, ...]]]  # film id -> (film, its episodes)
+WALKS_BEFORE_UNAVAILABLE = 2  # complete walks in a row without a film (CLI-046)
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ def _film_id(film: Any) -> str:
     return film_id
 
 
-def merge_pages(pages: Iterable[Mapping[str, Any]], policy: Policy = DEFAULT_POLICY) -> Walk:
+def merge_pages(pages: Iterable[Mapping[str, Any]]) -> Walk:
     """Films and episodes of every page, one entry per film id (later copy wins)."""
     walk: Walk = {}
     for page in pages:
@@ -67,25 +69,24 @@ def merge_pages(pages: Iterable[Mapping[str, Any]], policy: Policy = DEFAULT_POL
             by_film.setdefault(episode["film_id"], []).append(episode)
         for film in films:
             film_id = _film_id(film)
-            if film_id in walk and not policy.dedupe_later_wins:
-                continue
             walk[film_id] = (film, tuple(by_film.get(film_id, ())))
     return walk
 
 
 def fetch_catalog(client: DeliveryClient, *, paged: bool = False) -> tuple[list[bytes], str]:
-    """The raw bodies of one complete walk and their digest (with the policy's), or an exception
+    """The raw bodies of one complete walk and their digest (with the settings'), or an exception
     (then nothing may be applied). Equal digests mean an identical walk. Only raw bytes are
     kept, so a walk equal to the last applied one is not parsed twice nor held parsed."""
     path = API_PREFIX + "catalog"
-    policy = client.policy
-    digest = hashlib.sha256(repr(policy).encode())
-    if policy.prefer_unpaged and not paged:
+    settings = client.settings
+    digest = hashlib.sha256(repr(settings).encode())
+    if not paged:
         reply = client.request("GET", path)
         digest.update(reply.content)
         return [reply.content], digest.hexdigest()
     raw: list[bytes] = []
-    for _ in walk_flat(client, path, "films", {"limit": policy.page_size}, digest=digest, raw=raw):
+    limit = {"limit": settings.page_size}
+    for _ in walk_flat(client, path, "films", limit, digest=digest, raw=raw):
         pass
     return raw, digest.hexdigest()
 
@@ -105,7 +106,7 @@ def parse_pages(bodies: Iterable[bytes]) -> list[Film]:
 
 def walk_catalog(client: DeliveryClient, *, paged: bool = False) -> Walk:
     """One complete walk, merged."""
-    return merge_pages(parse_pages(fetch_catalog(client, paged=paged)[0]), client.policy)
+    return merge_pages(parse_pages(fetch_catalog(client, paged=paged)[0]))
 
 
 _EPISODE_LINKS = ("poster_signed_url",)
@@ -124,7 +125,8 @@ def strip_film(film: Film, episodes: Iterable[Film]) -> tuple[Film, tuple[Film, 
     return kept, rows
 
 
-def _keep_vid_ready(new: tuple[Film, ...], old: tuple[Film, ...]) -> tuple[Film, ...]:
+def keep_vid_ready(new: tuple[Film, ...], old: tuple[Film, ...]) -> tuple[Film, ...]:
+    """Episode `vid_ready` null keeps the value stored before (CAT-078)."""
     before = {row.get("episode_no"): row.get("vid_ready") for row in old}
     return tuple(
         {**row, "vid_ready": before.get(row.get("episode_no"))}
@@ -134,22 +136,19 @@ def _keep_vid_ready(new: tuple[Film, ...], old: tuple[Film, ...]) -> tuple[Film,
     )
 
 
-def apply_walk(
-    previous: Mapping[str, FilmRecord], walk: Walk, policy: Policy = DEFAULT_POLICY
-) -> dict[str, FilmRecord]:
+def apply_walk(previous: Mapping[str, FilmRecord], walk: Walk) -> dict[str, FilmRecord]:
     """The view after one complete walk."""
     view: dict[str, FilmRecord] = {}
     for film_id, (film, episodes) in walk.items():
-        if not policy.store_links:
-            film, episodes = strip_film(film, episodes)
+        film, episodes = strip_film(film, episodes)
         old = previous.get(film_id)
-        if old is not None and policy.keep_vid_ready_when_null:
-            episodes = _keep_vid_ready(episodes, old.episodes)
+        if old is not None:
+            episodes = keep_vid_ready(episodes, old.episodes)
         view[film_id] = FilmRecord(film_id, film, episodes, True, 0)
     for film_id, old in previous.items():
         if film_id in view:
             continue
         missed = old.missed + 1
-        available = old.available and missed < policy.walks_before_unavailable
+        available = old.available and missed < WALKS_BEFORE_UNAVAILABLE
         view[film_id] = FilmRecord(film_id, old.film, old.episodes, available, missed)
     return view

@@ -2,7 +2,7 @@
 
     delivery-client [--base-url URL] [--api-key KEY] [--state PATH] [--export-state PATH|-]
                     [--display-lang LANG] [--deadline S] [--simulate NAME]
-                    [--service-version DATE] [--policy KNOB=VALUE ...] [-v|-q] COMMAND
+                    [--service-version DATE] [-v|-q] COMMAND
 
 Commands: sync-catalog [--paged], watch --walks N [--interval S], sync-creatives, sync-series,
 sync-playlists, play EPISODE_ID... [--union-info V --drm-kek V] [--intent I] [--viewer-ref R],
@@ -11,7 +11,7 @@ config, videos [--collection C], download CREATIVE_ID --out FILE, export.
 Results go to stdout as JSON, progress to stderr; no key, token or link is ever printed.
 
 Exit codes: 0 done; 2 bad usage or environment; 3 deadline passed (`--deadline`, default 900 s);
-4 an answer the policy does not retry (4xx, 503 not_ready, a redirect); 5 retries, time or the
+4 an answer the retry policy does not retry (4xx, 503 not_ready, a redirect); 5 retries, time or the
 retry budget ran out, or no answer at all; 6 an answer that cannot be read (not JSON, wrong
 shape, looping cursor); 7 the state file cannot be opened or written; 130 interrupted.
 """
@@ -34,7 +34,6 @@ from delivery_client import __version__
 from delivery_client.client import DeliveryClient
 from delivery_client.creatives import download_final, sync_creatives
 from delivery_client.exceptions import ClientError, UsageError
-from delivery_client.knobs import policy_from_overrides
 from delivery_client.listings import sync_playlists, sync_series
 from delivery_client.playback import new_viewer_ref, play
 from delivery_client.redact import SecretFilter, redactor
@@ -84,13 +83,6 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--deadline", type=float, default=900.0, help="seconds for the command")
     parser.add_argument("--simulate", help="Service-Simulate scenario (test organisations)")
     parser.add_argument("--service-version", help="Service-Version for every request")
-    parser.add_argument(
-        "--policy",
-        action="append",
-        default=[],
-        metavar="KNOB=VALUE",
-        help="override one Policy field (a deliberately broken client; see knobs.py)",
-    )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug lines on stderr")
     parser.add_argument("-q", "--quiet", action="store_true", help="warnings only on stderr")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -128,14 +120,9 @@ def _client(args: argparse.Namespace) -> DeliveryClient:
         raise UsageError("set DELIVERY_BASE_URL or --base-url to an http(s) URL")
     if not args.api_key:
         raise UsageError("set DELIVERY_API_KEY or --api-key")
-    try:
-        policy = policy_from_overrides(args.policy)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
     return DeliveryClient(
         args.base_url,
         args.api_key,
-        policy=policy,
         version=args.service_version,
         simulate=args.simulate,
     )

@@ -29,7 +29,6 @@ from delivery_client.exceptions import (
     RetryBudgetExhausted,
     TransportFailure,
 )
-from delivery_client.knobs import DEFAULT_POLICY, Policy
 from delivery_client.policy import (
     BACKGROUND,
     Answer,
@@ -39,6 +38,7 @@ from delivery_client.policy import (
     plan_retry,
 )
 from delivery_client.redact import redactor
+from delivery_client.settings import DEFAULT_SETTINGS, Settings
 
 __all__ = ["API_PREFIX", "STRING_CODES", "DeliveryClient", "Reply", "error_code"]
 
@@ -128,7 +128,7 @@ class DeliveryClient:
         api_key: str,
         *,
         transport: httpx.BaseTransport | None = None,
-        policy: Policy = DEFAULT_POLICY,
+        settings: Settings = DEFAULT_SETTINGS,
         budget: RetryBudget | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
@@ -137,7 +137,7 @@ class DeliveryClient:
         simulate: str | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self.policy = policy
+        self.settings = settings
         self.budget = budget if budget is not None else process_budget()
         self.clock, self.sleep, self.uniform = clock, sleep, uniform
         redactor.add(api_key)
@@ -192,7 +192,7 @@ class DeliveryClient:
         where = f"a link on {url.host}" if keyless else url.path
         state = RetryState(profile, self.clock())
         while True:
-            seconds = state.attempt_timeout(self.clock(), self.policy)
+            seconds = state.attempt_timeout(self.clock())
             # the client's default timeout object is reused when it already says the same
             timeout = httpx.USE_CLIENT_DEFAULT if seconds == BACKGROUND.attempt_timeout else seconds
             self.budget.record_request()
@@ -210,9 +210,9 @@ class DeliveryClient:
                 answer = Answer(None, error="timeout")
             except httpx.TransportError as error:
                 answer = Answer(None, error=f"network ({type(error).__name__})")
-            step = plan_retry(state, answer, self.clock(), self.uniform, self.policy)
+            step = plan_retry(state, answer, self.clock(), self.uniform)
             waits = tuple(wait for _, wait in state.history)
-            if step.retry and self.policy.use_retry_budget and not self.budget.try_acquire():
+            if step.retry and not self.budget.try_acquire():
                 raise _failure(RetryBudgetExhausted, method, where, answer, "retry budget", waits)
             if step.retry:
                 log.info(
@@ -240,7 +240,7 @@ class DeliveryClient:
             log.debug("%s %s: %s after %d retries", method, where, _label(answer), len(waits))
             if response.status_code in accept:
                 return reply
-            raise _ending(step.decision, method, where, answer, step.why, waits, self.policy)
+            raise _ending(step.decision, method, where, answer, step.why, waits)
 
 
 def _label(answer: Answer) -> str:
@@ -274,7 +274,6 @@ def _ending(
     answer: Answer,
     why: str,
     waits: tuple[float, ...],
-    policy: Policy,
 ) -> Exception:
     if decision is Decision.NOT_NOW:
         return _failure(NotNow, method, where, answer, "not ready: try at the next sync", waits)
@@ -282,6 +281,4 @@ def _ending(
         return _failure(RetriesExhausted, method, where, answer, why, waits)
     if answer.status is not None and 300 <= answer.status < 400:
         return _failure(RequestFailed, method, where, answer, _REDIRECT, waits)
-    if policy.treat_key_503_as_revoked and answer.code == "5031":
-        return _failure(RequestFailed, method, where, Answer(401), "key refused", waits)
     return _failure(RequestFailed, method, where, answer, "not retried", waits)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from sqlite3 import Connection
 from typing import Any
 
 import httpx
@@ -25,7 +26,7 @@ from delivery_client.paging import walk_envelope
 from delivery_client.redact import redactor
 from delivery_client.state import State
 
-__all__ = ["CreativesSync", "download_final", "sync_creatives"]
+__all__ = ["CreativesSync", "download_final", "store_walk", "sync_creatives"]
 
 PATH = API_PREFIX + "creatives"
 
@@ -47,29 +48,27 @@ def _record(item: Any) -> dict[str, Any]:
     return item
 
 
+def store_walk(db: Connection, records: list[dict[str, Any]]) -> None:
+    """Write the records of one walk, each overwriting the stored one of its `creative_id`
+    (CLI-030): a record returned again replaces its copy."""
+    for record in records:
+        State.upsert_creative(db, record)
+
+
 def sync_creatives(client: DeliveryClient, state: State, limit: int = 100) -> CreativesSync:
-    policy = client.policy
     mark = state.meta("creatives_updated_since")
     since = int(mark) if mark else None
     pinned = {"updated_since": since} if since is not None else None
     records: list[dict[str, Any]] = []
     pages = 0
-    walk = walk_envelope(client, PATH, {"limit": limit}, pinned=pinned)
-    while (data := next(walk, None)) is not None:
+    for data in walk_envelope(client, PATH, {"limit": limit}, pinned=pinned):
         pages += 1
-        batch = [_record(item) for item in data["items"]]
-        records += batch
-        stamps = [r["updated_at"] for r in batch if isinstance(r.get("updated_at"), int)]
-        if not policy.keep_updated_since and stamps and pages < policy.max_pages:
-            walk.close()  # the broken variant of CLI-029: each page asks from its own last record
-            pinned = {"updated_since": max(stamps)}
-            walk = walk_envelope(client, PATH, {"limit": limit}, pinned=pinned)
+        records += [_record(item) for item in data["items"]]
     stamps = [r["updated_at"] for r in records if isinstance(r.get("updated_at"), int)]
     latest = max(stamps, default=None)
     next_mark = max(since or 0, latest - 1) if latest is not None else since
     with state.transaction() as db:
-        for record in records:
-            State.upsert_creative(db, record, append=not policy.upsert_creatives)
+        store_walk(db, records)
         if next_mark is not None:
             State.set_meta(db, "creatives_updated_since", next_mark)
     return CreativesSync(since, pages, len(records), next_mark)
@@ -79,7 +78,7 @@ def _reread(client: DeliveryClient, state: State, creative_id: str) -> str | Non
     body = client.request("GET", f"{PATH}/{creative_id}").object()
     record = _record(body.get("data"))
     with state.transaction() as db:
-        State.upsert_creative(db, record, append=False)
+        State.upsert_creative(db, record)
     return state.file_url(creative_id)
 
 
@@ -90,7 +89,7 @@ def download_final(client: DeliveryClient, state: State, creative_id: str, out: 
     link = state.file_url(creative_id)
     if link is not None:
         reply = client.request("GET", link, keyless=True, accept=(301, 302, 303, 307, 308, 410))
-        if reply.status == 410 and client.policy.reread_on_gone:
+        if reply.status == 410:
             link, how = _reread(client, state, creative_id), "re-read share link"
             if link is not None:
                 reply = client.request("GET", link, keyless=True, accept=(302, 303, 307, 308, 410))

@@ -18,7 +18,14 @@ from delivery_client.client import API_PREFIX, DeliveryClient
 from delivery_client.paging import walk_envelope
 from delivery_client.state import LISTINGS, State
 
-__all__ = ["IMAGE_KINDS", "POSTER_SOURCES", "sync_listing", "sync_playlists", "sync_series"]
+__all__ = [
+    "IMAGE_KINDS",
+    "POSTER_SOURCES",
+    "needs_detail",
+    "sync_listing",
+    "sync_playlists",
+    "sync_series",
+]
 
 IMAGE_KINDS = frozenset({"poster_3_4", "cover_9_16", "hero_16_9", "title_treatment"})
 POSTER_SOURCES = frozenset({"media_space", "wandura_cdn"})
@@ -29,13 +36,17 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _series_detail(data: dict[str, Any], store_links: bool) -> dict[str, Any]:
+def _without_links(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in item.items() if k not in _LINK_FIELDS}
+
+
+def _series_detail(data: dict[str, Any]) -> dict[str, Any]:
     kept = {k: v for k, v in data.items() if k not in ("images", "poster", "episodes", "tags")}
     kept["tags"] = {
         t["slug"]: t for t in _list(data.get("tags")) if isinstance(t, dict) and "slug" in t
     }
     kept["images"] = [
-        i if store_links else {k: v for k, v in i.items() if k not in _LINK_FIELDS}
+        _without_links(i)
         for i in _list(data.get("images"))
         if isinstance(i, dict) and i.get("kind") in IMAGE_KINDS
     ]
@@ -52,51 +63,53 @@ def _series_detail(data: dict[str, Any], store_links: bool) -> dict[str, Any]:
     return kept
 
 
-def _media(item: Any, store_links: bool) -> Any:
+def _media(item: Any) -> Any:
     """A playlist image or clip poster: unknown sources skipped, links dropped."""
     if not isinstance(item, dict) or item.get("source") not in POSTER_SOURCES:
         return None
-    return item if store_links else {k: v for k, v in item.items() if k not in _LINK_FIELDS}
+    return _without_links(item)
 
 
-def _playlist_detail(data: dict[str, Any], store_links: bool) -> dict[str, Any]:
+def _playlist_detail(data: dict[str, Any]) -> dict[str, Any]:
     kept = {k: v for k, v in data.items() if k not in ("images", "clips")}
-    kept["images"] = [
-        media for media in (_media(i, store_links) for i in _list(data.get("images"))) if media
-    ]
+    kept["images"] = [media for media in map(_media, _list(data.get("images"))) if media]
     kept["clips"] = [
-        {**clip, "poster": _media(clip.get("poster"), store_links)}
+        {**clip, "poster": _media(clip.get("poster"))}
         for clip in _list(data.get("clips"))
         if isinstance(clip, dict)
     ]
     return kept
 
 
-DETAILS: dict[str, Callable[[dict[str, Any], bool], dict[str, Any]]] = {
+DETAILS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "series": _series_detail,
     "playlists": _playlist_detail,
 }
 
 
+def needs_detail(item: dict[str, Any], stored: tuple[Any, str | None, bool] | None) -> bool:
+    """An active item's detail is read unless the stored one has the same `content_version`
+    (GET /series: skip the detail call when it is equal; CLI-035)."""
+    if item.get("status") != "active":
+        return False
+    unchanged = stored is not None and stored[1] == item.get("content_version") and stored[2]
+    return not unchanged
+
+
 def sync_listing(client: DeliveryClient, state: State, kind: str) -> tuple[int, int]:
     """(list items, detail calls) for `kind` in "series", "playlists"."""
     assert kind in LISTINGS
-    policy = client.policy
     stored = state.listing(kind)
     items: list[dict[str, Any]] = []
     for data in walk_envelope(client, API_PREFIX + kind, {"limit": 100}):
         items += [item for item in data["items"] if isinstance(item, dict) and "code" in item]
     details: dict[str, dict[str, Any] | None] = {}
     for item in items:
-        code, version = str(item["code"]), item.get("content_version")
-        old = stored.get(code)
-        unchanged = old is not None and old[1] == version and old[2]
-        if item.get("status") != "active" or (unchanged and policy.skip_unchanged_series):
+        code = str(item["code"])
+        if not needs_detail(item, stored.get(code)):
             continue
         detail = client.request("GET", f"{API_PREFIX}{kind}/{code}").object().get("data")
-        details[code] = (
-            DETAILS[kind](detail, policy.store_links) if isinstance(detail, dict) else None
-        )
+        details[code] = DETAILS[kind](detail) if isinstance(detail, dict) else None
     with state.transaction() as db:
         for item in items:
             code, text = str(item["code"]), json.dumps(item, sort_keys=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Generator, Mapping
 from typing import Any
-from urllib.parse import unquote
 
 import httpx
 
@@ -41,13 +40,13 @@ def walk_flat(
 ) -> Generator[dict[str, Any], None, None]:
     """Yield each page (a JSON object) of a flat cursor list; `digest` (a hashlib object), when
     given, is fed every page's raw body, and `raw` collects the raw bodies."""
-    policy = client.policy
+    max_pages = client.settings.max_pages
     seen: set[str] = set()
     cursor: str | None = None
-    for _ in range(policy.max_pages):
+    for _ in range(max_pages):
         query = dict(params or {})
         if cursor is not None:
-            query["cursor"] = cursor if policy.cursor_verbatim else unquote(cursor)
+            query["cursor"] = cursor
         reply = client.request("GET", path, params=query, profile=profile)
         if digest is not None:
             digest.update(reply.content)
@@ -59,12 +58,12 @@ def walk_flat(
             raise BadResponse(f"{path}: `{items_key}` is not an array")
         yield page
         cursor = _next_cursor(page)
-        if cursor is None or (policy.stop_on_short_page and not items):
+        if cursor is None:  # never because a page is short or empty
             return
         if cursor in seen:
             raise BadResponse(f"{path}: the same cursor came back twice (a looping walk)")
         seen.add(cursor)
-    raise BadResponse(f"{path}: more than {policy.max_pages} pages; walk stopped")
+    raise BadResponse(f"{path}: more than {max_pages} pages; walk stopped")
 
 
 def walk_envelope(
@@ -76,11 +75,11 @@ def walk_envelope(
 ) -> Generator[dict[str, Any], None, None]:
     """Yield the `data` of each page of an envelope list. `pinned` query values are kept on
     every page even if a `links.next` dropped them (the creatives `updated_since`)."""
-    policy = client.policy
+    max_pages = client.settings.max_pages
     seen: set[str] = set()
     target: str = path
     query: dict[str, Any] | None = {**(params or {}), **(pinned or {})}
-    for _ in range(policy.max_pages):
+    for _ in range(max_pages):
         body = client.request("GET", target, params=query, profile=profile).object()
         data = body.get("data")
         if not isinstance(data, dict) or not isinstance(data.get("items"), list):
@@ -89,9 +88,7 @@ def walk_envelope(
         links = body.get("links")
         following = links.get("next") if isinstance(links, dict) else None
         cursor = _next_cursor(data)
-        if not policy.follow_links_next or following is None or cursor is None:
-            return
-        if policy.stop_on_short_page and not data["items"]:
+        if following is None or cursor is None:  # never because a page is short or empty
             return
         if not isinstance(following, str):
             raise BadResponse(f"{path}: links.next is not a string or null")
@@ -100,4 +97,4 @@ def walk_envelope(
         seen.add(following)
         url = httpx.URL(following)
         target, query = str(url.copy_merge_params(dict(pinned)) if pinned else url), None
-    raise BadResponse(f"{path}: more than {policy.max_pages} pages; walk stopped")
+    raise BadResponse(f"{path}: more than {max_pages} pages; walk stopped")

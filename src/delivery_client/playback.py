@@ -21,7 +21,7 @@ from delivery_client.policy import INTERACTIVE, Answer, Decision, RetryState, cl
 from delivery_client.redact import redactor
 from delivery_client.rules import may_sell_paid
 
-__all__ = ["ItemResult", "Ticket", "new_viewer_ref", "play"]
+__all__ = ["ItemResult", "Ticket", "due_items", "item_retry_after", "new_viewer_ref", "play"]
 
 PATH = API_PREFIX + "playback"
 
@@ -69,8 +69,15 @@ def _ticket(item: Mapping[str, Any]) -> Ticket:
     )
 
 
-def _number(value: Any) -> float | None:
+def item_retry_after(item: Mapping[str, Any]) -> float | None:
+    """A batch item's own `retry_after` in seconds, or None when it carries no number."""
+    value = item.get("retry_after")
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def due_items(pending: Mapping[int, float], now: float) -> list[int]:
+    """The items whose own wait is over at `now`: only they are sent again (CLI-025)."""
+    return sorted(i for i, when in pending.items() if when <= now + 1e-6)
 
 
 def play(
@@ -89,7 +96,7 @@ def play(
     common: dict[str, Any] = {"intent": intent, **(device or {})}
     if viewer_ref:
         common["viewer_ref"] = viewer_ref
-    policy, profile = client.policy, INTERACTIVE
+    profile = INTERACTIVE
     results: dict[int, ItemResult] = {}
     pending = {index: 0.0 for index in range(len(episodes))}  # index -> due time
     states = {index: RetryState(profile, client.clock()) for index in pending}
@@ -98,10 +105,8 @@ def play(
         if due > client.clock():
             client.sleep(due - client.clock())
         now = client.clock()
-        batch = sorted(i for i, when in pending.items() if when <= now + 1e-6)
-        if not policy.batch_retry_failed_only:
-            batch = sorted(set(batch) | set(pending))
-        retrying = any(states[i].attempt for i in batch) and policy.use_retry_budget
+        batch = due_items(pending, now)
+        retrying = any(states[i].attempt for i in batch)
         if retrying and not client.budget.try_acquire():
             raise RetryBudgetExhausted("POST playback: retry budget", status=0)
         body = {**common, "episodes": [dict(episodes[i]) for i in batch]}
@@ -116,14 +121,12 @@ def play(
             code = code if isinstance(code, str) else None
             state = states[index]
             history = tuple(wait for _, wait in state.history)
-            answer = Answer(status, code, _number(item.get("retry_after")))
-            decision = classify(answer, policy)
+            answer = Answer(status, code, item_retry_after(item))
+            decision = classify(answer)
             retry = decision in (Decision.BACKOFF, Decision.AFTER)
             if retry and state.attempt < profile.max_retries:
-                if not policy.batch_item_retry_after:
-                    answer = Answer(status, code, 0.0)
                 wait = wait_for(
-                    decision, state.attempt, answer.retry_after, profile, client.uniform, policy
+                    decision, state.attempt, answer.retry_after, profile, client.uniform
                 )
                 if client.clock() + wait < state.started_at + profile.total:
                     pending[index] = client.clock() + wait

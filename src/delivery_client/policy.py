@@ -11,13 +11,13 @@ import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from delivery_client.knobs import DEFAULT_POLICY, Policy
-
 __all__ = [
     "BACKGROUND",
     "INTERACTIVE",
+    "MIN_ATTEMPT_TIMEOUT",
     "PROFILES",
     "RETRYABLE_503_CODES",
+    "RETRY_AFTER_JITTER",
     "Answer",
     "Decision",
     "RetryProfile",
@@ -42,7 +42,7 @@ class Decision(enum.Enum):
 
 @dataclass(frozen=True)
 class RetryProfile:
-    """Spec figures; the attempt timeout is never used below `Policy.min_attempt_timeout`."""
+    """Spec figures; the attempt timeout is never used below `MIN_ATTEMPT_TIMEOUT`."""
 
     name: str
     base: float
@@ -55,6 +55,8 @@ class RetryProfile:
 INTERACTIVE = RetryProfile("interactive", 0.5, 8.0, 8.0, 3, 15.0)
 BACKGROUND = RetryProfile("background", 1.0, 30.0, 15.0, 5, 120.0)
 PROFILES = {profile.name: profile for profile in (INTERACTIVE, BACKGROUND)}
+MIN_ATTEMPT_TIMEOUT = 5.0  # "never below 5 s"
+RETRY_AFTER_JITTER = 1.0  # Retry-After plus a random 0 to this many seconds
 
 # 503 codes the Retry policy names as retryable (flat and creatives envelope).
 RETRYABLE_503_CODES = frozenset({"service_unavailable", "5030", "5031", "5032"})
@@ -70,32 +72,27 @@ class Answer:
     error: str | None = None  # "timeout", "network" when status is None
 
 
-def classify(answer: Answer, policy: Policy = DEFAULT_POLICY) -> Decision:
+def classify(answer: Answer) -> Decision:
     """One row of the Retry policy table per branch; unknown codes go by status class."""
     status, code = answer.status, answer.code
     if status is None:
-        return Decision.BACKOFF if policy.retry_transport_errors else Decision.NO_RETRY
+        return Decision.BACKOFF
     if status < 400:
         return Decision.DONE
     if status == 429:
-        return Decision.AFTER if policy.retry_429 else Decision.NO_RETRY
+        return Decision.AFTER
     if status == 503 and code == "not_ready":
-        return Decision.BACKOFF if policy.retry_not_ready_now else Decision.NOT_NOW
-    if status == 503 and code == "5031" and policy.treat_key_503_as_revoked:
-        return Decision.NO_RETRY  # the broken variant of CLI-042
+        return Decision.NOT_NOW
     if status == 503 and code in RETRYABLE_503_CODES:
-        return Decision.AFTER if policy.retry_503_unavailable else Decision.NO_RETRY
+        return Decision.AFTER
     if status >= 500:
-        known = status in (500, 502, 503) and code is None
-        if not (policy.retry_5xx and (known or policy.unknown_codes_by_class)):
-            return Decision.NO_RETRY
         return Decision.AFTER if status == 503 else Decision.BACKOFF
-    return Decision.BACKOFF if policy.retry_4xx else Decision.NO_RETRY
+    return Decision.NO_RETRY
 
 
-def backoff_bound(attempt: int, profile: RetryProfile, policy: Policy = DEFAULT_POLICY) -> float:
+def backoff_bound(attempt: int, profile: RetryProfile) -> float:
     """min(cap, base x 2^attempt); `attempt` counts the retries already made (0 for the first)."""
-    return min(profile.cap, profile.base * 2.0 ** min(attempt, 60)) * policy.backoff_multiplier
+    return min(profile.cap, profile.base * 2.0 ** min(attempt, 60))
 
 
 def wait_for(
@@ -104,12 +101,12 @@ def wait_for(
     retry_after: float | None,
     profile: RetryProfile,
     uniform: Uniform,
-    policy: Policy = DEFAULT_POLICY,
 ) -> float:
-    """Retry-After plus uniform 0 to 1 s when sent and honoured; else uniform 0 to the bound."""
-    if decision is Decision.AFTER and retry_after is not None and policy.honour_retry_after:
-        return retry_after + uniform(0.0, policy.retry_after_jitter)
-    return uniform(0.0, backoff_bound(attempt, profile, policy))
+    """Retry-After plus uniform 0 to 1 s when it was sent (429, retryable 503); else uniform 0
+    to the backoff bound."""
+    if decision is Decision.AFTER and retry_after is not None:
+        return retry_after + uniform(0.0, RETRY_AFTER_JITTER)
+    return uniform(0.0, backoff_bound(attempt, profile))
 
 
 @dataclass(frozen=True)
@@ -119,10 +116,10 @@ class RetryState:
     attempt: int = 0
     history: tuple[tuple[Answer, float], ...] = field(default=())
 
-    def attempt_timeout(self, now: float, policy: Policy = DEFAULT_POLICY) -> float:
+    def attempt_timeout(self, now: float) -> float:
         """The profile's timeout, cut to the time left but never below the floor."""
         left = self.started_at + self.profile.total - now
-        floor = policy.min_attempt_timeout
+        floor = MIN_ATTEMPT_TIMEOUT
         return max(floor, min(max(self.profile.attempt_timeout, floor), left))
 
 
@@ -140,19 +137,18 @@ def plan_retry(
     answer: Answer,
     now: float,
     uniform: Uniform,
-    policy: Policy = DEFAULT_POLICY,
 ) -> RetryStep:
     """The next step after `answer` at `now`. A retry is planned only when it is retryable, the
     retry count allows it, and its wait ends with at least the attempt-timeout floor left in the
     profile's total (so waits and attempts together stay inside the total)."""
-    decision = classify(answer, policy)
+    decision = classify(answer)
     if decision in (Decision.DONE, Decision.NO_RETRY, Decision.NOT_NOW):
         return RetryStep(decision, False, 0.0, state, decision.value)
     if state.attempt >= state.profile.max_retries:
         return RetryStep(decision, False, 0.0, state, "retries")
-    wait = wait_for(decision, state.attempt, answer.retry_after, state.profile, uniform, policy)
+    wait = wait_for(decision, state.attempt, answer.retry_after, state.profile, uniform)
     deadline = state.started_at + state.profile.total
-    if now + wait + min(policy.min_attempt_timeout, state.profile.attempt_timeout) > deadline:
+    if now + wait + min(MIN_ATTEMPT_TIMEOUT, state.profile.attempt_timeout) > deadline:
         return RetryStep(decision, False, wait, state, "time")
     following = replace(state, attempt=state.attempt + 1, history=(*state.history, (answer, wait)))
     return RetryStep(decision, True, wait, following, "")

@@ -7,6 +7,7 @@ from typing import Any
 
 __all__ = [
     "PROTECTED",
+    "RIGHTS_GRACE",
     "age_rating",
     "artwork",
     "audio_language",
@@ -20,6 +21,7 @@ __all__ = [
 ]
 
 PROTECTED = "private-encrypted"
+RIGHTS_GRACE = 86_400  # seconds: the whole last day of export rights is included
 
 
 def is_free(film: Mapping[str, Any], episode_no: int) -> bool:
@@ -37,14 +39,14 @@ def may_sell_paid(ticket: Mapping[str, Any]) -> bool:
     return ticket.get("protection") == PROTECTED
 
 
-def usable(creative: Mapping[str, Any], now: float, grace: int = 86_400) -> bool:
+def usable(creative: Mapping[str, Any], now: float) -> bool:
     """Creative record `rights.ends_at` (CLI-034): the whole last day is included, so the
     creative is usable until `ends_at` + 86400; null means no end date on record."""
     rights = creative.get("rights")
     ends_at = rights.get("ends_at") if isinstance(rights, Mapping) else None
     if not isinstance(ends_at, int) or isinstance(ends_at, bool):
         return True
-    return now < ends_at + grace
+    return now < ends_at + RIGHTS_GRACE
 
 
 def _text(value: Any) -> str | None:

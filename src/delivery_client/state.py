@@ -160,21 +160,14 @@ class State:
         return row[0] if row else None
 
     @staticmethod
-    def upsert_creative(db: sqlite3.Connection, record: Mapping[str, Any], append: bool) -> None:
+    def upsert_creative(db: sqlite3.Connection, record: Mapping[str, Any]) -> None:
+        """Insert or overwrite the record of its `creative_id`; `file_url` is kept apart."""
         final = record.get("final") if isinstance(record.get("final"), dict) else {}
         file_url = final.get("file_url") if isinstance(final, dict) else None
         kept = {**record, "final": {k: v for k, v in (final or {}).items() if k != "file_url"}}
-        key = str(record["creative_id"])
-        if append:  # the broken variant of CLI-030: a record returned again is a new row
-            count = db.execute("SELECT COUNT(*) FROM creatives").fetchone()[0]
-            key = (
-                f"{key}#{count}"
-                if db.execute("SELECT 1 FROM creatives WHERE creative_id = ?", (key,)).fetchone()
-                else key
-            )
         db.execute(
             "INSERT OR REPLACE INTO creatives VALUES (?, ?, ?, ?)",
-            (key, _dump(kept), file_url, record.get("updated_at")),
+            (str(record["creative_id"]), _dump(kept), file_url, record.get("updated_at")),
         )
 
     # Series and playlists: code -> (list item, stored content_version, detail stored)

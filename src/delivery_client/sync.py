@@ -1,9 +1,8 @@
 """Catalog sync flows (one walk, a bounded watch) and the config read.
 
 Catalog (spec: Limits > Freshness, "Catalog paging"): the whole walk is fetched first; only a
-complete walk is applied, in one transaction (CLI-045). With the broken variant
-`withdraw_only_after_complete_walk=False`, a walk that failed part way is applied as if it were
-complete (its missing films count as missed).
+complete walk is applied, in one transaction (CLI-045); a walk that fails part way applies
+nothing. `watch` walks on a schedule of minutes (GET /catalog; CLI-048).
 Config (GET /config): known fields read with defaults, unknown ones ignored (CFG-027).
 """
 
@@ -12,13 +11,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from delivery_client.catalog import Walk, apply_walk, fetch_catalog, merge_pages, parse_pages
+from delivery_client.catalog import (
+    WALKS_BEFORE_UNAVAILABLE,
+    apply_walk,
+    fetch_catalog,
+    merge_pages,
+    parse_pages,
+)
 from delivery_client.client import API_PREFIX, DeliveryClient
-from delivery_client.exceptions import ClientError
-from delivery_client.paging import walk_flat
 from delivery_client.state import State
 
-__all__ = ["CatalogSync", "read_config", "sync_catalog", "watch_catalog"]
+__all__ = ["MIN_POLL_INTERVAL", "CatalogSync", "read_config", "sync_catalog", "watch_catalog"]
+
+MIN_POLL_INTERVAL = 60.0  # seconds: "a schedule of minutes" read as at most one walk a minute
 
 
 @dataclass(frozen=True)
@@ -29,47 +34,28 @@ class CatalogSync:
     complete: bool
 
 
-def _partial_walk(client: DeliveryClient, paged: bool) -> tuple[Walk, bool]:
-    """The broken variant: keep the pages that answered before the failure."""
-    pages: list[dict[str, Any]] = []
-    try:
-        if client.policy.prefer_unpaged and not paged:
-            pages.append(client.request("GET", API_PREFIX + "catalog").object())
-        else:
-            limit = {"limit": client.policy.page_size}
-            pages.extend(walk_flat(client, API_PREFIX + "catalog", "films", limit))
-    except ClientError:
-        return merge_pages(pages, client.policy), False
-    return merge_pages(pages, client.policy), True
-
-
 def sync_catalog(client: DeliveryClient, state: State, *, paged: bool = False) -> CatalogSync:
     """One walk applied. A walk byte-identical to the last applied one (same digest) changes
     only the missed-walk counters, so it is applied as one UPDATE instead of a rewrite."""
-    policy = client.policy
     walks = int(state.meta("catalog_walks", "0") or 0) + 1
-    digest: str | None = None
-    if policy.withdraw_only_after_complete_walk:
-        known = state.meta("catalog_digest")
-        pages, digest = fetch_catalog(client, paged=paged)
-        if digest == known:
-            seen, available, total = state.repeat_walk(walks, policy.walks_before_unavailable)
-            return CatalogSync(seen, available, total - available, True)
-        walk, complete = merge_pages(parse_pages(pages), policy), True
-    else:
-        walk, complete = _partial_walk(client, paged)
-    view = apply_walk(state.films(), walk, policy)
+    known = state.meta("catalog_digest")
+    pages, digest = fetch_catalog(client, paged=paged)  # raises unless every page answered
+    if digest == known:
+        seen, available, total = state.repeat_walk(walks, WALKS_BEFORE_UNAVAILABLE)
+        return CatalogSync(seen, available, total - available, True)
+    walk = merge_pages(parse_pages(pages))
+    view = apply_walk(state.films(), walk)
     state.replace_films(view, walks, digest)
     available = sum(record.available for record in view.values())
-    return CatalogSync(len(walk), available, len(view) - available, complete)
+    return CatalogSync(len(walk), available, len(view) - available, True)
 
 
 def watch_catalog(
     client: DeliveryClient, state: State, walks: int, interval: float, *, paged: bool = False
 ) -> list[CatalogSync]:
-    """`walks` catalog syncs, `interval` seconds apart but never closer than the policy's
-    `min_poll_interval` (GET /catalog: poll on a schedule of minutes; CLI-048)."""
-    gap = max(interval, client.policy.min_poll_interval)
+    """`walks` catalog syncs, `interval` seconds apart but never closer than
+    `MIN_POLL_INTERVAL` (GET /catalog: poll on a schedule of minutes; CLI-048)."""
+    gap = max(interval, MIN_POLL_INTERVAL)
     results = []
     for walk in range(walks):
         if walk:

@@ -4,7 +4,7 @@ links valid 1 hour, refresh before 45 minutes).
 `VideoFeed` holds the rows of the last walk in memory only: their signed MP4 links are handed
 to the caller as received, never written to the state, a log or an export (CLI-040). `rows(now)`
 walks the list again once `now` reaches the earliest `refresh_before` of the walk minus
-`Policy.video_refresh_margin`, so no link is played past its refresh time. Each link is
+`Settings.video_refresh_margin`, so no link is played past its refresh time. Each link is
 registered with the redactor.
 """
 
@@ -65,7 +65,7 @@ class VideoFeed:
         self.walks = 0
 
     def rows(self, now: datetime) -> tuple[dict[str, Any], ...]:
-        margin = self.client.policy.video_refresh_margin
+        margin = self.client.settings.video_refresh_margin
         if self._list is None or self._list.refresh_due(now, margin):
             self._list = fetch_videos(self.client, self.collection)
             self.walks += 1

@@ -11,9 +11,9 @@
     delivery-conformance proxy --upstream URL [--port 0] [--journal FILE] [--scenario FILE]
     delivery-conformance certify-client --plan PLAN [--quick] [--scenario ID ...]
 
-Exit codes and verdict words: one table, `verdict.Verdict` (README > Exit codes). Errors are one
-line on stderr, never a traceback. A command whose output pipe is closed early (`| head -3`)
-stops quietly with exit 141 (128 + SIGPIPE, what a shell reports for such a writer).
+Exit codes and verdict words: one table, `verdict.Verdict` (docs/running.md > Exit codes).
+Errors are one line on stderr, never a traceback. A command whose output pipe is closed early
+(`| head -3`) stops quietly with exit 141 (128 + SIGPIPE, what a shell reports for such a writer).
 Without --target, `run` starts the embedded sandbox on a free loopback port (pacing off for it
 only), runs the suite and stops it. Before running, the target must answer GET /config.
 """

@@ -3,7 +3,8 @@
 A small dispatcher on Starlette's primitives keeps the hot path short: no middleware, one pass
 over the request headers, header lists built from bytes. Unknown paths answer 404 `not_found`
 (flat), real paths with a wrong method 405 with `Allow` and no body (spec: General rules 8), and
-the bare host 308 to the `www` host (spec: General rules 7; README decision).
+the bare host 308 to the `www` host (spec: General rules 7; docs/reading-of-the-spec.md (GEN (bare
+host))).
 """
 
 # The route table holds one route a line, so its long rows are exempt from the line length.
@@ -20,8 +21,7 @@ from urllib.parse import parse_qsl
 from starlette.requests import ClientDisconnect
 
 from delivery_sandbox.auth import Endpoint, authenticate
-from delivery_sandbox.control import admin, outages
-from delivery_sandbox.control.coverage_faults_9 import mangle_reply_9
+from delivery_sandbox.control import admin, front_faults, outages
 from delivery_sandbox.endpoints import (
     catalog,
     config,
@@ -32,17 +32,9 @@ from delivery_sandbox.endpoints import (
     share,
     videos,
 )
-from delivery_sandbox.faults.change_faults import mangle_change_reply
-from delivery_sandbox.faults.coverage_faults_9 import request_key_9
-from delivery_sandbox.faults.coverage_faults_12 import playback_body_12
-from delivery_sandbox.faults.coverage_faults_13 import mangle_reply_13
-from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.http import errors
-from delivery_sandbox.http.coverage_faults import mangle_reply
-from delivery_sandbox.http.coverage_faults_2 import mangle_reply_2
 from delivery_sandbox.http.errors import Family
 from delivery_sandbox.http.headers import Call, Exchange, Reply, send_reply
-from delivery_sandbox.playback.coverage_faults_16 import count_refused_16, hold_refusal_16
 from delivery_sandbox.state.accounts import Caller
 from delivery_sandbox.state.context import BARE_HOST, WWW_HOST, Sandbox, Settings, build_sandbox
 from delivery_sandbox.variants.methods import allowed, routed_method
@@ -185,23 +177,16 @@ class SandboxApp:
         if sb.variants:
             request_id = respell_request_id(sb.variants, request_id)
             simulated = kept_simulation(sb.variants, simulated)
-        if sb.faults.enabled(FaultName.request_id_bad_format):  # header and error body alike
-            request_id = request_id.removeprefix("req_")
-        if sb.faults.enabled(FaultName.request_id_repeated):
-            request_id = "req_" + "0" * 26
         exchange = Exchange(request_id, sb.versions.latest, f"{scope['scheme']}://{host}")
         exchange.accept_encoding = accept_encoding
         exchange.method = scope["method"]
-        if simulated is not None:  # read by the faults of coverage_faults_10.py
-            exchange.extra["service_simulate"] = simulated
-        authorization = request_key_9(scope, authorization, sb.faults)
-        reply = await self.answer(scope, receive, exchange, host, authorization, version, simulated)
-        await hold_refusal_16(reply, sb.faults, scope["path"])
-        mangle_reply(reply, sb.faults, scope["path"], exchange)
-        mangle_reply_2(reply, sb.faults, scope["path"], exchange)
-        reply = mangle_reply_9(reply, sb, scope, exchange)
-        mangle_reply_13(reply, sb.faults, scope, exchange)
-        mangle_change_reply(reply, sb, exchange)
+        authorization, read = front_faults.request_in(  # the request seam
+            sb, scope, exchange, authorization, simulated, partial(_read_body, receive)
+        )
+        reply = await self.answer(
+            scope, receive, exchange, host, authorization, version, simulated, read
+        )
+        reply = await front_faults.reply_out(reply, sb, scope, exchange)  # the reply seam
         await send_reply(send, exchange, reply, sb.faults, sb.variants)
 
     async def answer(
@@ -212,7 +197,8 @@ class SandboxApp:
         host: str,
         authorization: str | None,
         version: str | None,
-        simulated: str | None = None,
+        simulated: str | None,
+        read: Callable[[], Awaitable[bytes]],
     ) -> Reply:
         """Bare host, admin API, routing (404 and 405 before any key check), authentication, then
         the handler.
@@ -235,7 +221,7 @@ class SandboxApp:
         if route is None:
             routes, values = self.router.match(path)
             if not routes:
-                if path.startswith(share.PREFIXES):  # keyless links (README decision)
+                if path.startswith(share.PREFIXES):  # docs/reading-of-the-spec.md (CRE-024)
                     return share.handle(sb, exchange, method, path, scope.get("query_string", b""))
                 exchange.endpoint = "unknown"
                 return errors.flat(exchange, sb.faults, 404, errors.MSG_NOT_FOUND, "not_found")
@@ -244,21 +230,18 @@ class SandboxApp:
             route = next((r for r in routes if r.method == wanted), None)
             if route is None:
                 exchange.endpoint = routes[0].endpoint.name
-                if sb.faults.enabled(FaultName.wrong_method_404):
-                    return errors.flat(exchange, sb.faults, 404, errors.MSG_NOT_FOUND, "not_found")
                 allow = ", ".join(allowed(sb.variants, offered)).encode()
                 return Reply(405, b"", [(b"allow", allow)], content_type=None)
         exchange.endpoint = route.endpoint.name
         outcome = authenticate(sb, exchange, route.endpoint, version, authorization, simulated)
         if isinstance(outcome, Reply):
-            count_refused_16(sb, route.endpoint, authorization, outcome)
+            front_faults.refused(sb, route.endpoint.counter, authorization, outcome)  # a seam
             return outcome
         if route.handler is None:
             # POST /playback reads the first Service-Simulate header, as Starlette's did.
             first = None if simulated is None else _first_header(scope, b"service-simulate")
             if sb.variants:
                 first = kept_simulation(sb.variants, first)
-            read = playback_body_12(partial(_read_body, receive), scope, sb, exchange)  # faults
             return await playback.answer(
                 sb.serving(route.endpoint.name), exchange, outcome, first, read
             )

@@ -1,4 +1,5 @@
-"""`delivery-sandbox`: start the sandbox and write its target profile (ARCHITECTURE: Interface).
+"""`delivery-sandbox`: start the sandbox and write its target profile (ARCHITECTURE.md > Target
+profile).
 
     delivery-sandbox --host 127.0.0.1 --port PORT --profile-out FILE [--fault NAME ...]
                      [--variant NAME ...] [--list-variants] [--limits-scale X]

@@ -16,19 +16,18 @@ import httpx
 import pytest
 from client_support import KEY, FakeClock, Handler, Rig, Sandbox
 
-from delivery_client import DeliveryClient, Policy, RetryBudget
-from delivery_client.knobs import DEFAULT_POLICY
+from delivery_client import DEFAULT_SETTINGS, DeliveryClient, RetryBudget, Settings
 
 
 @pytest.fixture
 def rig() -> Callable[..., Rig]:
-    """rig(handler, policy=..., uniform=...): a client on a MockTransport with a fake clock."""
+    """rig(handler, settings=..., uniform=...): a client on a MockTransport with a fake clock."""
     made: list[DeliveryClient] = []
 
     def build(
         handler: Handler,
         *,
-        policy: Policy = DEFAULT_POLICY,
+        settings: Settings = DEFAULT_SETTINGS,
         uniform: Callable[[float, float], float] = lambda low, high: high,
         budget: RetryBudget | None = None,
     ) -> Rig:
@@ -44,7 +43,7 @@ def rig() -> Callable[..., Rig]:
             "http://127.0.0.1:9",
             KEY,
             transport=httpx.MockTransport(record),
-            policy=policy,
+            settings=settings,
             budget=budget,
             clock=clock,
             sleep=clock.sleep,

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from client_support import Rig, json_response, list_and_detail_server
 
-from delivery_client import Policy, RetriesExhausted
+from delivery_client import RetriesExhausted
 from delivery_client.catalog import FilmRecord, apply_walk, merge_pages
 from delivery_client.rules import is_free
 from delivery_client.state import State
@@ -42,7 +42,6 @@ def test_duplicates_across_pages_keep_the_later_copy_cli_044_cat_066() -> None:
     ]
     walk = merge_pages(pages)
     assert walk["a"][0]["title"] == "new" and [e["episode_no"] for e in walk["a"][1]] == [2]
-    assert merge_pages(pages, Policy(dedupe_later_wins=False))["a"][0]["title"] == "old"
 
 
 def test_a_film_becomes_unavailable_only_after_two_complete_walks_without_it_cli_046_cat_066() -> (
@@ -56,7 +55,6 @@ def test_a_film_becomes_unavailable_only_after_two_complete_walks_without_it_cli
     assert not twice["b"].available and twice["b"].missed == 2
     back = apply_walk(twice, merge_pages([{"films": [film("a"), film("b")], "episodes": []}]))
     assert back["b"].available and back["b"].missed == 0
-    assert not apply_walk(view, walk_without_b, Policy(walks_before_unavailable=1))["b"].available
 
 
 def test_null_vid_ready_kept_and_signed_links_never_stored_cat_078_cli_039() -> None:
@@ -70,8 +68,6 @@ def test_null_vid_ready_kept_and_signed_links_never_stored_cat_078_cli_039() -> 
     row = second["a"].episodes[0]
     assert row["vid_ready"] is True and "poster_signed_url" not in row
     assert second["a"].film["materials"] == [{"kind": "poster", "mid": "m"}]
-    kept = apply_walk(first, merge_pages([page]), Policy(store_links=True))
-    assert kept["a"].episodes[0]["poster_signed_url"] == signed
 
 
 def test_unknown_enum_values_and_missing_optional_fields_are_kept_cli_002_gen_010() -> None:
@@ -137,9 +133,6 @@ def test_a_walk_with_a_failed_page_applies_nothing_cli_045(
         sync_catalog(r.client, state, paged=True)
     assert state.films()["b"].available and state.films()["b"].missed == 1
     assert state.meta("catalog_walks") == "3"
-    broken = rig(catalog_server(pages, []), policy=Policy(withdraw_only_after_complete_walk=False))
-    sync_catalog(broken.client, state, paged=True)
-    assert not state.films()["b"].available  # the broken variant withdrew on a failed walk
 
 
 def test_paged_walk_deduplicates_in_the_store_cli_044(
@@ -162,7 +155,6 @@ def test_watch_polls_on_a_schedule_of_minutes_cli_048(
     r = rig(catalog_server({None: json_response(200, {"films": [film("a")], "episodes": []})}, []))
     results = watch_catalog(r.client, State(tmp_path / "s.sqlite"), 3, interval=5.0)
     assert len(results) == 3 and r.clock.sleeps == [60.0, 60.0]  # never closer than a minute
-    assert Policy().min_poll_interval >= 60
 
 
 def series_server(
@@ -207,8 +199,6 @@ def test_series_detail_is_read_only_when_content_version_changed_cli_035_cli_036
     assert sorted(detail["tags"]) == ["ceo", "revenge"]  # mapped by slug
     assert [i["kind"] for i in detail["images"]] == ["poster_3_4"]  # the unknown kind is skipped
     assert "https://" not in json.dumps(detail)  # no image or subtitle link stored
-    broken = rig(series_server(versions, []), policy=Policy(skip_unchanged_series=False))
-    assert sync_series(broken.client, state) == (3, 2)
 
 
 def test_an_identical_walk_takes_the_fast_path_and_still_counts_missed_walks_cli_046(

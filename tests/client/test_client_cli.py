@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from client_support import KEY, LocalServer, Sandbox, json_body
 
 from cli_help import undocumented
@@ -228,12 +229,14 @@ def test_a_reset_then_a_timeout_are_retried_over_real_sockets_cli_007() -> None:
     assert 5.0 <= time.monotonic() - started < 12.0
 
 
-def test_a_broken_client_is_one_policy_flag_away_and_bad_knobs_exit_2(tmp_path: Path) -> None:
-    from delivery_client.knobs import Policy, policy_from_overrides
+def test_no_switch_breaks_a_rule_and_the_settings_keep_to_the_spec(tmp_path: Path) -> None:
+    from delivery_client import Settings
 
-    assert policy_from_overrides(["retry_4xx=true", "budget_floor=3"]) == Policy(
-        retry_4xx=True, budget_floor=3
-    )
+    for bad in ({"page_size": 0}, {"page_size": 201}, {"max_pages": 0},
+                {"video_refresh_margin": -1.0}, {"video_refresh_margin": 2700.0}):  # fmt: skip
+        with pytest.raises(ValueError):
+            Settings(**bad)  # type: ignore[arg-type]
+    assert Settings(page_size=1, max_pages=1, video_refresh_margin=0.0).page_size == 1
     state = ["--state", str(tmp_path / "s.sqlite")]
     not_found = (
         404,
@@ -243,16 +246,9 @@ def test_a_broken_client_is_one_policy_flag_away_and_bad_knobs_exit_2(tmp_path: 
     with LocalServer(lambda method, path: not_found) as server:
         env = {"DELIVERY_BASE_URL": server.url, "DELIVERY_API_KEY": KEY}
         one_line_error(run([*state, "config"], env), 4)
-        assert len(server.seen) == 1  # the good client sends a 404 once (ERR-018)
-        broken = ["--policy", "retry_4xx=true", "--policy", "backoff_multiplier=0.001"]
-        one_line_error(run([*state, *broken, "config"], env), 5)
-        assert len(server.seen) == 1 + 6  # the broken one resends it five times
-        assert "unknown policy knob" in one_line_error(
-            run([*state, "--policy", "nope=1", "config"], env), 2
-        )
-        assert "wants a bool" in one_line_error(
-            run([*state, "--policy", "retry_4xx=maybe", "config"], env), 2
-        )
+        assert len(server.seen) == 1  # a 404 is sent once (CLI-012, ERR-018)
+        one_line_error(run([*state, "--policy", "retry_4xx=true", "config"], env), 2)
+        assert len(server.seen) == 1  # the former knob is an unknown option: nothing is sent
 
 
 def test_verbose_runs_against_the_sandbox_leak_no_secret_cli_032_cli_033_cli_041(

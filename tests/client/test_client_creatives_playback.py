@@ -13,7 +13,7 @@ import httpx
 import pytest
 from client_support import KEY, Rig, envelope_ok, json_response
 
-from delivery_client import Policy, UsageError
+from delivery_client import UsageError
 from delivery_client.creatives import download_final, sync_creatives
 from delivery_client.playback import new_viewer_ref, play
 from delivery_client.redact import MARK, Redactor, SecretFilter
@@ -73,9 +73,6 @@ def test_creatives_sync_upserts_by_id_and_pins_updated_since_cli_029_cli_030(
     sync_creatives(r.client, state)
     assert seen[2:] == [(None, "199"), ("p2", "199")]  # one updated_since for every page
     assert sorted(state.creatives()) == ["c1", "c2", "c3"]  # records returned again: no duplicate
-    broken = rig(handler, policy=Policy(upsert_creatives=False))
-    sync_creatives(broken.client, State(tmp_path / "b.sqlite"))
-    assert len(State(tmp_path / "b.sqlite").creatives()) == 4
 
 
 def test_a_410_share_link_is_reread_and_no_download_link_is_stored_cli_031_cli_033(
@@ -98,7 +95,7 @@ def test_a_410_share_link_is_reread_and_no_download_link_is_stored_cli_031_cli_0
 
     state = State(tmp_path / "s.sqlite")
     with state.transaction() as db:
-        State.upsert_creative(db, creative("c1", 1, SHARE), append=False)
+        State.upsert_creative(db, creative("c1", 1, SHARE))
     out = tmp_path / "c1.mp4"
     assert download_final(rig(handler).client, state, "c1", out) == "re-read share link"
     assert out.read_bytes().endswith(b"ftypmp42")
@@ -165,14 +162,6 @@ def test_a_batch_retries_only_failed_items_each_after_its_own_retry_after_cli_02
         1,
         2,
         2,
-    ]
-    whole = rig(
-        batch_server([[ticket("e1"), limited], [ticket("e1"), ticket("e2")]])[0],
-        policy=Policy(batch_retry_failed_only=False),
-    )
-    assert [x.status for x in play(whole.client, [{"episode_id": "e1"}, {"episode_id": "e2"}])] == [
-        200,
-        200,
     ]
 
 

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from delivery_client.knobs import DEFAULT_POLICY, Policy
 from delivery_client.policy import (
     BACKGROUND,
     INTERACTIVE,
@@ -136,17 +135,6 @@ def test_a_retry_returns_a_new_state_with_its_history() -> None:
     assert step.state.history == ((Answer(500), 0.5),)
 
 
-def test_a_broken_policy_changes_exactly_its_row() -> None:
-    broken = Policy(retry_4xx=True)
-    assert classify(Answer(404, "not_found"), broken) is Decision.BACKOFF
-    assert classify(Answer(503, "not_ready"), broken) is Decision.NOT_NOW
-    assert classify(Answer(503, "not_ready"), Policy(retry_not_ready_now=True)) is Decision.BACKOFF
-    assert classify(Answer(504, "new"), Policy(unknown_codes_by_class=False)) is Decision.NO_RETRY
-    assert classify(Answer(500), Policy(unknown_codes_by_class=False)) is Decision.BACKOFF
-    assert classify(Answer(503, "5031"), Policy(treat_key_503_as_revoked=True)) is Decision.NO_RETRY
-    assert classify(Answer(503, "5030"), Policy(treat_key_503_as_revoked=True)) is Decision.AFTER
-
-
 profiles = st.sampled_from([INTERACTIVE, BACKGROUND])
 
 
@@ -188,7 +176,7 @@ def test_property_retries_and_total_time_stay_in_the_profile_cli_018_022(
     rng = random.Random(seed)
     now, state = 0.0, RetryState(profile, 0.0)
     for answer in answers:
-        step = plan_retry(state, answer, now, rng.uniform, DEFAULT_POLICY)
+        step = plan_retry(state, answer, now, rng.uniform)
         if not step.retry:
             break
         now += step.wait

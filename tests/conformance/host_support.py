@@ -6,8 +6,8 @@ replaces the `Host` (a proxy forwarding to its upstream by name) or follows redi
 hides the 308: the server answers as the `www` host would. That is not the server's defect, so
 the bare-host scenarios are then *not exercised* with this precondition named, never failed.
 
-How it is told apart (README, Intermediaries): a server builds its absolute links from the host
-it was asked for. When a bare-host request is served (not 308) and the `links.self` of GET
+How it is told apart (docs/running.md > Intermediaries): a server builds its absolute links from the
+host it was asked for. When a bare-host request is served (not 308) and the `links.self` of GET
 /config asked with the bare `Host` names another host, the bare `Host` did not reach the server.
 When nothing can be told (no link), the scenario judges the answer as it is.
 """
@@ -54,5 +54,5 @@ def require_host_passed_through(client: Any, profile: Any, response: Any) -> Non
         pytest.skip(
             f"{NOT_EXERCISED_PREFIX}precondition: the bare Host did not reach the server (a "
             f"request with Host {bare} was answered as {seen}: an intermediary replaced the Host "
-            "or followed the redirect; README, Intermediaries)"
+            "or followed the redirect; docs/running.md > Intermediaries)"
         )

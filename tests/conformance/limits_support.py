@@ -3,7 +3,7 @@
 spec: Limits (counters, endpoints, units). The dedicated roles `limits` (film organisation) and
 `limits_videos` (video organisation) are used so that lowering a counter touches nobody else;
 the `admin` fixture resets the target after each test. Counter names are the admin API's
-(README reading LIM-027): playback, catalog, creatives, videos, video, config.
+(docs/reading-of-the-spec.md (LIM-027)): playback, catalog, creatives, videos, video, config.
 
 Timing: a continuous counter keeps refilling (L/60 per second) while answers travel, so the
 helpers measure instead of assuming a count: `spend` goes on until the first 429 (bounded),
@@ -145,7 +145,7 @@ def fewest_admitted(limit: int) -> int:
 
     spec: Limits (counting runs high by up to about 2.5 %): a server may refuse that share of
     the limit early, rounded to whole units, so one unit early with a lowered limit under 40
-    (README: LIM (counting)); it never admits more than the limit.
+    (docs/reading-of-the-spec.md (LIM (counting))); it never admits more than the limit.
     """
     return limit - -(-limit * HIGH_PER_MILLE // 1000)  # the 2.5 % rounded up to a whole unit
 

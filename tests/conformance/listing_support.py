@@ -6,7 +6,7 @@ on a null cursor (or, asked to, at the first page that holds what the scenario l
 bounded by `max_pages` so a target that never ends a walk fails instead of hanging. No scenario
 assumes a page holds `limit` items: a page holds at most `limit`, and may be short or empty
 while more follow (GET /videos says so outright; GET /playlists only binds a full page to carry
-a cursor). README: Reading of the spec, PAGE (short pages).
+a cursor). docs/reading-of-the-spec.md (PAGE (short pages)).
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ from delivery_conformance.exceptions import TargetGarbage
 from delivery_conformance.target.client import DeliveryClient, Response
 
 MAX_PAGES = 300
-TIME_SLACK = 5.0  # README > Reading of the spec (times): 5 s around the response time
+# docs/reading-of-the-spec.md (CRE-040, PLS-011, VID-010, STATE-018 (times)): 5 s around the
+# response time.
+TIME_SLACK = 5.0
 
 
 class Family(Enum):
@@ -673,7 +675,7 @@ def envelope_problems(page: Page, *, listing: bool) -> list[str]:
 
 
 def server_time_close(page: Page, tolerance: float = 300.0) -> bool:
-    """README (PAGE-008): server_time within 5 minutes of the response time."""
+    """docs/reading-of-the-spec.md (PAGE-008): server_time within 5 minutes of the response time."""
     low, high = response_time(page.response)
     value = page.body.get("server_time")
     return is_int(value) and low - tolerance <= value <= high + tolerance

@@ -3,8 +3,8 @@
 spec: Authentication (items 1, 2, 4, 5); Errors (Catalog, Series and playlists, Playback, Config).
 The order is: version header, key present, key valid, pinned version, scope, organisation, rate
 limit, body. Each pair below breaks two adjacent (or farther) steps and expects the earlier one.
-README readings followed: AUTH-002 (Bearer only), AUTH-020 (suspended playback refused whole with
-the per-ticket shape), LIM (order) (429 before the body is read).
+Readings followed (docs/reading-of-the-spec.md): AUTH-002 (Bearer only), AUTH-020 (suspended
+playback refused whole with the per-ticket shape), LIM (order) (429 before the body is read).
 """
 
 from __future__ import annotations

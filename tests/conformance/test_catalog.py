@@ -11,6 +11,7 @@ import itertools
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from expect_support import each_requirement, expect_rows_follow
@@ -489,8 +490,9 @@ def test_no_current_licence_gives_empty_arrays(client: DeliveryClient) -> None:
 @FILMS
 @pytest.mark.requirement("CAT-059")
 def test_unpaged_catalog_has_only_films_and_episodes(catalog: Catalog) -> None:
-    """README (CAT-059): the unpaged answer is the whole catalog; a null `next_cursor` or
-    `links.next` is an additive member (Versioning 3), one that points further is not."""
+    """docs/reading-of-the-spec.md (CAT-059): the unpaged answer is the whole catalog; a null
+    `next_cursor` or `links.next` is an additive member (Versioning 3), one that points further is
+    not."""
     links = catalog.body.get("links")
     further = {
         "next_cursor": catalog.body.get("next_cursor"),
@@ -652,5 +654,82 @@ def test_unverifiable_key_is_503_with_retry_after(client: DeliveryClient) -> Non
         response.headers.get("retry-after", "").isdigit(),
         expected="Retry-After seconds",
         actual=response.headers.get("retry-after"),
+        response=response,
+    )
+
+
+@pytest.mark.needs("role:films", "fixture:film_id_unpublished")
+@pytest.mark.requirement("CAT-081")
+def test_a_licensed_film_not_published_is_never_in_the_catalog(
+    client: DeliveryClient, fixture_id: Any
+) -> None:
+    """spec: Endpoints > GET /catalog: films with a current licence and published status are
+    listed; a draft one is not, even with its licence current."""
+    draft = fixture_id("film_id_unpublished")
+    response = client.get("catalog", role="films")
+    expect_status("CAT-001", response, 200, expected="200 for GET /catalog")
+    body = response.json_body()
+    body = body if isinstance(body, dict) else {}
+    films = [f.get("id") for f in body.get("films") or [] if isinstance(f, dict)]
+    rows = [e.get("film_id") for e in body.get("episodes") or [] if isinstance(e, dict)]
+    expect(
+        "CAT-081",
+        bool(films) and draft not in films and draft not in rows,
+        expected=f"film {draft} absent from films[] and episodes[]",
+        actual=f"{films.count(draft)} films, {rows.count(draft)} episode rows",
+        response=response,
+    )
+
+
+def _catalog_rows(client: DeliveryClient) -> tuple[Response, list[dict[str, Any]]]:
+    response = client.get("catalog", role="films")
+    expect_status("CAT-001", response, 200, expected="200 for GET /catalog")
+    body = response.json_body()
+    rows = body.get("episodes") if isinstance(body, dict) else None
+    return response, objs(rows)
+
+
+@pytest.mark.needs("role:films")
+@pytest.mark.requirement("CAT-079")
+def test_a_row_ready_in_its_space_names_its_video(client: DeliveryClient) -> None:
+    """spec: Resources > Episode: `vid` is null until ready; `vid_ready` true means playable."""
+    response, rows = _catalog_rows(client)
+    bad = [r.get("id") for r in rows if r.get("vid_ready") is True and r.get("vid") is None]
+    expect(
+        "CAT-079",
+        not bad,
+        expected="a vid on every row with vid_ready true",
+        actual=f"{len(bad)} rows without: {bad[:3]}",
+        response=response,
+    )
+
+
+def _within(host: str, domains: list[str]) -> bool:
+    return any(host == d or host.endswith("." + d) for d in domains)
+
+
+@pytest.mark.needs("role:films")
+@pytest.mark.requirement("CAT-080")
+def test_poster_links_live_on_a_playback_domain(client: DeliveryClient) -> None:
+    """spec: Resources > Episode (`poster_signed_url` on the caller's playback domain);
+    GET /config (`playback.domains`). Hosts only are shown: the links are secrets."""
+    config = client.get("config", role="films")
+    expect_status("CFG-001", config, 200, expected="200 for GET /config")
+    body = config.json_body()
+    playback = body.get("playback") if isinstance(body, dict) else None
+    domains = playback.get("domains") if isinstance(playback, dict) else None
+    domains = [d for d in arr(domains) if isinstance(d, str)]
+    response, rows = _catalog_rows(client)
+    hosts = {
+        urlsplit(r["poster_signed_url"]).hostname or ""
+        for r in rows
+        if isinstance(r.get("poster_signed_url"), str)
+    }
+    outside = sorted(h for h in hosts if not _within(h, domains))
+    expect(
+        "CAT-080",
+        bool(domains) and not outside,
+        expected=f"poster hosts within {domains}",
+        actual=f"outside: {outside}" if domains else "no playback.domains",
         response=response,
     )

@@ -5,10 +5,10 @@ empty); Endpoints > GET /catalog (query table, response; "up to 30 seconds old")
 constants (catalog limit 1 to 200, 50 with a cursor and no limit); Limits > Freshness. Also the
 flat shape of the four flat endpoints (PAGE-012).
 
-A page holds at most `limit` films and may be short or empty while a cursor follows (README:
-Reading of the spec, PAGE (short pages), CAT-061 (page size)). What a walk holds is compared with
-the unpaged catalog read as close to it as possible, polled for the catalog's 30 s before a
-difference is concluded: each server may have its own cache.
+A page holds at most `limit` films and may be short or empty while a cursor follows
+(docs/reading-of-the-spec.md: PAGE (short pages), CAT-061 (page size)). What a walk holds is
+compared with the unpaged catalog read as close to it as possible, polled for the catalog's 30 s
+before a difference is concluded: each server may have its own cache.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """GET /config: every documented field, its errors, and its agreement with real answers.
 
 spec: GET /config (response table); Errors > Config; Limits (constants and doors); Versioning.
-README readings followed: CFG-008/CFG-026 (dates are `YYYY-MM-DD`; six links end with their
-endpoint path), LIM-010 (units ticket(s) for playback, request(s) otherwise), CFG-035 (a domain
-matches its host and its subdomains).
+Readings followed (docs/reading-of-the-spec.md): CFG-008/CFG-026 (dates are `YYYY-MM-DD`; six links
+end with their endpoint path), LIM-010 (units ticket(s) for playback, request(s) otherwise), CFG-035
+(a domain matches its host and its subdomains).
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from urllib.parse import urlsplit
 import pytest
 from config_support import listed_versions, version_entries
 from expect_support import expect_answered, expect_equal, expect_without
-from json_support import arr, body_of, obj, objs
+from json_support import arr, at, body_of, obj, objs
 from playback_support import BASIC_DEVICE, play_body, post
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect, expect_status
+from delivery_conformance.target.client import DeliveryClient
 
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 UNKNOWN_KEY = "svc_live_" + "Cf8" * 10 + "x9"
@@ -281,8 +282,8 @@ def test_doors_name_every_counter_but_single_video_with_its_unit(client, key, ro
         actual=names,
         response=response,
     )
-    # README (LIM-010): the spec names the units in words, not as values: the Limits table's
-    # word, singular or plural, in any letter case.
+    # docs/reading-of-the-spec.md (LIM-010): the spec names the units in words, not as values: the
+    # Limits table's word, singular or plural, in any letter case.
     units = {name: obj(doors.get(name)).get("unit") for name in DOORS}
     wanted = {name: "ticket" if name == "playback" else "request" for name in DOORS}
     wrong = {
@@ -429,3 +430,31 @@ def test_tickets_agree_with_playback_domains_and_protection(client, config, fixt
             actual=protection,
             response=ticket,
         )
+
+
+# spec: Limits (the table): the limit per 60 s an organisation starts with, per counter.
+TABLE_LIMITS = {"playback": 10_800, "catalog": 3_000, "creatives": 3_000, "videos": 3_000,
+                "config": 600}  # fmt: skip
+
+
+@pytest.mark.needs("role:films")
+@pytest.mark.requirement("CFG-037")
+def test_config_doors_are_the_limits_table_or_above(client: DeliveryClient) -> None:
+    """spec: Limits; Endpoints > GET /config: the doors report the table's limits, or more where
+    they were raised (decision CFG-037)."""
+    response = client.get("config", role="films")
+    expect_status("CFG-001", response, 200, expected="200 for GET /config")
+    doors = at(response.json_body(), "rate_limits.doors")
+    doors = doors if isinstance(doors, dict) else {}
+    low = {
+        name: (doors.get(name) or {}).get("limit") if isinstance(doors.get(name), dict) else None
+        for name in TABLE_LIMITS
+    }
+    low = {n: v for n, v in low.items() if not (type(v) is int and v >= TABLE_LIMITS[n])}
+    expect(
+        "CFG-037",
+        not low,
+        expected=f"door limits at least {TABLE_LIMITS}",
+        actual=f"below the table or missing: {low}",
+        response=response,
+    )

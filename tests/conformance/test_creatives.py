@@ -104,7 +104,8 @@ def rule_failures(record: dict[str, Any]) -> dict[str, str]:
     if len(episodes) != len(set(map(str, episodes))):
         bad["CRE-012"] = f"duplicate episodes {episodes}"
     placement, aspect = record.get("placement"), record.get("aspect")
-    # Open value sets (README: CRE-014): the pairing holds between known values only.
+    # Open value sets (docs/reading-of-the-spec.md (CRE-014)): the pairing holds between known
+    # values only.
     known = placement in ASPECTS and aspect in ASPECTS.values()
     if known and ASPECTS[placement] != aspect:
         bad["CRE-014"] = f"{placement} with {aspect}"

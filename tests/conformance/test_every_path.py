@@ -1,9 +1,9 @@
 """Rules that hold on every path: unknown paths, wrong methods, the bare host, error formats.
 
 spec: What the service does (General rules items 7 and 8); Errors > Every path; Errors > Formats.
-README readings followed: ERR-014/ERR-017 (without a valid key, 404/405 or 401), ERR-016 (Allow
-names the one method, HEAD tolerated), ERR-003 ("none" = no `error_code` member), ERR-009
-(envelope `code` is an integer), GEN (bare host keeps path and query).
+Readings followed (docs/reading-of-the-spec.md): ERR-014/ERR-017 (without a valid key, 404/405 or
+401), ERR-016 (Allow names the one method, HEAD tolerated), ERR-003 ("none" = no `error_code`
+member), ERR-009 (envelope `code` is an integer), GEN (bare host keeps path and query).
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from delivery_conformance.spec.endpoints import ENDPOINTS, Endpoint
 UNKNOWN_KEY = "svc_live_" + "Zz9" * 10 + "Q1"
 DUMMY_ID = "00000000-0000-4000-8000-000000000000"
 DUMMY_CODE = "ZZ999999"
-# HEAD is not sent to GET endpoints: HTTP lets a server answer HEAD like GET (README: ERR-016).
+# HEAD is not sent to GET endpoints: HTTP lets a server answer HEAD like GET
+# (docs/reading-of-the-spec.md (ERR-016)).
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 UNKNOWN_PATHS = ("nope", "catalog/extra", "config/", "v2/catalog", "creatives/x/file/more", "keys")
 ERROR_CHECKS = (CHECKS["flat_error"], CHECKS["envelope_error"], CHECKS["error_request_id"])
@@ -56,8 +57,9 @@ def test_wrong_method_answers_405_empty_with_allow(client, endpoint, method):
 )
 @pytest.mark.parametrize("credential", ["no key", "unknown key"])
 def test_wrong_method_without_a_valid_key_is_405_or_401(client, method, path, allowed, credential):
-    """README (ERR-014, ERR-017): the spec does not order the method check against the key
-    check, so a 401 is accepted too; a 405 must still name the right method in `Allow`."""
+    """docs/reading-of-the-spec.md (ERR-014, ERR-017): the spec does not order the method check
+    against the key check, so a 401 is accepted too; a 405 must still name the right method in
+    `Allow`."""
     key = UNKNOWN_KEY if credential == "unknown key" else None
     response = client.request(method, path, key=key)
     expect(
@@ -106,8 +108,8 @@ def test_unknown_path_answers_404_for_every_method(client, method):
 @pytest.mark.requirement("ERR-014")
 @pytest.mark.parametrize("credential", ["no key", "unknown key", "malformed header"])
 def test_unknown_path_without_a_valid_key_is_404_not_found_or_401(client, credential):
-    """README (ERR-014, ERR-017): the spec does not order the path check against the key
-    check, so a 401 is accepted too; a 404 must still be the flat `not_found`."""
+    """docs/reading-of-the-spec.md (ERR-014, ERR-017): the spec does not order the path check
+    against the key check, so a 401 is accepted too; a 404 must still be the flat `not_found`."""
     headers = {"Authorization": "Token nothing"} if credential == "malformed header" else None
     key = UNKNOWN_KEY if credential == "unknown key" else None
     response = client.get("nope", key=key, headers=headers)

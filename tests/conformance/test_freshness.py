@@ -7,7 +7,8 @@ attached, and the subtitle languages of `/config`, within 5 minutes; catalog sna
 label, scopes and pin; revocation and rotation take effect within seconds).
 Every admin-driven test needs the profile's [admin] table (else not exercised) and the `admin`
 fixture resets the target afterwards. Polls are bounded in count and time.
-README readings followed: FRESH-006 (any 403 on playback), LIM-003 (a raised limit within 65 s).
+Readings followed (docs/reading-of-the-spec.md): FRESH-006 (any 403 on playback), LIM-003 (a raised
+limit within 65 s).
 
 Timing: each polling scenario measures the round trip with the key it polls (`round_trip`,
 before the change) and widens its bounds by the worst of it: the answer that shows a change

@@ -2,8 +2,9 @@
 breaking only that rule fails a test naming it (and not a neighbour rule checked first).
 
 spec: Errors > Formats (envelope code); Endpoints > GET /creatives (order); Endpoints > GET
-/videos (collection order); Errors > Series and playlists (epoch seconds, README reading for
-CRE-029, SER-042, PLS-037: a valid `updated_since` is a non-negative integer of 1 to 11 digits).
+/videos (collection order); Errors > Series and playlists (epoch seconds,
+docs/reading-of-the-spec.md (CRE-029, SER-042, PLS-037): a valid `updated_since` is a non-negative
+integer of 1 to 11 digits).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Common response headers on every kind of answer, and the general rules seen in headers.
 
 spec: What the service does (General rules items 1, 2, 3, 6) and Common response headers.
-README readings followed: HDR-010 (Service-Version names a served version when no pin or header
-applies), HDR (the 308, 404 and 405 carry the common headers), HDR-012 (26 printable characters).
+Readings followed (docs/reading-of-the-spec.md): HDR-010 (Service-Version names a served version
+when no pin or header applies), HDR (the 308, 404 and 405 carry the common headers), HDR-012 (26
+printable characters).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from playback_support import BASIC_DEVICE, play_body, post
 from timing_support import CATALOG_AGE, settle
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect, expect_status
+from delivery_conformance.target.client import DeliveryClient
 
 UNKNOWN_KEY = "svc_live_" + "Qx7" * 10 + "k2"
 HEADER_CHECKS = tuple(
@@ -175,8 +177,8 @@ def test_service_version_names_the_requested_version(client):
 @pytest.mark.needs("role:films")
 @pytest.mark.parametrize("case", ["no key", "unknown key", "bad version header", "unknown path"])
 def test_service_version_without_pin_or_header_names_a_served_version(client, case):
-    """README (HDR-010): with no key pin and no valid version header the spec does not say
-    which version produced the answer; any dated version the server serves (listed in
+    """docs/reading-of-the-spec.md (HDR-010): with no key pin and no valid version header the spec
+    does not say which version produced the answer; any dated version the server serves (listed in
     `api.supported_versions` of /config) is accepted, the latest among them."""
     served = listed_versions(config_api(client, "films")[0])
     if case == "no key":
@@ -329,4 +331,20 @@ def test_two_keys_of_one_organisation_see_the_same_catalog(client):
         seen[0] == seen[1] and bool(seen[0]),
         expected="the same non-empty film ids",
         actual=f"{len(seen[0])} vs {len(seen[1])}",
+    )
+
+
+@pytest.mark.needs("role:films")
+@pytest.mark.requirement("HDR-031")
+def test_every_response_has_its_own_request_id(client: DeliveryClient) -> None:
+    """spec: Common response headers: `Service-Request-Id` identifies one request."""
+    answers = [client.get("config", role="films") for _ in range(5)]
+    ids = [r.headers.get("service-request-id") for r in answers]
+    repeated = sorted({i for i in ids if i is not None and ids.count(i) > 1})
+    expect(
+        "HDR-031",
+        not repeated,
+        expected="five different Service-Request-Id values",
+        actual=f"repeated: {repeated}",
+        response=answers[-1],
     )

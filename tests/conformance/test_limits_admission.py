@@ -2,9 +2,10 @@
 
 spec: Limits > Behaviour at the ceiling (items 1 to 3); POST /playback (batch: items admitted
 one by one, prefetch last; `next` items are prefetch); Errors > Playback (whole 429 and per-item
-429 with `retry_after`). README readings followed: LIM-035 (shedding onset between 25 % and 15 %
-left), LIM-041/PLAY-047 (whole 429 only when no item issued and one was refused by the limiter),
-LIM-042 (429 before the body is read), LIM-043 (a hold of up to 0.7 s is accepted).
+429 with `retry_after`). Readings followed (docs/reading-of-the-spec.md): LIM-035 (shedding onset
+between 25 % and 15 % left), LIM-041/PLAY-047 (whole 429 only when no item issued and one was
+refused by the limiter), LIM-042 (429 before the body is read), LIM-043 (a hold of up to 0.7 s is
+accepted).
 
 Timing: every scenario runs as one burst (the `_burst` fixture): it spends the playback or
 catalog counter of the dedicated `limits` organisation, lowered by the test itself and reset by

@@ -4,11 +4,11 @@ valid keys only, raised limits, burst and refill.
 spec: Limits (table: endpoints, units, refill; "Only requests with a valid key are counted";
 "raised ... effective within about a minute"); Authentication item 4 (order of checks).
 Lowered limits on the dedicated roles; the admin fixture resets the target after each test.
-README readings followed: LIM (counting) (never more than the limit; up to 2.5 % early, at
-least one request with a lowered limit: `fewest_admitted`), LIM (defaults) (doors at the table's
-value or above), LIM-005 (a should), LIM-013/LIM-020 (refill L/60 per second), LIM-016 (every
-malformed body costs 1; rejected device values 0 or 1), LIM-018 (every non-200 ticket costs 0),
-LIM-003.
+Readings followed (docs/reading-of-the-spec.md): LIM (counting) (never more than the limit; up to
+2.5 % early, at least one request with a lowered limit: `fewest_admitted`), LIM (defaults) (doors at
+the table's value or above), LIM-005 (a should), LIM-013/LIM-020 (refill L/60 per second), LIM-016
+(every malformed body costs 1; rejected device values 0 or 1), LIM-018 (every non-200 ticket costs
+0), LIM-003.
 
 Timing: every scenario runs as one burst (the `_burst` fixture): it spends counters it lowered
 itself on a dedicated organisation (reset by the admin fixture afterwards), and pacing would let
@@ -61,7 +61,7 @@ pytestmark = [
 ]
 
 UNKNOWN_KEY = "svc_live_" + "Lm9" * 10 + "q2"
-RAISE_BOUND = 65.0  # README LIM-003: the suite allows 65 s
+RAISE_BOUND = 65.0  # docs/reading-of-the-spec.md (LIM-003): 65 s
 HOLD = 0.5  # spec: Behaviour at the ceiling item 3 (a play request may wait this long)
 
 
@@ -133,11 +133,11 @@ def test_two_keys_of_one_organisation_share_a_counter(client, admin):
     ],
 )
 def test_doors_report_the_default_limits_or_more(client, admin, counter, rid, default):
-    """README LIM (defaults): the Limits table gives the limit an organisation starts with and
-    lets it be raised on request, so in the admin API's start state (where every scenario using
-    the admin API leaves the target) each door of /config for the organisation of `limits` (its
-    actual limit, LIM-009) is the table's default or more, never less. The single-video counter
-    has no door: LIM-026 is left to the load campaign."""
+    """docs/reading-of-the-spec.md (LIM-012 and the other defaults): the Limits table gives the
+    limit an organisation starts with and lets it be raised on request, so in the admin API's start
+    state (where every scenario using the admin API leaves the target) each door of /config for the
+    organisation of `limits` (its actual limit, LIM-009) is the table's default or more, never less.
+    The single-video counter has no door: LIM-026 is left to the load campaign."""
     response = client.get("config", role="limits")
     limit = at(body_of(response), f"rate_limits.doors.{counter}.limit")
     expect(

@@ -2,9 +2,9 @@
 
 spec: Limits (table; Behaviour at the ceiling item 1); Common response headers (`Retry-After`,
 `X-RateLimit-Limit`, `X-RateLimit-Window`); Errors > Formats (429 flat on every endpoint).
-Each counter is lowered through the admin API on the dedicated roles. README readings followed:
-LIM-034 (Retry-After is the seconds left in the UTC minute, rounded up, 1 to 60), LIM-027
-(counter names).
+Each counter is lowered through the admin API on the dedicated roles. Readings followed
+(docs/reading-of-the-spec.md): LIM-034 (Retry-After is the seconds left in the UTC minute, rounded
+up, 1 to 60), LIM-027 (counter names).
 
 Timing: every scenario runs as one burst (the `_burst` fixture): it spends a counter it lowered
 itself on a dedicated organisation (reset by the admin fixture afterwards). The clock-minute
@@ -105,7 +105,8 @@ def test_ceiling_answers_flat_429_with_rate_limit_headers(client, admin, fixture
 @pytest.mark.requirement("LIM-033")
 @pytest.mark.parametrize("counter", limits.CONTINUOUS)
 def test_continuous_retry_after_is_the_wait_for_one_unit(client, admin, fixture_id, counter):
-    """README LIM-033: with a lowered limit L, Retry-After is at most 60 / L seconds, + 1."""
+    """docs/reading-of-the-spec.md (LIM-033): with a lowered limit L, Retry-After is at most 60 / L
+    seconds, + 1."""
     refused = _exhaust(client, admin, fixture_id, counter)
     wait = _int_header(refused, "retry-after")
     bound = math.ceil(60 / LOWERED) + 1

@@ -4,7 +4,7 @@ spec: Errors > Catalog, Config, Series and playlists, Creatives (the 503 rows); 
 transitions (Series); Freshness (licences, episodes); Resources > Playlist detail
 (`metadata_version`); Endpoints > GET /videos, GET /videos/{id}. Admin-driven scenarios use the
 target's admin API (outages, licences, episodes); the `admin` fixture resets the target after.
-README readings: CAT-076, CFG-034, SER-045, PLS-041, CRE-059 (outages).
+Readings (docs/reading-of-the-spec.md): CAT-076, CFG-034, SER-045, PLS-041, CRE-059 (outages).
 """
 
 from __future__ import annotations
@@ -98,8 +98,8 @@ def test_outage_answers_the_retryable_503_of_its_error_table(
     admin.outage(area, True)
     response = client.get(path, role=role)
     expect_error(requirement_id, response, 503, where, code)
-    # README (5030 Retry-After): the retry policy retries 5030 "after Retry-After if present";
-    # a 5030 without it is accepted, one with it must give whole seconds.
+    # docs/reading-of-the-spec.md (SER-045, PLS-041, CRE-059): the retry policy retries 5030 "after
+    # Retry-After if present"; a 5030 without it is accepted, one with it must give whole seconds.
     optional = code == 5030 and "retry-after" not in response.headers
     expect(
         requirement_id,

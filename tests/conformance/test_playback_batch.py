@@ -1,9 +1,9 @@
 """Batch playback: form A (`episodes`), form B (`next`), the shape of `items[]` and mixed items.
 
 spec: POST /playback (`episodes`, `next`, batch response); Errors > Playback (per ticket);
-Limits > Other constants (tickets per batch). README readings followed: PLAY-045 (a well-formed,
-admitted batch answers 200 whatever its items' statuses), PLAY-039 (an item's own `intent` is
-kept).
+Limits > Other constants (tickets per batch). Readings followed (docs/reading-of-the-spec.md):
+PLAY-045 (a well-formed, admitted batch answers 200 whatever its items' statuses), PLAY-039 (an
+item's own `intent` is kept).
 """
 
 from __future__ import annotations

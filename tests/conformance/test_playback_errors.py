@@ -2,16 +2,17 @@
 
 spec: Errors > Playback (both tables), Errors > Formats (flat; `reason`, `protection`,
 `request_id`); Authentication (order of checks); Freshness (organisation suspended: within 30 s).
-README readings followed: AUTH-020/PLAY-082 (a suspended organisation is refused whole with the
-`not_entitled` shape; a batch may carry it in every item instead), PLAY-085 (a non-UUID
-`episode_id` is 404 `not_ready` or a whole-request 400), PLAY (per-ticket order; a 500 in any
-item answers the whole request 500).
+Readings followed (docs/reading-of-the-spec.md): AUTH-020/PLAY-082 (a suspended organisation is
+refused whole with the `not_entitled` shape; a batch may carry it in every item instead), PLAY-085
+(a non-UUID `episode_id` is 404 `not_ready` or a whole-request 400), PLAY (per-ticket order; a 500
+in any item answers the whole request 500).
 """
 
 from __future__ import annotations
 
 import time
 import uuid
+from typing import Any
 
 import pytest
 from expect_support import expect_equal, expect_header
@@ -26,6 +27,7 @@ from playback_support import (
 )
 
 from delivery_conformance.checks import expect
+from delivery_conformance.target.client import DeliveryClient
 
 pytestmark = pytest.mark.needs("role:films")
 
@@ -133,8 +135,8 @@ def test_unexpected_error_in_a_batch_item_is_500_for_the_whole_request(client, f
 @pytest.mark.needs("role:suspended", "fixture:episode_encrypted")
 @pytest.mark.parametrize("form", ["single", "batch"])
 def test_suspended_organisation_is_refused_not_entitled(client, fixture_id, form):
-    """README (AUTH-020, PLAY-082): a batch may be refused whole, or answered 200 with the
-    per-ticket refusal in every item (the per-ticket table lists `org_suspended`)."""
+    """docs/reading-of-the-spec.md (AUTH-020, PLAY-082): a batch may be refused whole, or answered
+    200 with the per-ticket refusal in every item (the per-ticket table lists `org_suspended`)."""
     episode = fixture_id("episode_encrypted")
     body = {"episode_id": episode} if form == "single" else {"episodes": [{"episode_id": episode}]}
     response = post(client, {**body, **DEVICE}, role="suspended")
@@ -252,9 +254,10 @@ def test_unknown_episode_id_is_404_not_ready(client):
 
 @pytest.mark.requirement("PLAY-085")
 def test_non_uuid_episode_id_is_404_not_ready_or_a_whole_400(client):
-    """README (PLAY-085): ids are UUID strings (General rules item 4) but no error row names a
-    malformed one: the 404 `not_ready` of an unknown episode and the whole-request 400 (without
-    code, or `invalid_request`) are accepted, as PLAY-010 accepts either for `episode_no` 0."""
+    """docs/reading-of-the-spec.md (PLAY-085): ids are UUID strings (General rules item 4) but no
+    error row names a malformed one: the 404 `not_ready` of an unknown episode and the whole-request
+    400 (without code, or `invalid_request`) are accepted, as PLAY-010 accepts either for
+    `episode_no` 0."""
     response = post(client, {"episode_id": "not-a-uuid", **DEVICE})
     code = body_of(response).get("error_code")
     if response.status_code == 404:
@@ -321,4 +324,25 @@ def test_single_and_batch_item_answer_the_same_status_and_code(
         body_of(single).get("error_code"),
         expected="the single answer's code",
         response=batch,
+    )
+
+
+@pytest.mark.needs("admin", "role:films", "fixture:episode_signed")
+@pytest.mark.requirement("PLAY-095")
+def test_a_licence_check_that_times_out_is_a_503_never_a_refusal(
+    client: DeliveryClient, admin: Any, fixture_id: Any
+) -> None:
+    """spec: Errors > Playback (per ticket): a licence or episode check that times out answers
+    503 `service_unavailable`; it says nothing about the licence, so never 403 or 404. Sandbox
+    outage `licences` (docs/sandbox.md > Admin API)."""
+    admin.outage("licences", True)
+    response = post(client, {"episode_id": fixture_id("episode_signed")})
+    body = response.json_body()
+    code = body.get("error_code") if isinstance(body, dict) else None
+    expect(
+        "PLAY-095",
+        response.status_code == 503 and code == "service_unavailable",
+        expected="503 service_unavailable (not 403, not 404)",
+        actual=f"{response.status_code} {code!r}",
+        response=response,
     )

@@ -12,9 +12,10 @@ Reuse is best effort, so a repeat may legally get a new ticket. Three kinds of r
 - rules about a reused ticket (same expires_at, not counted, the intent class an item was
   recorded with): judged when the server reused (the repeat came back with the earlier token);
   when it minted a new ticket instead they are not applicable, with the reason.
-- PLAY-060, the reuse itself: a should (README: Reading of the spec, PLAY-060 (level)): a repeat
+- PLAY-060, the reuse itself: a should (docs/reading-of-the-spec.md (PLAY-060)): a repeat
   that is not reused is a warning, never a failure.
-README readings followed: PLAY-039 (an item's own intent is kept), PLAY-060 (episode form).
+Readings followed (docs/reading-of-the-spec.md): PLAY-039 (an item's own intent is kept), PLAY-060
+(episode form).
 """
 
 from __future__ import annotations
@@ -271,7 +272,7 @@ def test_reused_tickets_are_not_counted_toward_the_limit(client, admin, episode)
     minted costs one (a repeat may be served by a server that does not hold the ticket): no
     repeat may be refused before the limit is spent by minted tickets, and afterwards new
     tickets are admitted up to the limit and no further. Counting may run high by a unit with
-    a lowered limit (README: LIM (counting))."""
+    a lowered limit (docs/reading-of-the-spec.md (LIM (counting)))."""
     limit = 4
     lower(admin, "limits", "playback", limit)
     body = _viewer_body(episode)

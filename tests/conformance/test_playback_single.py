@@ -3,8 +3,8 @@ subtitles, intent and viewer_ref acceptance.
 
 spec: POST /playback (body, response 200 single); Resources > Playback ticket; Limits > Other
 constants (play token 1,800 s, manifest link 900 s); Limits > Freshness (a ticket is compared
-with the catalog for 60 s). README readings followed: PLAY-004 (no Content-Type), PLAY-056
-(code-point order of `lang`), times judged with 5 s of slack.
+with the catalog for 60 s). Readings followed (docs/reading-of-the-spec.md): PLAY-004 (no
+Content-Type), PLAY-056 (code-point order of `lang`), times judged with 5 s of slack.
 """
 
 from __future__ import annotations

@@ -3,10 +3,10 @@
 spec: POST /playback (body table: `episode_no`, `union_info`, `drm_kek`, `episodes`, `next`);
 Errors > Playback (whole request: 400 without code, 400 `invalid_request`, 400
 `invalid_device_info` with `fields`); Limits > Other constants (device value minimum 8 after
-trimming). README readings followed: PLAY-010/PLAY-069 (0, negative, fractional `episode_no` and
-non-object bodies are the 400 without code), PLAY-012 (JSON null counts as not sent), PLAY-019
-(`fields` names the rejected fields or holds their values), PLAY-030/PLAY-033 (batch items and
-`next` must be whole JSON numbers).
+trimming). Readings followed (docs/reading-of-the-spec.md): PLAY-010/PLAY-069 (0, negative,
+fractional `episode_no` and non-object bodies are the 400 without code), PLAY-012 (JSON null counts
+as not sent), PLAY-019 (`fields` names the rejected fields or holds their values), PLAY-030/PLAY-033
+(batch items and `next` must be whole JSON numbers).
 """
 
 from __future__ import annotations
@@ -70,8 +70,8 @@ def test_episode_no_as_a_string_is_400_without_code(client, fixture_id):
 @pytest.mark.needs("fixture:film_slug")
 @pytest.mark.parametrize("number", [0, -1, 1.5])
 def test_episode_no_not_a_whole_number_from_one_is_400_without_code(client, fixture_id, number):
-    """README (PLAY-010): the spec leaves it open; the whole-request 400 without code and the
-    per-ticket 404 `not_ready` (no such episode) are both accepted."""
+    """docs/reading-of-the-spec.md (PLAY-010): the spec leaves it open; the whole-request 400
+    without code and the per-ticket 404 `not_ready` (no such episode) are both accepted."""
     body = {"film_ref": fixture_id("film_slug"), "episode_no": number, **DEVICE}
     response = post(client, body)
     if response.status_code == 404:
@@ -159,9 +159,9 @@ def test_device_value_of_eight_characters_after_trimming_is_accepted(
 def test_invalid_device_info_names_exactly_the_rejected_fields(
     client, episode, union_info, drm_kek, fields
 ):
-    """README (PLAY-019): Errors > Playback says `fields` names the rejected value, Errors >
-    Formats that it holds the rejected values: the field names, or the values as sent or as
-    trimmed, are all accepted, as long as exactly the rejected ones are listed."""
+    """docs/reading-of-the-spec.md (PLAY-019): Errors > Playback says `fields` names the rejected
+    value, Errors > Formats that it holds the rejected values: the field names, or the values as
+    sent or as trimmed, are all accepted, as long as exactly the rejected ones are listed."""
     sent = {"union_info": union_info, "drm_kek": drm_kek}
     response = post(client, {"episode_id": episode, **sent})
     body = expect_answer("PLAY-019", response, 400, "invalid_device_info")

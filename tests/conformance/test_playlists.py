@@ -12,17 +12,18 @@ from typing import Any
 import listing_support as listing
 import pytest
 from expect_support import each_requirement, expect_equal, expect_object
-from json_support import arr, body_of, json_for, key, obj, objs, strings_in
+from json_support import arr, at, body_of, json_for, key, obj, objs, strings_in
 from timing_support import CATALOG_AGE, settle
 
-from delivery_conformance.checks import expect
+from delivery_conformance.checks import expect, expect_status
 from delivery_conformance.checks.schema import expect_schema
+from delivery_conformance.evidence.events import NOT_EXERCISED_PREFIX
 from delivery_conformance.target.client import DeliveryClient, Response
 
 ROLE = "videos"
 VIDEOS = pytest.mark.needs(f"role:{ROLE}", "fixture:playlist_code")
 UNKNOWN_KEY = "svc_live_" + "Pp5" * 10 + "Pp"
-CLIP_FORMATS = ("hls", "mp4")  # known values of an open set (README: PLS-015)
+CLIP_FORMATS = ("hls", "mp4")  # an open set (docs/reading-of-the-spec.md (PLS-015))
 
 DETAIL_FIELDS: dict[str, tuple[str, ...]] = {
     "PLS-005": (
@@ -179,7 +180,8 @@ def test_clips_are_in_order_and_formats_follow_duration(
         elif fmt is None:
             good, due = False, "a format (the clip is copied)"
         elif fmt in CLIP_FORMATS and listing.is_int(duration):
-            # Open value sets (README: PLS-015): a known value follows the duration.
+            # Open value sets (docs/reading-of-the-spec.md (PLS-015)): a known value follows the
+            # duration.
             wanted = "hls" if duration >= 30000 else "mp4"
             good, due = fmt == wanted, f"format {wanted!r}"
         else:
@@ -414,10 +416,10 @@ def test_detail_links_itself(client: DeliveryClient, fixture_id: Any, profile: A
 # -- errors (spec: Errors > Series and playlists) ----------------------------------------------
 
 LIST, DETAIL = "playlists", "playlists/{code}"
-# README (PLS-039): the spec gives no slug grammar. A value with a character a URL path segment
-# must escape (a space, `!`) is a slug by no reading: 4220. One of URL-safe characters that the
-# sandbox's grammar refuses may be another server's well-formed slug naming no Category: 4220
-# or 404 4040.
+# docs/reading-of-the-spec.md (PLS-039): the spec gives no slug grammar. A value with a character a
+# URL path segment must escape (a space, `!`) is a slug by no reading: 4220. One of URL-safe
+# characters that the sandbox's grammar refuses may be another server's well-formed slug naming no
+# Category: 4220 or 404 4040.
 NOT_SLUGS = ("Not A Slug!", "not a slug")
 PLAUSIBLE_SLUGS = ("-edge", "a--b", "Upper-Case")
 ERROR_ROWS: list[listing.ErrorRow] = [
@@ -473,3 +475,80 @@ def test_plausible_slug_naming_no_category_is_4220_or_4040(
         response=response,
     )
     listing.expect_error_shapes("PLS-039", response)
+
+
+@pytest.mark.needs("role:videos", "fixture:playlist_code_not_granted")
+@pytest.mark.requirement("PLS-025")
+def test_a_playlist_not_granted_is_read_like_any_other(
+    client: DeliveryClient, fixture_id: Any
+) -> None:
+    """spec: Endpoints > GET /playlists/{code}: any playlist of the library reads, granted or
+    not (what it then holds is PLS-016's)."""
+    code = fixture_id("playlist_code_not_granted")
+    response = client.get(f"playlists/{code}", role="videos")
+    expect_status("PLS-025", response, 200, expected=f"200 for the library playlist {code}")
+
+
+@pytest.mark.needs("role:videos", "fixture:playlist_code")
+@pytest.mark.requirement("PLS-044")
+def test_a_ready_clip_names_its_video(client: DeliveryClient, fixture_id: Any) -> None:
+    """spec: Resources > Playlist detail: `ready` means copied and playable in `media.space`."""
+    response = client.get(f"playlists/{fixture_id('playlist_code')}", role="videos")
+    expect_status("PLS-026", response, 200, expected="200 for the playlist")
+    body = response.json_body()
+    data = body.get("data") if isinstance(body, dict) else None
+    clips = data.get("clips") if isinstance(data, dict) else None
+    clips = objs(clips)
+    bad = [c.get("position") for c in clips if c.get("ready") is True and c.get("vid") is None]
+    expect(
+        "PLS-044",
+        bool(clips) and not bad,
+        expected="a vid on every ready clip",
+        actual=f"positions without: {bad[:5]}" if clips else "no clips",
+        response=response,
+    )
+
+
+def _media_name(code: str, position: int) -> str:
+    block = (position - 1) // 100 + 1
+    return code if block == 1 else f"{code}-{block}"
+
+
+@pytest.mark.needs("role:videos")
+@pytest.mark.requirement("PLS-008")
+def test_a_long_playlist_spreads_over_media_playlists_of_100(client: DeliveryClient) -> None:
+    """spec: Resources > Playlist detail (`media.playlists[]`: at most 100 videos each, then
+    `<code>-2`...). Needs a granted playlist of more than 100 clips; not exercised without."""
+    pages = listing.envelope_walk(client, "playlists", "videos", "PLS-023", limit=100)
+    items = listing.items_of(pages)
+    long = [
+        i
+        for i in items
+        if i.get("granted") is True
+        and isinstance(i.get("clip_count"), int)
+        and i["clip_count"] > 100
+    ]
+    if not long:
+        pytest.skip(NOT_EXERCISED_PREFIX + "no granted playlist of more than 100 clips listed")
+    code = str(long[0].get("code"))
+    detail = client.get(f"playlists/{code}", role="videos")
+    expect_status("PLS-026", detail, 200, expected=f"200 for playlist {code}")
+    found = detail.json_body()
+    playlist = obj(at(found, "data"))
+    clips = objs(playlist.get("clips"))
+    wrong = [
+        (c.get("position"), c.get("playlist_name"))
+        for c in clips
+        if isinstance(c.get("position"), int)
+        and c.get("playlist_name") != _media_name(code, c["position"])
+    ]
+    media = obj(playlist.get("media"))
+    names = [p.get("name") for p in objs(media.get("playlists"))]
+    due = [_media_name(code, p) for p in range(1, len(clips) + 1, 100)]
+    expect(
+        "PLS-008",
+        not wrong and names == due,
+        expected=f"media playlists {due}, each clip in the one of its hundred",
+        actual=f"playlists {names}; clips misplaced {wrong[:3]}",
+        response=detail,
+    )

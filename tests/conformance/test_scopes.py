@@ -3,8 +3,8 @@
 spec: Authentication (scope table; `videos:read` needs a key bound to an app; `webhooks:manage`
 grants nothing); Endpoints (scope column); Errors (plain 403 on flat endpoints, 4030 on envelope
 ones, 4032 for a film organisation on playlists, `app_not_registered`).
-README readings followed: VID-023 (scope before app binding), PLS-032/PLS-042 (scope 4030 before
-the film-organisation 4032).
+Readings followed (docs/reading-of-the-spec.md): VID-023 (scope before app binding), PLS-032/PLS-042
+(scope 4030 before the film-organisation 4032).
 """
 
 from __future__ import annotations

@@ -411,7 +411,7 @@ ERROR_ROWS: list[listing.ErrorRow] = [
     ],
     *[
         ("SER-042", LIST, ROLE, {"updated_since": v}, 422, listing.Code.ENVELOPE, 4220)
-        for v in ("abc", "-1", "1.5")  # 12 digits: README (SER-042), either answer
+        for v in ("abc", "-1", "1.5")  # 12 digits: docs/reading-of-the-spec.md (SER-042)
     ],
     ("SER-043", LIST, ROLE, {"cursor": "forged"}, 422, listing.Code.ENVELOPE, 4220),
     ("SER-046", LIST, "unverifiable", {}, 503, listing.Code.ENVELOPE, 5031),

@@ -2,11 +2,11 @@
 
 spec: POST /playback (header `Service-Simulate`); GET /catalog and GET /config (the header);
 Limits (behaviour at the ceiling, item 4: a separate limit for simulated answers).
-README readings followed: SIM (endpoints: catalog, config, playback only), SIM (own limit: a UTC
-clock-minute counter of 300, counting up to 2.5 % high; past it a real 429 with
-`X-RateLimit-Limit: 300`), SIM-002 (header
-repeats the scenario), SIM-010 (a simulated 429 carries the real limit), SIM-013 (other items of
-`partial_batch` are non-200), SIM-015 (simulation applies at the rate-limit step).
+Readings followed (docs/reading-of-the-spec.md): SIM (endpoints: catalog, config, playback only),
+SIM-006 (own limit: a UTC clock-minute counter of 300, counting up to 2.5 % high; past it a real 429
+with `X-RateLimit-Limit: 300`), SIM-002 (header repeats the scenario), SIM-010 (a simulated 429
+carries the real limit), SIM-013 (other items of `partial_batch` are non-200), SIM-015 (simulation
+applies at the rate-limit step).
 
 Timing: only the own-limit scenario depends on time (301 answers inside one UTC minute of the
 target's clock); its docstring says what it assumes and how it stays valid with pacing on.

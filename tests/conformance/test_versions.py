@@ -3,9 +3,10 @@
 spec: Versioning (items 2 and 5); Common response headers (Service-Version, Deprecation, Sunset,
 Link); Errors > Formats (`unsupported_version` with `supported_versions`, `latest_version`,
 `upgrade_to`); GET /config (`api`, `deprecations`).
-README readings followed: VER-005/VER-009/VER-010 (a non-date header is unknown; `upgrade_to`
-only for a retired pin; a supported header replaces a retired pin), HDR-018/HDR-023 (Deprecation
-is a moment of the UTC day `deprecated_at`; `rel="sunset"` whenever Sunset is sent).
+Readings followed (docs/reading-of-the-spec.md): VER-005/VER-009/VER-010 (a non-date header is
+unknown; `upgrade_to` only for a retired pin; a supported header replaces a retired pin),
+HDR-018/HDR-023 (Deprecation is a moment of the UTC day `deprecated_at`; `rel="sunset"` whenever
+Sunset is sent).
 """
 
 from __future__ import annotations
@@ -131,7 +132,8 @@ def test_retired_version_header_is_unsupported(client, fixture_id, path):
 def test_unsupported_version_lists_the_supported_ones(client):
     data = _expect_unsupported("VER-007", client.get("catalog", role="films", version="1999-01-01"))
     raw, latest = data.get("supported_versions"), data.get("latest_version")
-    # README (VER-007): strings, or objects with `version` as in /config; both are accepted.
+    # docs/reading-of-the-spec.md (VER-007): strings, or objects with `version` as in /config; both
+    # are accepted.
     listed = [v.get("version") if isinstance(v, dict) else v for v in raw or []]
     expect(
         "VER-007",

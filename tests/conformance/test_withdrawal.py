@@ -269,8 +269,9 @@ def test_withdrawn_category_still_filters_and_lists_withdrawn(
 def test_category_withdrawn_over_30_days_is_unknown_or_lists_no_active_playlist(
     client: DeliveryClient, admin: Any, fixture_id: Any
 ) -> None:
-    """README (STATE-017): past 30 days the spec says nothing of the filter: 404 4040 (no such
-    Category) or a list of its playlists, all withdrawn (or none left), are both accepted."""
+    """docs/reading-of-the-spec.md (STATE-017): past 30 days the spec says nothing of the filter:
+    404 4040 (no such Category) or a list of its playlists, all withdrawn (or none left), are both
+    accepted."""
     admin.clock(advance=30 * DAY + 3600)
     slug = fixture_id("category_withdrawn")
     response = client.get("playlists", role=PLAYLIST_ROLE, params={"category": slug})

@@ -72,7 +72,7 @@ T = TypeVar("T")
 class Bound:
     """Seconds until a change shows (spec: Limits > Freshness (upper bounds)): in the catalog,
     and in ticket requests. The series and playlist endpoints serve the catalog's metadata and
-    are held to its column (README: Reading of the spec, FRESH (metadata endpoints))."""
+    are held to its column (docs/reading-of-the-spec.md (FRESH (metadata endpoints)))."""
 
     catalog: float
     tickets: float

@@ -1,3 +1,13 @@
+"""The session's one targeted kill rate (killrate_support.py), started when the session is
+collected and read by the tests that judge it.
+
+Under pytest-xdist (`make test` runs two workers) the workers collect and run the tests and
+the controller outlives them all: a worker that collected a test reading the kill rate says so
+in the session's folder, the controller starts the kill-rate processes there (and ends them
+when the session ends), and whichever worker runs such a test waits for their exit codes in
+that folder.
+"""
+
 from __future__ import annotations
 
 import shutil
@@ -5,14 +15,21 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from killrate_support import KillRateRun, SlowShares, run_targeted_killrate
+from killrate_support import FIGURE, KillRateRun, SlowShares, run_targeted_killrate
 
 FIXTURE = "targeted_killrate"
-_SLOW = pytest.StashKey[tuple[SlowShares, Path]]()
+_WHERE = pytest.StashKey[Path]()
+_STARTED = pytest.StashKey[SlowShares]()
+_FIGURES: list[str] = []  # lines for the session summary, in the order their tests ended
 
 
 def _uses_the_kill_rate(item: pytest.Item) -> bool:
     return FIXTURE in getattr(item, "fixturenames", ())
+
+
+def _folder(run_id: str) -> Path:
+    """The folder of one xdist session, the same for the controller and every worker."""
+    return Path(tempfile.gettempdir()) / f"killrate-{run_id}"
 
 
 @pytest.hookimpl(trylast=True)
@@ -22,24 +39,52 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    if session.config.option.collectonly:
+    config = session.config
+    if config.option.collectonly or not any(_uses_the_kill_rate(i) for i in session.items):
         return
-    if any(_uses_the_kill_rate(item) for item in session.items):
+    run_id = getattr(config, "workerinput", {}).get("testrunuid")
+    if run_id is None:  # a session without workers starts its kill rate itself
         where = Path(tempfile.mkdtemp(prefix="killrate-"))
-        session.config.stash[_SLOW] = (SlowShares.start(where), where)
+        config.stash[_STARTED] = SlowShares.start(where)
+    else:  # a worker asks the controller (below) to start it
+        where = _folder(run_id)
+        where.mkdir(parents=True, exist_ok=True)
+        (where / "wanted").touch()
+    config.stash[_WHERE] = where
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: object, ids: list[str]) -> None:
+    """The controller, once a worker has collected: start the kill rate if it asked for it."""
+    config: pytest.Config = node.config  # type: ignore[attr-defined]
+    where = _folder(node.workerinput["testrunuid"])  # type: ignore[attr-defined]
+    if _STARTED not in config.stash and (where / "wanted").exists():
+        config.stash[_STARTED] = SlowShares.start(where)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    started = session.config.stash.get(_SLOW, None)
+    started = session.config.stash.get(_STARTED, None)
     if started is not None:
-        slow, where = started
-        slow.stop()
-        shutil.rmtree(where, ignore_errors=True)
+        started.stop()
+        shutil.rmtree(started.where, ignore_errors=True)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Figures a test recorded (the kill rate, the requirement proofs), kept for the summary:
+    xdist workers' output is not shown, their reports' properties reach the controller."""
+    if report.when == "call":
+        figures = [str(value) for name, value in report.user_properties if name == FIGURE]
+        if figures:
+            _FIGURES.extend(figures)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for figure in _FIGURES:
+        terminalreporter.write_line(figure)
 
 
 @pytest.fixture(scope="session")
 def targeted_killrate(request: pytest.FixtureRequest) -> KillRateRun:
-    """The targeted kill rate, run once per session (killrate_support.py), its slow processes
+    """The targeted kill rate, run once per session (killrate_support.py), its processes
     started when the session was collected."""
-    slow, where = request.config.stash[_SLOW]
-    return run_targeted_killrate(where, slow)
+    return run_targeted_killrate(request.config.stash[_WHERE])

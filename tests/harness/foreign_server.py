@@ -326,7 +326,7 @@ class ForeignApp:
         await request.body()
         rng = self.rng_for(request)
         # The run's preflight (its first three GET /config) ends a run whose /config is not
-        # JSON at all with exit 3 (README, Exit codes: not a Delivery API server); those
+        # JSON at all with exit 3 (docs/running.md > Exit codes: not a Delivery API server); those
         # answers keep a JSON body so that the suite itself meets every other answer.
         preflight = request.url.path.endswith("/config") and self._config_answers() <= 3
         status, response = self.pick(request, rng, preflight)

@@ -1,8 +1,8 @@
 """One targeted kill-rate run of the embedded sandbox, shared by the self-tests that judge it.
 
-`make test` pays for it once: the `targeted_killrate` fixture (conftest.py) runs it on first
-use; test_killrate judges the fault catalogue with it, test_requirement_proofs the proof of every
-requirement the suite claims.
+`make test` pays for it once: conftest.py starts it when the session is collected and the
+`targeted_killrate` fixture reads it; test_sandbox_kill_rate.py judges the fault catalogue and
+the proof of every requirement the suite claims with it.
 
 The run is several processes started together. The main one has the clean runs and every fault
 but the slow ones; SLOW_PROCESSES more share the slow faults (`slow` in the fault table: each is
@@ -17,10 +17,14 @@ so the kill rate runs beside the other self-tests instead of after them.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -34,6 +38,9 @@ from delivery_conformance.target.profile import load_profile
 ROOT = Path(__file__).resolve().parents[2]
 KILLRATE_TIMEOUT = 900  # seconds a run; the main one measured 205 s on the shared 2-core machine
 CLEAN_RUNS = 3
+FIGURE = "figure"  # a test's `record_property` name for a line the session summary prints
+POLL_EVERY = 1.0  # seconds between two looks for a run's exit code
+START_TIMEOUT = 120  # seconds a test waits for the kill rate to be started (by the controller)
 NICENESS = 10  # the kill-rate processes yield the processor to the self-tests beside them
 # The slow faults wait about 1,400 s in all: those of the freshness blocks (about 330 s) and
 # those proven by a poll that fails only at its bound (33 faults, 30 to 60 s each, measured
@@ -85,28 +92,36 @@ def fault_split(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]
 def _start(where: Path, clean_runs: int, faults: list[str]) -> subprocess.Popen[str]:
     """A kill-rate process at a lower CPU priority (`nice`): it runs beside the other self-tests,
     whose timing scenarios keep the processor first. Its output goes to files in `where` (a
-    pipe nobody reads until the end would fill and stall it)."""
+    pipe nobody reads until the end would fill and stall it), its exit code to `where/rc` when
+    it ends, so any test process of the session (a pytest-xdist worker too) can read it."""
     command = [sys.executable, "-m", "delivery_conformance.cli", "killrate", "--mode", "targeted"]
     command += ["--no-properties", "--clean-runs", str(clean_runs), "--report-dir", str(where)]
     command += [arg for name in faults for arg in ("--fault", name)]
     if shutil.which("nice"):
         command = ["nice", "-n", str(NICENESS), *command]
     where.mkdir(parents=True, exist_ok=True)
+    # sh runs the command, then writes its exit code beside its output
+    shell = ["sh", "-c", '"$@"; echo $? > "$0.tmp" && mv "$0.tmp" "$0"', str(where / "rc")]
     with (where / "stdout.txt").open("w") as out, (where / "stderr.txt").open("w") as err:
-        return subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=err, text=True)
+        return subprocess.Popen(
+            [*shell, *command], cwd=ROOT, stdout=out, stderr=err, text=True, start_new_session=True
+        )
 
 
-def _finish(process: subprocess.Popen[str], where: Path) -> KillRateRun:
-    try:
-        process.wait(timeout=KILLRATE_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+def _finish(where: Path, deadline: float) -> KillRateRun:
+    """The run whose files are in `where`, once its exit code is written (at `deadline` at the
+    latest: then it counts as failed, exit code None)."""
+    rc = where / "rc"
+    while not rc.exists() and time.monotonic() < deadline:
+        time.sleep(POLL_EVERY)
+    code = int(rc.read_text().strip() or "1") if rc.exists() else None
     stdout = (where / "stdout.txt").read_text(errors="replace")
     stderr = (where / "stderr.txt").read_text(errors="replace")
-    done = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+    if code is None:
+        stderr += f"\nthe kill-rate run in {where} did not end within {KILLRATE_TIMEOUT} s"
+    done = subprocess.CompletedProcess(["killrate", str(where)], code, stdout, stderr)
     reports = list(where.glob("killrate/*/killrate.json"))
-    data = json.loads(reports[0].read_text()) if len(reports) == 1 else None
+    data = json.loads(reports[0].read_text()) if code is not None and len(reports) == 1 else None
     return KillRateRun(done, data)
 
 
@@ -136,32 +151,42 @@ def union(main: KillRateRun, slow: KillRateRun) -> KillRateRun:
 class SlowShares:
     """The kill-rate processes, all started together (conftest.py starts them when the session
     is collected, so they run, niced, while the other self-tests run): the main one and the
-    slow shares whose freshness waits it would otherwise wait out."""
+    slow shares whose freshness waits it would otherwise wait out. `where/runs.json` names
+    their folders, so a test process that did not start them can read them."""
 
-    main: tuple[subprocess.Popen[str], Path]
-    processes: list[tuple[subprocess.Popen[str], Path]]
+    where: Path
+    processes: list[subprocess.Popen[str]]
 
     @classmethod
     def start(cls, where: Path) -> SlowShares:
         main_faults, shares = fault_split(catalogue())
-        main = (_start(where / "main", CLEAN_RUNS, main_faults), where / "main")
-        processes = [
-            (_start(where / f"slow-{n}", 0, share), where / f"slow-{n}")
-            for n, share in enumerate(shares)
-        ]
-        return cls(main, processes)
+        folders = ["main", *(f"slow-{n}" for n in range(len(shares)))]
+        processes = [_start(where / "main", CLEAN_RUNS, main_faults)]
+        processes += [_start(where / f"slow-{n}", 0, share) for n, share in enumerate(shares)]
+        (where / "runs.json.tmp").write_text(json.dumps(folders))
+        (where / "runs.json.tmp").rename(where / "runs.json")
+        return cls(where, processes)
 
     def stop(self) -> None:
         """Ends what is still running (a session that never reached the kill rate)."""
-        for process, _ in [self.main, *self.processes]:
+        for process in self.processes:
             if process.poll() is None:
-                process.kill()
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
 
 
-def run_targeted_killrate(where: Path, slow: SlowShares | None = None) -> KillRateRun:
-    slow = slow or SlowShares.start(where)
-    run = _finish(*slow.main)
-    for process, folder in slow.processes:
-        run = union(run, _finish(process, folder))
+def run_targeted_killrate(where: Path) -> KillRateRun:
+    """The kill rate whose processes were started in `where` (by this test process or another
+    one of the session), once every one of them has ended."""
+    runs = where / "runs.json"
+    started_by = time.monotonic() + START_TIMEOUT
+    while not runs.exists() and time.monotonic() < started_by:
+        time.sleep(POLL_EVERY)
+    assert runs.exists(), f"no kill-rate run was started in {where} within {START_TIMEOUT} s"
+    deadline = time.monotonic() + KILLRATE_TIMEOUT
+    main, *slow = json.loads(runs.read_text())
+    run = _finish(where / main, deadline)
+    for folder in slow:
+        run = union(run, _finish(where / folder, deadline))
     return run

@@ -34,14 +34,18 @@ LOAD_ONLY = {"locust", "gevent", "matplotlib"}
 PROXY_ONLY = {"uvicorn"}  # the referee proxy's server (certify/proxy.py) and nothing else
 
 
-def _imports(path: Path, *, runtime: bool) -> list[tuple[int, str]]:
+def _imports(path: Path, *, runtime: bool, types: bool = False) -> list[tuple[int, str]]:
     """(line, module) of every import statement and `import_module`/`__import__` call; with
-    `runtime`, none under `if TYPE_CHECKING:` and, for `from a import b`, also `a.b`."""
+    `runtime`, for `from a import b` also `a.b`, and none under `if TYPE_CHECKING:` unless
+    `types` (an import that names a type only)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     typing_only = {
         id(inner)
         for node in ast.walk(tree)
-        if runtime and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        if runtime
+        and not types
+        and isinstance(node, ast.If)
+        and "TYPE_CHECKING" in ast.unparse(node.test)
         for inner in ast.walk(node)
     }
     found: list[tuple[int, str]] = []
@@ -232,11 +236,19 @@ def package_modules(package: str) -> dict[str, Path]:
     return found
 
 
-def import_graph(package: str) -> dict[str, set[str]]:
-    """Module -> the modules of the same package it imports when it runs."""
+def every_import(path: Path) -> list[tuple[int, str]]:
+    """`runtime_imports` with the imports under `if TYPE_CHECKING:` too."""
+    return _imports(path, runtime=True, types=True)
+
+
+def import_graph(
+    package: str, reader: Callable[[Path], list[tuple[int, str]]] = runtime_imports
+) -> dict[str, set[str]]:
+    """Module -> the modules of the same package it imports when it runs (`reader`:
+    `every_import` for those that only name a type too)."""
     mods = package_modules(package)
     return {
-        name: {target for _, target in runtime_imports(path) if target in mods and target != name}
+        name: {target for _, target in reader(path) if target in mods and target != name}
         for name, path in mods.items()
     }
 
@@ -325,6 +337,28 @@ def test_no_import_cycle_between_the_modules_of_a_package(package: str) -> None:
     assert cycles(graph) == []
 
 
+def test_the_sandbox_has_no_import_cycle_not_even_through_a_type() -> None:
+    """The fault modules name the switch (faults/switch.py) and the seam types
+    (faults/seams.py), never the registry that assembles them, so no circle closes through
+    a type-only import either."""
+    assert cycles(import_graph("delivery_sandbox", every_import)) == []
+
+
+def test_the_fault_layer_imports_nothing_above_it_not_even_for_a_type() -> None:
+    """faults/ is the bottom of the sandbox: what it acts on at a seam (an answer, a request,
+    the sandbox, the store) it names through faults/seams.py, so no import of it runs back up
+    to http/, state/, playback/ or the front."""
+    upward = [
+        f"{module} imports {target}"
+        for module, targets in sorted(import_graph("delivery_sandbox", every_import).items())
+        if place("delivery_sandbox", module) == ("folder", "faults")
+        for target in sorted(targets)
+        if place("delivery_sandbox", target) != ("folder", "faults")
+        and target != "delivery_sandbox"
+    ]
+    assert upward == []
+
+
 def test_the_cycle_finder_finds_a_cycle_and_the_folder_rule_a_wrong_way_import() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
@@ -337,6 +371,8 @@ def test_the_cycle_finder_finds_a_cycle_and_the_folder_rule_a_wrong_way_import()
 def test_type_only_imports_are_left_out_of_the_graph(tmp_path: Path) -> None:
     names = _names(tmp_path, TYPE_ONLY_IMPORTS, runtime_imports)
     assert "x.y" not in names and "x.w" in names and "x.w.V" in names
+    every = _names(tmp_path, TYPE_ONLY_IMPORTS, every_import)
+    assert "x.y" in every and "x.y.Z" in every and "x.w.V" in every
 
 
 def test_client_certification_runs_clients_as_commands_and_the_sandbox_only_embedded() -> None:

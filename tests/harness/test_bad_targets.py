@@ -1,10 +1,10 @@
 """Every kind of bad target ends `delivery-conformance run` with exit 3, one line, in bounded time.
 
-README > Exit codes: a target that refuses, hangs, trickles, answers HTML or garbage or resets
-the connection is exit 3 with one line on stderr and no traceback, within the probe's bound
-(`preflight.PROBE_TIMEOUT`, 10 s per answer, connect to last byte) plus start-up. Each kind runs
-the real CLI as a subprocess against a tiny server of `bad_servers.py`; the six runs go side by
-side (one session fixture), so the whole file costs about one bound, not six.
+docs/running.md > Exit codes: a target that refuses, hangs, trickles, answers HTML or garbage or
+resets the connection is exit 3 with one line on stderr and no traceback, within the probe's bound
+(`preflight.PROBE_TIMEOUT`, 10 s per answer, connect to last byte) plus start-up. Each kind runs the
+real CLI as a subprocess against a tiny server of `bad_servers.py`; the six runs go side by side
+(one session fixture), so the whole file costs about one bound, not six.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Something between the suite and the server: a proxy that does not pass the Host through.
 
 The bare-host scenarios (GEN-006, GEN-007 and the headers of the 308) need the bare `Host` to
-reach the server (README, Intermediaries). Behind a proxy that forwards to its upstream by name
-(so the upstream sees its own host, as most reverse proxies do by default), the sandbox never
+reach the server (docs/running.md > Intermediaries). Behind a proxy that forwards to its upstream by
+name (so the upstream sees its own host, as most reverse proxies do by default), the sandbox never
 sees the bare host and serves the request: the scenarios must report that precondition as not
 exercised, never a failure, while straight to the sandbox they pass.
 """

@@ -387,8 +387,9 @@ def test_config_figures_compare_advertised_with_spec_times_scale() -> None:
 
 
 def test_a_door_raised_above_the_default_passes_and_is_what_the_campaign_measures() -> None:
-    """Limits can be raised for an organisation (README: LIM-012): a door above the spec's
-    default times the scale is conforming, and the campaigns judge against that door."""
+    """Limits can be raised for an organisation (docs/reading-of-the-spec.md (LIM-012)): a door
+    above the spec's default times the scale is conforming, and the campaigns judge against that
+    door."""
     raised = Expectations.from_config(config(playback=1080, catalog=151), scale=0.05)
     figures = raised.config_figures(["playback", "catalog"])
     assert all(f.passed for f in figures)

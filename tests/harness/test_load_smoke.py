@@ -235,7 +235,7 @@ def _fails_with(profile: Path, tmp_path: Path, fault: str, campaign: str, scale:
     # charged to the fault's rule and nothing else
     assert failed and all(broken & set(f["requirements"]) for f in failed), (broken, failed)
     # and to every requirement it declares: this run is the proof of each (the conformance kill
-    # rate leaves load-only faults out; test_requirement_proofs.py counts them from here)
+    # rate leaves load-only faults out; test_sandbox_kill_rate.py counts them from here)
     charged = {rid for f in failed for rid in f["requirements"]}
     assert broken <= charged, f"declared but charged by no failed figure: {broken - charged}"
 
@@ -267,8 +267,9 @@ def test_every_load_only_fault_has_a_campaign_and_every_other_proof_a_known_faul
     sandbox: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A load-only fault is proven here and nowhere else, so each needs its campaign; every other
-    limiter fault is proven by the conformance kill rate (test_killrate.py judges every fault that
-    is not load-only), and the ones this module runs through campaigns too must exist."""
+    limiter fault is proven by the conformance kill rate (test_sandbox_kill_rate.py judges every
+    fault that is not load-only), and the ones this module runs through campaigns too must
+    exist."""
     catalogue = {f["name"]: f for f in _admin(sandbox, "GET", "faults")}
     load_only = {name for name, f in catalogue.items() if f.get("load_only")}
     assert load_only == set(SUBTLE_PROOFS) | set(REAL_SCALE_PROOFS)

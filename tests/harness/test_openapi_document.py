@@ -46,7 +46,7 @@ LIMIT_RULES: dict[str, tuple[int, int, int | None]] = {
     "listVideos": (1, 200, 50),
 }
 
-# README "Reading of the spec", SIM (endpoints).
+# docs/reading-of-the-spec.md (SIM (endpoints)).
 SIMULATE_OPERATIONS = frozenset({"getCatalog", "getConfig", "postPlayback"})
 
 COMMON = frozenset({"Service-API-Status", "Service-Version", "Service-Request-Id", "Cache-Control"})

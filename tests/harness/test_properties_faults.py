@@ -24,7 +24,7 @@ from delivery_conformance.target.profile import TargetProfile, load_profile
 # fault -> the operation whose generated requests meet it; every one must be caught.
 # `series_since_zero_refused` (sandbox table) is not here: Schemathesis meets `updated_since=0`
 # on GET /series only beside the OpenAPI example cursor, which is refused 4220 anyway, so no
-# generated request tells the fault from the clean sandbox (README > Property tests).
+# generated request tells the fault from the clean sandbox (docs/suite.md > Property tests).
 PROPERTY_FAULTS = {
     "creatives_limit_max_500": "listCreatives",
     "videos_bad_limit_coded": "listVideos",

@@ -6,46 +6,26 @@ unobservable (an `untestable:` reason), not yet proven. The not-yet-proven IDs a
 their count, in `requirement_proofs_pending.json`: a ratchet. An ID that loses its proof fails
 this test; an ID newly proven must leave the file (it can only shrink).
 
-The dynamic half reuses the one targeted kill-rate run of the session (conftest.py,
-killrate_support.py), the run test_killrate judges too.
+The dynamic half, which reads the session's targeted kill-rate run (conftest.py,
+killrate_support.py), is in test_sandbox_kill_rate.py; the shared pieces in proofs_support.py.
 """
 
 from __future__ import annotations
 
-import json
-import sys
-from pathlib import Path
-from typing import Any
+from proofs_support import (
+    PENDING,
+    SUITE,
+    fault,
+    pending_file,
+    subtle_faults,
+)
 
-import pytest
-from killrate_support import ROOT, KillRateRun
-
-from delivery_conformance.killrate.proofs import Proofs, dynamic_proofs, judge, scan, scan_source
+from delivery_conformance.killrate.proofs import dynamic_proofs, judge, scan, scan_source
 from delivery_conformance.spec.requirements import Level, Requirement, Role, load_requirements
-
-PENDING = Path(__file__).with_name("requirement_proofs_pending.json")
-# Where the load campaigns charge their figures (the load-only faults' checks).
-LOAD_ANALYSIS = [ROOT / "src" / "delivery_conformance" / "load"]
-SUITE = [
-    ROOT / "tests" / "conformance",
-    ROOT / "tests" / "properties",
-    ROOT / "src" / "delivery_conformance" / "checks",
-    ROOT / "src" / "delivery_conformance" / "properties",
-]
 
 
 def requirement(rid: str, role: Role = Role.SERVER, untestable: str | None = None) -> Requirement:
     return Requirement(rid, "S", "statement", Level.MUST, role, "observe", untestable)
-
-
-def fault(name: str, ids: tuple[str, ...], failing: tuple[str, ...], caught: bool = True) -> dict:
-    return {"name": name, "requirement_ids": list(ids), "failing_ids": list(failing),
-            "caught": caught}  # fmt: skip
-
-
-def pending_file() -> tuple[int, set[str]]:
-    data = json.loads(PENDING.read_text())
-    return data["count"], set(data["not_yet_proven"])
 
 
 def test_a_marker_names_an_id_and_a_charge_elsewhere_proves_it_can_fail() -> None:
@@ -157,49 +137,6 @@ def test_every_named_requirement_is_charged_by_some_check_or_is_pending() -> Non
     )
     lost = [rid for rid in uncharged if rid not in pending]
     assert not lost, f"named by a test but charged by no check or scenario: {lost}"
-
-
-def load_campaign_rows() -> list[dict[str, Any]]:
-    """The load-only faults (the conformance kill rate leaves them out), as proof rows.
-
-    Each is proven by tests/harness/test_load_smoke.py in the same `make test`: its campaign fails
-    with every requirement the fault declares charged by a failed figure and no figure outside
-    them (`_fails_with`), and the load-only faults are exactly the ones listed in
-    `loadtests.sensitivity.SUBTLE` with these IDs (`test_every_load_only_fault_has_a_campaign...`).
-    """
-    return [fault(name, ids, ids) for name, (_, ids) in subtle_faults().items()]
-
-
-def subtle_faults() -> dict[str, tuple[str, tuple[str, ...]]]:
-    """loadtests.sensitivity.SUBTLE: load-only fault -> (campaign, the IDs it declares)."""
-    sys.path.insert(0, str(ROOT))
-    try:
-        from loadtests.sensitivity import SUBTLE
-    finally:
-        sys.path.remove(str(ROOT))
-    return SUBTLE
-
-
-def test_every_claimed_requirement_keeps_its_proof(
-    targeted_killrate: KillRateRun, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert targeted_killrate.data is not None, targeted_killrate.output()
-    marked, charged = scan(SUITE)
-    load_rows = load_campaign_rows()
-    rows = targeted_killrate.data["faults"] + load_rows
-    load_ids = {rid for row in load_rows for rid in row["requirement_ids"]}
-    marked, charged = marked | load_ids, charged | (load_ids & scan(LOAD_ANALYSIS)[1])
-    proofs: Proofs = judge(load_requirements(), marked, charged, rows)
-    with capsys.disabled():
-        print("\n" + proofs.figures())
-    count, pending = pending_file()
-    now_pending = set(proofs.not_yet_proven)
-    lost = {rid: proofs.not_yet_proven[rid] for rid in sorted(now_pending - pending)}
-    assert not lost, f"requirements that lost their proof (or new, unproven): {lost}"
-    gained = sorted(pending - now_pending)
-    assert not gained, (
-        f"proven now, take them out of {PENDING.name} (and lower its count from {count}): {gained}"
-    )
 
 
 def test_a_requirement_reported_as_measured_by_a_load_campaign_is_proven_by_that_campaign() -> None:

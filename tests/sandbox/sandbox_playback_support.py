@@ -12,7 +12,6 @@ import orjson
 
 from delivery_sandbox.app import build_app
 from delivery_sandbox.endpoints import playback
-from delivery_sandbox.playback.fault_policies import apply_faults
 from delivery_sandbox.state.context import Sandbox, Settings, build_sandbox
 
 T0 = 1_800_000_000.0  # a whole UTC minute
@@ -41,7 +40,7 @@ class Sandboxed:
         self.sb: Sandbox = build_sandbox(
             Settings(faults=faults, limits_scale=scale), self.time, random.Random(7)
         )
-        apply_faults(self.sb.faults, self.sb.limits)
+        self.sb.policies()
         self.loop = asyncio.new_event_loop()
         self.client = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=build_app(sandbox=self.sb)),

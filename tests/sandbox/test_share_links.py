@@ -1,5 +1,5 @@
 """Keyless share links (`final.file_url`) and download links (spec: Resources > Creative record,
-`final.file_url`; Endpoints > GET /creatives/{id}/file; README: Reading of the spec)."""
+`final.file_url`; Endpoints > GET /creatives/{id}/file; docs/reading-of-the-spec.md (CRE-023))."""
 
 from __future__ import annotations
 

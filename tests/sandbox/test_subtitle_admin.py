@@ -1,6 +1,6 @@
 """The admin action on subtitles and the faults that hold its change back (spec: Limits >
 Freshness, a subtitle attached or replaced and the subtitle languages of `/config`;
-docs/sandbox.md: Admin API; coverage_faults_18.py)."""
+docs/sandbox.md: Admin API; faults/freshness.py)."""
 
 from __future__ import annotations
 

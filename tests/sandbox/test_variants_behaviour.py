@@ -14,7 +14,7 @@ import pytest
 from sandbox_api import Api, plays
 from sandbox_playback_support import DEVICE
 
-from delivery_sandbox.playback.fault_policies import DEFAULT_BASES
+from delivery_sandbox.playback.policies import DEFAULT_BASES
 from delivery_sandbox.state.context import Settings, build_sandbox
 from delivery_sandbox.variants.caches import ADMIN_CHANGES, BOUNDS, LAGGING, Change, admin_change
 from delivery_sandbox.variants.catalogue import VariantName as V

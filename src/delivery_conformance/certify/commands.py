@@ -9,7 +9,7 @@
 `proxy` records until Ctrl-C, SIGTERM or --max-duration, then judges the answers it did not
 touch with the server checks: exit 0, or 1 with each server finding on stderr.
 
-Exit codes of certify-client: the verdict table (README > Exit codes): 0 certified (a
+Exit codes of certify-client: the verdict table (docs/running.md > Exit codes): 0 certified (a
 certificate is written for a whole-catalogue run), 1 a client rule failed or the flows
 misbehaved (hang, failure, no request), 2 a bad plan, scenario, expected-failures file or a flow
 command the shell cannot run, 3 the upstream (or the embedded sandbox) does not answer, 4 some

@@ -18,7 +18,7 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 from delivery_conformance.evidence.exchange import Exchange
-from delivery_conformance.evidence.redact import SECRET_FIELDS, Redactor
+from delivery_conformance.evidence.redact import Redactor
 
 __all__ = ["Entry", "Journal", "SecretBook", "read_journal"]
 
@@ -192,7 +192,3 @@ def read_journal(path: Path) -> list[Entry]:
         except (ValueError, TypeError, KeyError):
             continue
     return entries
-
-
-def secret_fields() -> Iterable[str]:
-    return SECRET_FIELDS

@@ -34,7 +34,8 @@ def expected_error_formats(response: Response) -> set[ErrorFormat]:
     operation = response.context.operation
     if operation is None:
         # An unknown path, or a real path asked with another method and refused before routing
-        # (README: ERR-014, ERR-017): flat, or the format of the endpoint the path belongs to.
+        # (docs/reading-of-the-spec.md: ERR-014, ERR-017): flat, or the format of the endpoint the
+        # path belongs to.
         real = match_path(response.context.path) if _under_api(response) else None
         return {ErrorFormat.FLAT} | ({real.error_format} if real else set())
     formats: set[ErrorFormat] = {
@@ -239,10 +240,10 @@ _NO_VALID_KEY = (None, "revoked")
 
 
 def _refused_before_routing(response: Response) -> bool:
-    """Decision (README: ERR-014, ERR-017): Authentication item 4 orders the version and key
-    checks but places neither the path nor the method, so a request without a valid key may get
-    the key's 401, and one naming a version the 400 `unsupported_version`, instead of the 404 or
-    405 of Errors > Every path."""
+    """Decision (docs/reading-of-the-spec.md: ERR-014, ERR-017): Authentication item 4 orders the
+    version and key checks but places neither the path nor the method, so a request without a valid
+    key may get the key's 401, and one naming a version the 400 `unsupported_version`, instead of
+    the 404 or 405 of Errors > Every path."""
     context, status = response.context, response.status_code
     if status == 401:
         return context.role in _NO_VALID_KEY

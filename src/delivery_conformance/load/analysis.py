@@ -1,8 +1,8 @@
 """Per-campaign analyses: raw records in, figures out (pure; spec: Limits).
 
 Each function takes the records of one run, the `Expectations` (spec numbers and /config) and
-returns the figures of its verdict plus details for the report. Decisions follow the README's
-"Reading of the spec" and `decision` fields of spec/requirements part 2 (LIM-007, LIM-033,
+returns the figures of its verdict plus details for the report. Decisions follow
+docs/reading-of-the-spec.md and the `decision` fields of spec/requirements.yaml (LIM-007, LIM-033,
 LIM-034, LIM-035, LIM-043).
 """
 
@@ -492,7 +492,8 @@ def analyse_minute(records: Sequence[Record], exp: Expectations, ctx: dict[str, 
 
 
 def analyse_simulated(records: Sequence[Record], exp: Expectations, ctx: dict[str, Any]) -> Result:
-    """README SIM (own limit): 300 simulated answers a minute, apart from real tickets."""
+    """docs/reading-of-the-spec.md (SIM-006 (own limit)): 300 simulated answers a minute, apart
+    from real tickets."""
     limit = exp.spec_limit("simulated")
     sim = _phase(records, "simulated")
     answered = sum(1 for r in sim if r.simulated and not r.refused)

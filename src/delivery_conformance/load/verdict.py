@@ -175,9 +175,10 @@ class Expectations:
     def config_figures(self, counters: Sequence[str]) -> list[Figure]:
         """/config must advertise at least the spec's numbers (times the declared scale).
 
-        spec: Limits (limits can be raised for an organisation on request; README: LIM-012,
-        LIM-019, LIM-022, LIM-025, LIM-028): a door above the default is conforming, one below
-        it is not. The campaigns measure against the door itself (`limit`)."""
+        spec: Limits (limits can be raised for an organisation on request;
+        docs/reading-of-the-spec.md (LIM-012, LIM-019, LIM-022, LIM-025, LIM-028)): a door above the
+        default is conforming, one below it is not. The campaigns measure against the door itself
+        (`limit`)."""
         figures = [
             within(
                 "config window_seconds",

@@ -184,8 +184,9 @@ def _path_params(endpoint: Endpoint, path: str) -> dict[str, str]:
     }
 
 
-# Decision (README, cursor filters): a cursor goes with the filters of the listing that issued
-# it; passed back with other filters the spec does not say whether it is still "this endpoint's".
+# Decision (docs/reading-of-the-spec.md: CRE-057, SER-043, PLS-038, VID-018): a cursor goes with the
+# filters of the listing that issued it; passed back with other filters the spec does not say
+# whether it is still "this endpoint's".
 _FILTERS = ("updated_since", "category", "collection")
 
 

@@ -21,7 +21,7 @@ Client-role requirements are reported apart: a server run cannot prove them.
 A finding with no requirement of its own (requirement_id "") is *unattributed*: it fails the
 run but is charged to no requirement. Coverage is judged against what the run selected (the
 requirements its selected tests name, narrowed by `--requirement` patterns). The verdict word and
-exit code come from `verdict.Verdict` (README > Exit codes).
+exit code come from `verdict.Verdict` (docs/running.md > Exit codes).
 """
 
 from __future__ import annotations

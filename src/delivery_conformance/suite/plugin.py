@@ -67,7 +67,7 @@ __all__ = [
     "known_requirement_ids",
 ]
 
-DEFAULT_MAX_DURATION = 3600.0  # seconds: README > Exit codes (TIMED OUT)
+DEFAULT_MAX_DURATION = 3600.0  # seconds: docs/running.md > Exit codes (TIMED OUT)
 # Sequences of the stateful exploration (tests/conformance/test_state_model.py) in a run.
 DEFAULT_STATE_SEQUENCES = 25
 TIMED_OUT_REASON = "the run reached --max-duration before this test"

@@ -62,7 +62,7 @@ WAIT_SLICE = 0.5
 # any byte of the answer came (RFC 9110, Idempotent Methods): the server dropped an idle
 # connection as the request left, which every HTTP client meets and retries once, on a new one.
 RESENDABLE = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
-# README > Reading of the spec (SIM endpoints): the header is honoured only on these.
+# docs/reading-of-the-spec.md (SIM (endpoints)): the header is honoured only on these.
 SIMULATED_ENDPOINTS = frozenset(
     {Operation.GET_CATALOG, Operation.GET_CONFIG, Operation.POST_PLAYBACK}
 )

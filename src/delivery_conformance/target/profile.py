@@ -1,6 +1,6 @@
 """Target profiles: the TOML file that tells the harness where a server is and how to call it.
 
-The format is a shared contract (ARCHITECTURE.md > Target profile; README > Target profile
+The format is a shared contract (ARCHITECTURE.md > Target profile; docs/profile.md > Target profile
 format); the sandbox writes it with `delivery-sandbox --profile-out FILE` and a server team writes
 the same file by hand (`delivery-conformance init-profile` gives a commented template):
 

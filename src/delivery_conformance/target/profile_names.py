@@ -2,7 +2,7 @@
 
 One table, read by the profile loader (unknown names are refused with a did-you-mean), by
 `check-profile` (what is missing), by the template `init-profile` writes, and by the self-test that
-keeps ARCHITECTURE.md (> Key roles, > Fixtures) and README (> Key roles and fixtures) in step.
+keeps ARCHITECTURE.md (Key roles, Fixtures) and docs/profile.md (Key roles and fixtures) in step.
 The organisations and scopes follow the spec's Authentication section (scopes per endpoint).
 """
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 __all__ = ["FIXTURES", "FIXTURE_GROUPS", "KEY_ENV_PREFIX", "ROLES", "Fixture", "Role", "key_env"]
 
-# DELIVERY_KEY_<ROLE in capitals> overrides [keys] <role> (README > Target profile format).
+# DELIVERY_KEY_<ROLE in capitals> overrides [keys] <role> (docs/profile.md > Target profile format).
 KEY_ENV_PREFIX = "DELIVERY_KEY_"
 
 

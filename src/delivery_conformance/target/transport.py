@@ -6,7 +6,7 @@
         client.send(request)                           # httpx.TimeoutException past the bound
 
 httpx's timeouts apply to each socket operation, so a target that sends a few bytes every half
-second never trips them and keeps a run alive for as long as it likes (README > Exit codes:
+second never trips them and keeps a run alive for as long as it likes (docs/running.md > Exit codes:
 bad targets end with exit 3 in a bounded time). Here every connect, write and read gets at most
 the time left before the answer's deadline; the operation that crosses it fails with the
 ordinary httpx timeout. Outside `bound()` the operations keep their own timeouts.

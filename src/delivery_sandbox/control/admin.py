@@ -8,23 +8,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any, TypeVar
 
 import orjson
 
 from delivery_sandbox.control.outages import AREAS
-from delivery_sandbox.faults.coverage_faults_17 import (
-    creative_stamp_17,
-    episode_17,
-    licence_17,
-    revoke_17,
-    rotate_17,
-    set_limit_17,
-    suspend_17,
-)
-from delivery_sandbox.faults.coverage_faults_18 import subtitle_18
-from delivery_sandbox.faults.names import FaultName
+from delivery_sandbox.faults import freshness as freshness_faults
+from delivery_sandbox.faults import registry as fault_registry
 from delivery_sandbox.faults.registry import UnknownFault
 from delivery_sandbox.http.headers import Exchange, Reply, bearer_key
 from delivery_sandbox.playback.limits import LIMITS
@@ -127,7 +117,7 @@ async def dispatch(sb: Sandbox, method: str, parts: list[str], receive: Any) -> 
         return _ok(sb.variants.catalogue())
     if parts == ["faults"]:
         if method == "GET":
-            return _ok(sb.faults.catalogue())
+            return _ok(fault_registry.catalogue(sb.faults))
         _allow(method, "POST")
         body = await _body(receive)
         try:
@@ -180,25 +170,18 @@ async def dispatch(sb: Sandbox, method: str, parts: list[str], receive: Any) -> 
     raise AdminError(404, "no such admin endpoint")
 
 
-LATE_SUSPENSION = 4.0  # seconds, fault suspension_seen_late
-
-
 async def _role_action(sb: Sandbox, role: str, action: str, receive: Any, now: float) -> Reply:
     org = _role(sb, role)
     result: dict[str, Any] = {"role": role}
     if action == "revoke":
-        revoke_17(sb, role)  # the seventeenth block's late revocations
+        freshness_faults.revoke(sb, role)  # late under the freshness faults
     elif action == "rotate":
         try:
-            result["key"] = rotate_17(sb, role)  # the ninth and seventeenth blocks' faults
+            result["key"] = freshness_faults.rotate(sb, role)  # the rotation and freshness faults
         except PermissionError as exc:
             raise AdminError(400, str(exc)) from exc
     elif action == "suspend":
-        # FRESH-007 broken, FRESH-005/006 kept
-        if sb.faults.enabled(FaultName.suspension_seen_late):
-            sb.later(LATE_SUSPENSION, sb.accounts.suspended.add, org)
-        else:
-            suspend_17(sb, org)  # the seventeenth block's late suspension
+        freshness_faults.suspend(sb, org)  # late under the freshness faults
     elif action == "unsuspend":
         sb.accounts.suspended.discard(org)
     elif action == "limits":
@@ -209,7 +192,9 @@ async def _role_action(sb: Sandbox, role: str, action: str, receive: Any, now: f
         limit = _number(body, "limit")
         if limit < 1 or limit != int(limit):
             raise AdminError(400, "limit must be a whole number from 1")
-        set_limit_17(sb, org, counter, int(limit), now)  # the seventeenth block's late raise
+        freshness_faults.set_limit(
+            sb, org, counter, int(limit), now
+        )  # late under the freshness faults
         result["limits"] = sb.limits.snapshot(org, now)
     elif action == "reset-limits":
         sb.limits.reset(org)
@@ -250,7 +235,7 @@ def _outage(sb: Sandbox, body: dict[str, Any]) -> Reply:
 def _licence(sb: Sandbox, film_id: str, action: str, now: float) -> Reply:
     """End, suspend or restore the `films` organisation's licence of a film (STATE-008)."""
     try:
-        licence = licence_17(sb, FILMS_ORG, film_id, action, int(now))
+        licence = freshness_faults.change_licence(sb, FILMS_ORG, film_id, action, int(now))
     except KeyError as exc:
         raise AdminError(404, f"the films organisation holds no licence of film {film_id}") from exc
     except ValueError as exc:
@@ -270,7 +255,7 @@ def _episode(sb: Sandbox, episode_id: str, action: str) -> Reply:
     """Withdraw (unpublish) or publish again a published episode of the seed."""
     if action not in ("withdraw", "publish"):
         raise AdminError(404, f"no such action {action}")
-    if not episode_17(sb, episode_id, action == "publish"):
+    if not freshness_faults.publish_episode(sb, episode_id, action == "publish"):
         raise AdminError(404, f"no published episode {episode_id} in the seed")
     sb.changed()
     return _ok({"episode_id": episode_id, "published": action == "publish"})
@@ -287,7 +272,9 @@ def _subtitle(sb: Sandbox, episode_id: str, body: dict[str, Any], now: float) ->
         raise AdminError(400, "lang must be a language tag such as de or pt-BR")
     if not isinstance(url, str) or not url.startswith("https://"):
         raise AdminError(400, "url must be an https URL of the subtitle file")
-    episode = subtitle_18(sb, episode_id, lang, url, int(now))  # the eighteenth block's faults
+    episode = freshness_faults.attach_subtitle(
+        sb, episode_id, lang, url, int(now)
+    )  # the subtitle freshness faults
     if episode is None:
         raise AdminError(404, f"no published episode {episode_id}")
     sb.changed()
@@ -324,11 +311,11 @@ def _changed(sb: Sandbox, missing: str, change: Callable[[], T]) -> T:
 
 def _retitle(sb: Sandbox, film_id: str, body: dict[str, Any], now: float) -> Reply:
     """Give a film a new title: a metadata change (its `metadata_version` moves, CAT-082)."""
-    title, keep = _new_title(body), sb.faults.enabled(FaultName.metadata_version_frozen)
+    title = _new_title(body)
     film = _changed(
         sb,
         f"no film {film_id}",
-        lambda: sb.store.retitle_film(film_id, title, int(now), keep_version=keep),
+        lambda: freshness_faults.retitle_film(sb, film_id, title, int(now)),  # metadata faults
     )
     return _ok({"film_id": film_id, "title": film.title, "metadata_version": film.metadata_version})
 
@@ -337,14 +324,10 @@ def _retitle_playlist(sb: Sandbox, code: str, body: dict[str, Any], now: float) 
     """Give a playlist a new title: a change of its metadata (its `updated_at` and
     `metadata_version` move, PLS-045, PLS-046)."""
     title = _new_title(body)
-    keep_time = sb.faults.enabled(FaultName.playlist_change_keeps_updated_at)
-    keep_version = sb.faults.enabled(FaultName.playlist_metadata_version_frozen)
     playlist = _changed(
         sb,
         f"no playlist {code}",
-        lambda: sb.store.retitle_playlist(
-            code, title, int(now), keep_time=keep_time, keep_version=keep_version
-        ),
+        lambda: freshness_faults.retitle_playlist(sb, code, title, int(now)),  # metadata faults
     )
     return _ok(
         {
@@ -365,13 +348,9 @@ def _retitle_creative(sb: Sandbox, creative_id: str, body: dict[str, Any], now: 
         creative = sb.store.creatives.get(creative_id)
         if creative is None or not creative.visible:
             raise KeyError(creative_id)
-        stamp = creative_stamp_17(sb.faults, creative.updated_at, int(now))
-        created = creative.created_at
-        if sb.faults.enabled(FaultName.creative_rename_restamps_created_at):
-            created = int(now)
-        sb.store.creatives[creative_id] = replace(
-            creative, name=title, updated_at=stamp, created_at=created
-        )
+        renamed = freshness_faults.renamed(sb.faults, creative, title, int(now))  # stamp faults
+        sb.store.creatives[creative_id] = renamed
+        stamp: int = renamed.updated_at
         return stamp
 
     stamp = _changed(sb, f"no listed creative {creative_id}", rename)

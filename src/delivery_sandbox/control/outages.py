@@ -9,7 +9,7 @@ read that timed out would be) and before the endpoint's own logic.
 
 from __future__ import annotations
 
-from delivery_sandbox.faults.names import FaultName
+from delivery_sandbox.faults import error_codes as error_faults
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.errors import Problem
 from delivery_sandbox.http.headers import Exchange, Reply
@@ -17,7 +17,7 @@ from delivery_sandbox.state.context import Sandbox
 
 __all__ = ["AREAS", "ENDPOINT_AREAS", "reply_for"]
 
-# area -> what the outage makes unreadable (README: Admin API).
+# area -> what the outage makes unreadable (docs/sandbox.md > Admin API).
 AREAS: dict[str, str] = {
     "catalog": "GET /catalog: 503 service_unavailable (catalog not read in time)",
     "config": "GET /config: 503 service_unavailable (configuration not read in time)",
@@ -53,8 +53,10 @@ def reply_for(
     if area is None or area not in sb.outages:
         return None
     faults, now = sb.faults, sb.now()
-    if family is errors.Family.ENVELOPE and faults.enabled(FaultName.outage_envelope_500):
-        return errors.envelope(exchange, faults, 500, 5000, errors.MSG_UNAVAILABLE, now)
-    if family is errors.Family.FLAT and faults.enabled(FaultName.outage_retry_after_missing):
-        return errors.flat(exchange, faults, 503, errors.MSG_UNAVAILABLE, "service_unavailable")
-    return errors.problem(exchange, faults, family, Problem.UNAVAILABLE, now)
+    reply = errors.problem(exchange, faults, family, Problem.UNAVAILABLE, now)
+    return error_faults.bend_outage(  # the outage step
+        reply,
+        family is errors.Family.ENVELOPE,
+        lambda: errors.envelope(exchange, faults, 500, 5000, errors.MSG_UNAVAILABLE, now),
+        faults,
+    )

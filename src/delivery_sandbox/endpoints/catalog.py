@@ -2,9 +2,10 @@
 
 Films with a current licence, by `display_order`; for each, its published episodes plus one
 placeholder row per planned episode not yet published, grouped by film and sorted by
-`episode_no`. Without `limit` and `cursor`: everything, `films` and `episodes` only (README
-decision). Paged: `next_cursor` and `links.next`; each page carries all episodes of its films.
-Bodies are cached per (organisation, version, page) for up to 30 s (spec: Freshness).
+`episode_no`. Without `limit` and `cursor`: everything, `films` and `episodes` only
+(docs/reading-of-the-spec.md (CAT-059)). Paged: `next_cursor` and `links.next`; each page carries
+all episodes of its films. Bodies are cached per (organisation, version, page) for up to 30 s (spec:
+Freshness).
 """
 
 from __future__ import annotations
@@ -17,10 +18,8 @@ import orjson
 
 from delivery_sandbox.endpoints import cursors, listing
 from delivery_sandbox.endpoints.listing import iso
-from delivery_sandbox.faults.coverage_faults_10 import page_size, with_refused
-from delivery_sandbox.faults.names import FaultName
+from delivery_sandbox.faults import catalog as catalog_faults
 from delivery_sandbox.http import errors
-from delivery_sandbox.http.coverage_faults_2 import unpublished_licensed
 from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.state.accounts import Caller
 from delivery_sandbox.state.context import Sandbox
@@ -61,10 +60,7 @@ def film_row(sb: Sandbox, film: Film, space: str | None, now: int) -> dict[str, 
     CAT-054.
     """
     expires = now + MATERIAL_TTL
-    order: Any = film.display_order
-    if sb.faults.enabled(FaultName.catalog_display_order_string):
-        order = str(order)
-    return {
+    row: dict[str, Any] = {
         "id": film.id,
         "title": film.title,
         "slug": film.slug,
@@ -74,7 +70,7 @@ def film_row(sb: Sandbox, film: Film, space: str | None, now: int) -> dict[str, 
         "language": film.language,
         "poster_url": film.poster_url,
         "status": "published",
-        "display_order": order,
+        "display_order": film.display_order,
         "planned_episodes": film.planned_episodes,
         "free_until_episode": film.free_until_episode,
         "audience": film.audience,
@@ -109,6 +105,7 @@ def film_row(sb: Sandbox, film: Film, space: str | None, now: int) -> dict[str, 
             for kind in film.materials
         ],
     }
+    return catalog_faults.film_row(row, sb.faults)
 
 
 def _iso(epoch: int | None) -> str | None:
@@ -186,16 +183,15 @@ def episode_rows(sb: Sandbox, film: Film, space: str | None, now: int) -> list[d
     """
     published = sb.store.episodes_of(film.id)
     rows = [(e.episode_no, _episode(e, space, now)) for e in published]
-    if film.planned_episodes and not sb.faults.enabled(FaultName.catalog_placeholders_missing):
+    if film.planned_episodes:
         numbers = {e.episode_no for e in published}
         rows += [
             (no, _placeholder(film, no))
             for no in range(1, film.planned_episodes + 1)
             if no not in numbers
         ]
-    backwards = sb.faults.enabled(FaultName.catalog_episode_order_broken)
-    rows.sort(key=lambda pair: pair[0], reverse=backwards)
-    return [row for _, row in rows]
+    rows.sort(key=lambda pair: pair[0])
+    return catalog_faults.episode_rows([row for _, row in rows], sb.faults)
 
 
 def _films(sb: Sandbox, caller: Caller, now: float) -> list[Film]:
@@ -205,14 +201,8 @@ def _films(sb: Sandbox, caller: Caller, now: float) -> list[Film]:
 
     Requirements: CAT-081.
     """
-    films = with_refused(
-        sb.store.licensed_films(caller.org_id, now), sb.store, caller.org_id, now, sb.faults
-    )
-    if sb.faults.enabled(FaultName.catalog_lists_unpublished):
-        films += unpublished_licensed(sb.store, caller.org_id, now)
-    if sb.faults.enabled(FaultName.catalog_sort_broken):
-        films.sort(key=lambda f: f.title, reverse=True)
-    return films
+    films = sb.store.licensed_films(caller.org_id, now)
+    return catalog_faults.films(films, sb.store, caller.org_id, now, sb.faults)
 
 
 def _page(sb: Sandbox, caller: Caller, films: list[Film], now: int) -> dict[str, Any]:
@@ -250,7 +240,7 @@ def build(
         decoded = cursors.decode(sb.cursor_secret, "catalog", "", cursor)
         resumed = None if decoded is None else sb.paging.split(decoded)
         if resumed is None or len(resumed[0]) != 2:
-            if not sb.faults.enabled(FaultName.catalog_bad_cursor_accepted):
+            if not catalog_faults.bad_cursor_accepted(sb.faults):
                 return None
             resumed = None
         if resumed is not None:
@@ -259,7 +249,7 @@ def build(
             start = next(
                 (i for i, f in enumerate(films) if (f.display_order, f.id) > after), len(films)
             )
-    size = page_size(limit, CURSOR_PAGE, sb.faults)
+    size = catalog_faults.page_size(limit, CURSOR_PAGE, sb.faults)
     window = sb.paging.window(start, len(films), size, state)
     page = films[start : window.stop]
     body = _page(sb, caller, page, now)
@@ -269,8 +259,7 @@ def build(
         next_cursor = cursors.encode(
             sb.cursor_secret, "catalog", "", sb.paging.join(list(last or []), window.next_state)
         )
-    if sb.faults.enabled(FaultName.catalog_cursor_missing):
-        next_cursor = None
+    next_cursor = catalog_faults.next_cursor(next_cursor, sb.faults)
     link = None
     if next_cursor is not None:
         link = f"{exchange.base_url}{PATH}?cursor={quote(next_cursor)}"

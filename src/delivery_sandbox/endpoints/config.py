@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from delivery_sandbox.faults.names import FaultName
+from delivery_sandbox.faults import config as config_faults
 from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.http.versions import date_epoch
 from delivery_sandbox.state.accounts import Caller
@@ -58,14 +58,9 @@ def body(sb: Sandbox, exchange: Exchange, caller: Caller) -> dict[str, Any]:
     CFG-020, CFG-021, CFG-022, CFG-025, CFG-026, CFG-035, CFG-036, VER-001, VER-002.
     """
     base, now = exchange.base_url, sb.now()
-    faults = sb.faults
     doors = sb.limits.doors(caller.org_id)
-    if faults.enabled(FaultName.config_lists_video_door):
-        doors["video"] = {"limit": sb.limits.limit_of(caller.org_id, "video"), "unit": "requests"}
-    test_org: Any = caller.organisation.test
-    if faults.enabled(FaultName.config_test_org_string):
-        test_org = str(test_org).lower()
-    return {
+    test_org = caller.organisation.test
+    body: dict[str, Any] = {
         "api": {
             "status": "beta",
             "path_version": "v1",
@@ -108,6 +103,10 @@ def body(sb: Sandbox, exchange: Exchange, caller: Caller) -> dict[str, Any]:
             "changes": f"{base}/docs/delivery-api-v1/changes",
         },
     }
+    config_faults.bend_body(  # the config body step
+        body, lambda: sb.limits.limit_of(caller.org_id, "video"), sb.faults
+    )
+    return body
 
 
 async def handle(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:

@@ -22,17 +22,8 @@ from delivery_sandbox.endpoints.listing import (
     resume,
 )
 from delivery_sandbox.endpoints.share import download_link, export_rights_active
-from delivery_sandbox.faults.coverage_faults_11 import (
-    default_limit_11,
-    file_as_json_11,
-    foreign_listed_11,
-    miss_11,
-    since_11,
-    walk_rows_11,
-)
-from delivery_sandbox.faults.names import FaultName
+from delivery_sandbox.faults import creatives as creative_faults
 from delivery_sandbox.http import errors
-from delivery_sandbox.http.coverage_faults_2 import link_listed
 from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.state.accounts import ORGANISATIONS, Caller
 from delivery_sandbox.state.context import Sandbox
@@ -61,10 +52,10 @@ def creative_record(sb: Sandbox, creative: Creative, base_url: str) -> dict[str,
     scenes = [dict(scene) for scene in creative.scenes]
     duration = sum(s["duration_ms"] for s in scenes) if scenes else 15_000
     ready = creative.final_ready
-    updated: Any = creative.updated_at
-    if sb.faults.enabled(FaultName.creative_updated_at_iso):
-        updated = f"{creative.updated_at}"
-    return {
+    link = (
+        f"{base_url}/api/c/{creative.share_token}.mp4" if ready and creative.share_token else None
+    )
+    record = {
         "links": {"self": f"{base_url}{PATH}/{creative.id}"},
         "schema_version": 1,
         "creative_id": creative.id,
@@ -73,7 +64,7 @@ def creative_record(sb: Sandbox, creative: Creative, base_url: str) -> dict[str,
         "status": creative.status,
         "created_at": creative.created_at,
         "approved_at": creative.approved_at,
-        "updated_at": updated,
+        "updated_at": creative.updated_at,
         "org": {"slug": ORGANISATIONS[creative.org_id].slug},
         "created_by": creative.created_by,
         "film": (
@@ -97,12 +88,11 @@ def creative_record(sb: Sandbox, creative: Creative, base_url: str) -> dict[str,
         "lineage": {"parent_creative_id": creative.parent_id},
         "final": {
             "ready": ready,
-            "file_url": f"{base_url}/api/c/{creative.share_token}.mp4"
-            if ready and creative.share_token and link_listed(sb.store, creative.id, sb.faults)
-            else None,
+            "file_url": link if creative.id not in sb.store.revoked_links else None,
             "target": dict(TARGET),
         },
     }
+    return creative_faults.bend_record(record, link, sb.faults)
 
 
 def _env_error(
@@ -126,15 +116,13 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     Requirements: FRESH-021.
     """
     query, now = call.query, sb.now()
-    raw_limit = query.get("limit")
-    if raw_limit == "" and sb.faults.enabled(FaultName.creatives_empty_limit_accepted):
-        raw_limit = None
-    limit = parse_limit(raw_limit, MAX_LIMIT, default_limit_11(DEFAULT_LIMIT, sb.faults))
+    raw_limit, default = creative_faults.limit_read(query.get("limit"), DEFAULT_LIMIT, sb.faults)
+    limit = parse_limit(raw_limit, MAX_LIMIT, default)
     if limit is None:
         return _env_error(sb, exchange, 422, 4220, errors.MSG_LIMIT)
-    if limit == MAX_LIMIT and sb.faults.enabled(FaultName.creatives_limit_max_500):  # properties
+    if creative_faults.limit_fails(limit, MAX_LIMIT, sb.faults):  # the limit accepted
         return errors.flat(exchange, sb.faults, 500, "internal error")
-    since = since_11(parse_epoch(query.get("updated_since")), sb.faults)
+    since = creative_faults.since(parse_epoch(query.get("updated_since")), sb.faults)
     if since is False:
         return _env_error(sb, exchange, 422, 4221, errors.MSG_UPDATED_SINCE)
     scope = cursors.Scope(sb.cursor_secret, "creatives", f"u={since}")
@@ -142,20 +130,15 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     if resumed is False:
         return _env_error(sb, exchange, 422, 4222, errors.MSG_CURSOR)
     after, state = resumed
-    strict = not sb.faults.enabled(FaultName.creatives_updated_since_inclusive)
+    every = sb.store.creatives.values()
     rows = [
         c
-        for c in sb.store.creatives.values()
-        if (c.org_id == caller.org_id or foreign_listed_11(sb.faults))
-        and c.visible
-        and (since is None or c.updated_at > since or (not strict and c.updated_at == since))
+        for c in every
+        if c.org_id == caller.org_id and c.visible and (since is None or c.updated_at > since)
     ]
-    if sb.faults.enabled(FaultName.creatives_order_broken):
-        rows.sort(key=lambda c: (-c.updated_at, c.id))
-    else:
-        rows.sort(key=lambda c: (c.updated_at, c.id))
+    rows.sort(key=lambda c: (c.updated_at, c.id))
     page = paginate(
-        walk_rows_11(rows, after, limit, sb.faults),
+        creative_faults.listed(rows, every, caller.org_id, since, after, limit, sb.faults),
         lambda c: [c.updated_at, c.id],
         limit,
         after,
@@ -198,7 +181,9 @@ async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call
     """
     creative = _find(sb, caller, call.params["id"])
     if creative is None:
-        status, code = miss_11(sb.store.creatives, caller.org_id, call.params["id"], sb.faults)
+        status, code = creative_faults.miss(
+            sb.store.creatives, caller.org_id, call.params["id"], sb.faults
+        )
         return _env_error(sb, exchange, status, code, errors.MSG_NO_CREATIVE)
     record = creative_record(sb, creative, exchange.base_url)
     return Reply(200, ok_envelope(record, sb.now(), {"self": record["links"]["self"]}))
@@ -220,7 +205,7 @@ async def handle_file(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     if creative.link_failure:
         return _env_error(sb, exchange, 503, 5032, errors.MSG_LINK_FAILED, [(b"retry-after", b"2")])
     url, expires = download_link(sb, exchange.base_url, creative, now)
-    if file_as_json_11(call.query.get("redirect"), sb.faults):
+    if creative_faults.file_as_json(call.query.get("redirect"), sb.faults):
         links = {"self": f"{exchange.base_url}{PATH}/{creative.id}/file?redirect=0"}
         return Reply(200, ok_envelope({"url": url, "expires_at": expires}, now, links))
     return Reply(302, b"", [(b"location", url.encode())], content_type=None)

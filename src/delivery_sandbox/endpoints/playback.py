@@ -2,8 +2,14 @@
 
 The handler only translates HTTP: authentication (auth.py) up to the organisation step, the
 simulated scenarios (simulate.py), the rate-limit gate before the body (admission.py via
-limits.py), the body (playback_request.py), the per-ticket checks against the store, admission
+limits.py), the body (playback/request.py), the per-ticket checks against the store, admission
 and reuse (tickets.py), then one of three shapes: a single ticket, a flat error, or a batch.
+
+The cores run under the sandbox's policies (`Sandbox.policies`). Faults act at named steps, one
+call each: the organisation (faults/playback.py: `org_suspended`), the simulation
+(faults/catalog.py: `simulation_rules`), the gate and the malformed body's cost, the refused
+items, a reuse and each ticket's admission (faults/limits.py), and the items before they are
+rendered (faults/playback.py: `bend_items`).
 """
 
 from __future__ import annotations
@@ -14,30 +20,23 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from starlette.requests import Request
 
-from delivery_sandbox.faults.coverage_faults_10 import partial_batch_charge
-from delivery_sandbox.faults.coverage_faults_11 import missing_code_11, refusal_11
-from delivery_sandbox.faults.coverage_faults_12 import org_suspended_12
-from delivery_sandbox.faults.names import FaultName
+from delivery_sandbox.faults import catalog as simulation_faults
+from delivery_sandbox.faults import limits as limit_faults
+from delivery_sandbox.faults import playback as playback_faults
+from delivery_sandbox.faults.catalog import SimulationRules
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Exchange, Reply
 from delivery_sandbox.playback import simulate
 from delivery_sandbox.playback.admission import PREFETCH_SHED, IntentClass, admission_order
-from delivery_sandbox.playback.coverage_faults_16 import (
-    charge_refused_16,
-    gate_16,
-    malformed_cost_16,
-    ticket_decision_16,
-)
-from delivery_sandbox.playback.fault_policies import Tuning, apply_faults
+from delivery_sandbox.playback.policies import Policies
 from delivery_sandbox.playback.request import BodyError, ItemRequest, PlaybackRequest, parse
 from delivery_sandbox.playback.tickets import ENCRYPTED, ReuseKey, Ticket, TicketBook, mint
 from delivery_sandbox.state.accounts import Caller
 from delivery_sandbox.state.context import Sandbox
 from delivery_sandbox.state.store import Episode, Failure
 
-__all__ = ["answer", "handle", "ticket_book"]
+__all__ = ["answer", "ticket_book"]
 
 HOLD_SLACK = 0.002  # sleep a hair longer than the bucket asks, so the token is there
 
@@ -70,9 +69,8 @@ class Outcome:
     retry_after: int | None = None
     extra: dict[str, Any] | None = None
     ticket: Ticket | None = None
-    episode: Episode | None = None
+    episode: Episode | None = None  # the episode a ticket or a licence refusal is for
     limited: bool = False  # refused by the rate limiter
-    dropped: bool = False  # fault next_past_end_issued: left out of items[]
 
 
 # -- per-ticket checks (spec: Errors > Playback, per ticket) -----------------------------------
@@ -120,26 +118,17 @@ def check(
     Requirements: FRESH-002, FRESH-004, FRESH-006.
     """
     if "licences" in sb.outages:  # spec: Errors > Playback: a check that times out is a 503
-        if sb.faults.enabled(FaultName.licence_timeout_refused):
-            return _not_entitled(sb, "entitlement_not_found")
         return Outcome(503, MSG_CHECK_LATE, "service_unavailable", retry_after=2)
     episode = _find(sb, item)
-    if episode is None:  # not_ready, bent by the eleventh block's withdrawn_episode_not_found
-        code = missing_code_11(sb.store.withdrawn_episodes, item.episode_id, sb.faults)
-        return Outcome(404, MSG_NOT_READY, code)
+    if episode is None:
+        return Outcome(404, MSG_NOT_READY, "not_ready")
     refusal = sb.store.licence_refusal(caller.org_id, episode.film_id, now)
-    refusal = refusal_11(sb.store, caller.org_id, episode.film_id, refusal, sb.faults)
     if refusal is not None:
-        return _not_entitled(sb, refusal)
+        return _not_entitled(refusal, episode)
     if not episode.stream_ready:
         return Outcome(404, MSG_NOT_READY, "not_ready")
     if episode.protection == ENCRYPTED and not request.has_device:
-        extra = (
-            None
-            if sb.faults.enabled(FaultName.sdk_required_without_protection)
-            else {"protection": ENCRYPTED}
-        )
-        return Outcome(409, MSG_SDK, "sdk_required", extra=extra)
+        return Outcome(409, MSG_SDK, "sdk_required", extra={"protection": ENCRYPTED})
     if episode.failure is Failure.NO_PLAYABLE:
         return Outcome(503, MSG_NO_PLAYABLE, "not_ready")
     if episode.failure is Failure.PROVIDER_TIMEOUT:
@@ -151,10 +140,9 @@ def check(
     return episode
 
 
-def _not_entitled(sb: Sandbox, reason: str) -> Outcome:
+def _not_entitled(reason: str, episode: Episode | None = None) -> Outcome:
     """403 `not_entitled`: `error` is the reason, `reason` says which. (PLAY-083)"""
-    error = "not entitled" if sb.faults.enabled(FaultName.not_entitled_error_not_reason) else reason
-    return Outcome(403, error, "not_entitled", reason=reason)
+    return Outcome(403, reason, "not_entitled", reason=reason, episode=episode)
 
 
 # -- admission and minting ---------------------------------------------------------------------
@@ -173,7 +161,7 @@ def _reuse_key(request: PlaybackRequest, item: ItemRequest) -> ReuseKey | None:
     )
 
 
-def _mint(sb: Sandbox, caller: Caller, episode: Episode, now: float, tune: Tuning) -> Ticket:
+def _mint(sb: Sandbox, caller: Caller, episode: Episode, now: float, tune: Policies) -> Ticket:
     """A fresh ticket for the caller's media space, its secret from the injected generator.
 
     Requirements: PLAY-059.
@@ -196,7 +184,7 @@ async def _admit(
     caller: Caller,
     request: PlaybackRequest,
     outcomes: list[Outcome | Episode],
-    tune: Tuning,
+    tune: Policies,
 ) -> None:
     """Turn every checked episode into a ticket or a 429, play-class items first.
 
@@ -214,7 +202,7 @@ async def _admit(
         order = admission_order([items[i].intent_class for i in pending], limits.policy)
     hold_left = limits.policy.max_hold_s
     viewer_ref = request.viewer_ref
-    charge_refused_16(sb.faults, limits, org, len(outcomes) - len(pending), sb.now())
+    limit_faults.charge_refused(sb.faults, limits, org, len(outcomes) - len(pending), sb.now())
     for position in order:
         index = pending[position]
         item, episode = items[index], outcomes[index]
@@ -223,14 +211,13 @@ async def _admit(
         key = None if viewer_ref is None else _reuse_key(request, item)
         kept = book.find(key, now) if key is not None else None
         if kept is not None:
-            if sb.faults.enabled(FaultName.reuse_counted):
-                limits.playback_charge(org, 1, now)
+            limit_faults.reuse_charge(sb.faults, limits, org, now)
             outcomes[index] = Outcome(200, ticket=kept, episode=episode)
             continue
         while True:
             decision = limits.playback_ticket(org, item.intent_class, now, hold_left)
             if decision.hold <= 0:
-                decision = ticket_decision_16(
+                decision = limit_faults.ticket_decision(
                     sb.faults, limits, org, item.intent_class, position, decision, now
                 )
                 break
@@ -324,8 +311,15 @@ def _render(
 
     Requirements: LIM-041.
     """
+    pairs = playback_faults.bend_items(  # the render step: the items as the faults show them
+        sb,
+        caller.org_id,
+        list(zip(request.items, outcomes, strict=True)),
+        request.batch,
+        lambda: admission_order([i.intent_class for i in request.items], sb.limits.policy),
+    )
     if not request.batch:
-        only = outcomes[0]
+        only = pairs[0][1]
         if only.ticket is not None:
             return Reply(200, orjson.dumps(only.ticket.fields()))
         return _flat_error(sb, exchange, caller, only)
@@ -343,11 +337,7 @@ def _render(
             limited=True,
         )
         return _flat_error(sb, exchange, caller, whole)
-    pairs = list(zip(request.items, outcomes, strict=True))
-    if sb.faults.enabled(FaultName.batch_items_in_admission_order):
-        order = admission_order([i.intent_class for i in request.items], sb.limits.policy)
-        pairs = [pairs[i] for i in order]
-    items = [_item_body(item, o) for item, o in pairs if not o.dropped]
+    items = [_item_body(item, o) for item, o in pairs]
     return Reply(200, orjson.dumps({"items": items}))
 
 
@@ -387,7 +377,7 @@ async def _suspended_per_item(
     exchange: Exchange,
     caller: Caller,
     read_body: Callable[[], Awaitable[bytes]],
-    tune: Tuning,
+    tune: Policies,
 ) -> Reply:
     """A suspended organisation read per ticket (legal variant suspended_batch_per_item): a
     well-formed batch is 200 with every item 403 `not_entitled`, reason `org_suspended` (Errors >
@@ -396,20 +386,8 @@ async def _suspended_per_item(
     request = parse(await read_body(), tune.body)
     if not isinstance(request, PlaybackRequest) or not request.batch:
         return _suspended(sb, exchange)
-    refused = [_not_entitled(sb, "org_suspended") for _ in request.items]
+    refused = [_not_entitled("org_suspended") for _ in request.items]
     return _render(sb, exchange, caller, request, refused)
-
-
-async def handle(request: Request) -> Reply:
-    """The app's entry: authentication up to the scope step has run (app.py, auth.py)."""
-    scope = request.scope
-    return await answer(
-        scope["sandbox"],
-        scope["sandbox.exchange"],
-        scope["sandbox.caller"],
-        request.headers.get(simulate.HEADER),
-        request.body,
-    )
 
 
 async def answer(
@@ -428,49 +406,46 @@ async def answer(
 
     Requirements: SIM-003, SIM-005, SIM-006, SIM-007, SIM-008.
     """
-    tune = apply_faults(sb.faults, sb.limits, sb.bases)
-    # Coverage fault: while tickets are kept for reuse, the organisation is not re-checked.
-    skip_check = (
-        sb.faults.enabled(FaultName.reuse_skips_organisation_check) and len(ticket_book(sb)) > 0
-    )
-    if org_suspended_12(sb, caller) and not skip_check:
+    tune = sb.policies()
+    if playback_faults.org_suspended(sb, caller, len(ticket_book(sb))):
         if tune.suspended_per_item:
             return await _suspended_per_item(sb, exchange, caller, read_body, tune)
         return _suspended(sb, exchange)
     now = sb.now()
-    scenario = None
+    scenario, rules = None, simulation_faults.DEFAULT_RULES
     if simulate_header is not None:
-        honours = sb.faults.enabled(FaultName.production_honours_simulate)
-        test_org = caller.organisation.test or honours
+        rules = simulation_faults.simulation_rules(sb.faults)
+        test_org = caller.organisation.test or rules.production_honoured
         scenario = simulate.scenario_for(simulate_header, "playback", test_org)
     if scenario is not None and scenario.name != simulate.PARTIAL_BATCH:
         return simulate.respond(
             exchange, sb.faults, sb.limits, caller.org_id, scenario, "playback", now
         )
-    refusal = gate_16(sb.faults, sb.limits.playback_gate(caller.org_id, now))
+    refusal = limit_faults.gate(sb.faults, sb.limits.playback_gate(caller.org_id, now))
     if refusal is not None and not sb.limits.playback_holdable(caller.org_id, now):
         return errors.rate_limited(
             exchange, sb.faults, refusal.retry_after, refusal.limit, refusal.window
         )
     request = parse(await read_body(), tune.body)
     if refusal is not None and not _holds_play(request):
-        # Not even one ticket: only a play item may wait for one (README: LIM-042, LIM-043).
+        # Not even one ticket: only a play item may wait for one (docs/reading-of-the-spec.md
+        # (LIM-042, LIM-043)).
         return _flat_error(sb, exchange, caller, _gate_outcome(sb, request, refusal.retry_after))
     now = sb.now()
     if isinstance(request, BodyError):
-        cost = malformed_cost_16(sb.faults)  # spec: Limits, malformed body = 1
+        cost = limit_faults.malformed_cost(sb.faults)  # spec: Limits, malformed body = 1
         sb.limits.playback_charge(caller.org_id, cost, now)
         extra: dict[str, Any] = {"fields": list(request.fields)} if request.fields else {}
         return errors.flat(exchange, sb.faults, 400, request.error, request.error_code, **extra)
     if scenario is not None and (not request.batch or len(request.items) < 2):
         scenario = None  # partial_batch needs a batch of two or more: ignored
-    if scenario is not None and not sb.faults.enabled(FaultName.simulated_counter_not_counted):
+    if scenario is not None and rules.counted:
         refused = sb.limits.take_request(caller.org_id, "simulated", now)
         if refused is not None:
             return errors.rate_limited(
                 exchange, sb.faults, refused.retry_after, refused.limit, refused.window
             )
-    return await _issue(sb, exchange, caller, request, scenario, tune)
+    return await _issue(sb, exchange, caller, request, scenario, tune, rules)
 
 
 async def _issue(
@@ -479,7 +454,8 @@ async def _issue(
     caller: Caller,
     request: PlaybackRequest,
     scenario: simulate.Scenario | None,
-    tune: Tuning,
+    tune: Policies,
+    rules: SimulationRules,
 ) -> Reply:
     """Check every item, answer 500 for the whole request on an unexpected error, then admit and
     render.
@@ -498,11 +474,6 @@ async def _issue(
     for found in outcomes:
         if isinstance(found, Outcome) and found.status == 500:
             return errors.flat(exchange, sb.faults, 500, MSG_INTERNAL)  # spec: 500 whole request
-    if sb.faults.enabled(FaultName.next_past_end_issued):
-        for index, item in enumerate(request.items):
-            found = outcomes[index]
-            if item.next_offset and isinstance(found, Outcome) and found.status == 404:
-                found.dropped = True
     if tune.whole_429_early and len(outcomes) > 1:
         bucket = sb.limits.bucket(caller.org_id)
         if bucket.level(now) < len(outcomes):
@@ -513,15 +484,16 @@ async def _issue(
     await _admit(sb, caller, request, outcomes, tune)
     final = [o for o in outcomes if isinstance(o, Outcome)]
     reply = _render(sb, exchange, caller, request, final)
-    if scenario is not None and not sb.faults.enabled(FaultName.simulated_header_missing):
+    if scenario is not None and rules.header:
         reply.headers.append((simulate.SIMULATED_HEADER, scenario.name.encode()))
-    if scenario is not None:
-        partial_batch_charge(sb.limits, caller.org_id, now, sb.faults)
+    if scenario is not None and rules.partial_batch_extra:
+        sb.limits.playback_charge(caller.org_id, rules.partial_batch_extra, now)
     return reply
 
 
 def _partial_failure(sb: Sandbox, caller: Caller, item: ItemRequest) -> Outcome:
-    """partial_batch: a later item is refused as under the limit (README: SIM-013). (SIM-014)"""
+    """partial_batch: a later item is refused as under the limit (docs/reading-of-the-spec.md
+    (SIM-013)). (SIM-014)"""
     if item.intent_class is IntentClass.PREFETCH:
         return Outcome(429, MSG_SHED, "rate_limited", PREFETCH_SHED, 1, limited=True)
     return Outcome(429, MSG_LIMIT, "rate_limited", None, 1, limited=True)

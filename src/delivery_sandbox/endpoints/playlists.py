@@ -12,13 +12,8 @@ import hashlib
 from typing import Any
 
 from delivery_sandbox.endpoints import cursors, listing
-from delivery_sandbox.faults.coverage_faults_13 import bend_list_13
-from delivery_sandbox.faults.coverage_faults_14 import (
-    category_usable_14,
-    playlist_item_14,
-    playlist_withdrawn_at_14,
-)
-from delivery_sandbox.faults.names import FaultName
+from delivery_sandbox.faults import series_playlists as series_playlist_faults
+from delivery_sandbox.faults import withdrawal as withdrawal_faults
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.state.accounts import Caller, OrgKind
@@ -107,10 +102,15 @@ def playlist_detail(sb: Sandbox, caller: Caller, playlist: Playlist, now: int) -
     """
     space = caller.organisation.space
     granted = _granted(sb, caller, playlist)
-    granted_media = granted or sb.faults.enabled(FaultName.playlist_ungranted_media_shown)
     category = sb.store.categories[playlist.category]
     count = len(playlist.clips)
     names = [_media_name(playlist.code, p) for p in range(1, count + 1, listing.PLAYLIST_SIZE)]
+    media = {
+        "space": space,
+        "playlist_id": f"{space}:pl:{playlist.code}",
+        "playlist_name": playlist.code,
+        "playlists": [{"id": f"{space}:pl:{n}", "name": n} for n in names],
+    }
     data: dict[str, Any] = {
         "code": playlist.code,
         "title": playlist.title,
@@ -121,18 +121,9 @@ def playlist_detail(sb: Sandbox, caller: Caller, playlist: Playlist, now: int) -
         if playlist.group
         else None,
         "updated_at": playlist.updated_at,
-        "metadata_version": playlist.metadata_version
-        if not sb.faults.enabled(FaultName.playlist_metadata_version_per_org)
-        else f"{playlist.metadata_version}-{caller.org_id}",
+        "metadata_version": playlist.metadata_version,
         "granted": granted,
-        "media": {
-            "space": space,
-            "playlist_id": f"{space}:pl:{playlist.code}",
-            "playlist_name": playlist.code,
-            "playlists": [{"id": f"{space}:pl:{n}", "name": n} for n in names],
-        }
-        if granted_media
-        else None,
+        "media": media if granted else None,
         "images": [
             {"kind": "cover", **_image(space, granted, f"playlists/{playlist.code}.jpg", now)}
         ],
@@ -141,6 +132,7 @@ def playlist_detail(sb: Sandbox, caller: Caller, playlist: Playlist, now: int) -
             for i, cid in enumerate(playlist.clips, start=1)
         ],
     }
+    series_playlist_faults.bend_playlist(data, media, caller.org_id, sb.faults)
     stable = {k: v for k, v in data.items() if k not in ("images", "clips")}
     stable["clips"] = [(c["id"], c["ready"], c["vid"]) for c in data["clips"]]
     data["content_version"] = listing.content_hash(stable)
@@ -154,7 +146,7 @@ def _item(sb: Sandbox, caller: Caller, playlist: Playlist, now: int) -> dict[str
 
     Requirements: STATE-009, STATE-010, STATE-011, STATE-014.
     """
-    withdrawn_at = playlist_withdrawn_at_14(sb.faults, sb.store, playlist)
+    withdrawn_at = withdrawal_faults.playlist_withdrawn_at(sb.faults, sb.store, playlist)
     category = sb.store.categories[playlist.category]
     active = withdrawn_at is None
     return {
@@ -187,8 +179,8 @@ def _film_org(sb: Sandbox, caller: Caller) -> bool:
 
     Requirements: PLS-033, PLS-034.
     """
-    open_to_films = sb.faults.enabled(FaultName.playlists_open_to_film_orgs)
-    return caller.organisation.kind is OrgKind.FILMS and not open_to_films
+    refused = caller.organisation.kind is OrgKind.FILMS
+    return series_playlist_faults.film_org_refused(refused, sb.faults)
 
 
 async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
@@ -207,24 +199,30 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     query, now = call.query, int(sb.now())
     limit = listing.parse_limit(query.get("limit"), *listing.PAGE_LIMITS["playlists"])
     since = listing.parse_epoch(query.get("updated_since"), sb.readings.list_since_digits)
-    # fault (properties): a 32-bit overflow on epoch seconds after 2038-01-19
-    if since and since > 2**31 - 1 and sb.faults.enabled(FaultName.playlists_since_2038_500):
-        return errors.envelope(exchange, sb.faults, 500, 5000, "internal error", sb.now())
     category = query.get("category")
-    slug = sb.readings.category_slug  # README: PLS-039; a legal variant reads it looser
+    slug = sb.readings.category_slug  # docs/reading-of-the-spec.md (PLS-039)
     bad_category = category is not None and not (len(category) <= 100 and slug.match(category))
-    if bad_category and sb.faults.enabled(FaultName.playlists_bad_category_404):  # properties
-        return _error(sb, exchange, 404, 4040, errors.MSG_NO_CATEGORY)
+    refused = series_playlist_faults.playlists_query(  # the query step
+        since,
+        bad_category,
+        lambda: errors.envelope(exchange, sb.faults, 500, 5000, "internal error", sb.now()),
+        lambda: _error(sb, exchange, 404, 4040, errors.MSG_NO_CATEGORY),
+        sb.faults,
+    )
+    if refused is not None:
+        return refused
     if limit is None or since is False or bad_category:
         return _error(sb, exchange, 422, 4220, errors.MSG_INVALID_REQUEST)
-    if category is not None and not category_usable_14(sb.faults, sb.store, category, now):
+    if category is not None and not withdrawal_faults.category_usable(
+        sb.faults, sb.store, category, now
+    ):
         return _error(sb, exchange, 404, 4040, errors.MSG_NO_CATEGORY)
     scope = cursors.Scope(sb.cursor_secret, "playlists", f"u={since}&c={category}")
     resumed = listing.resume(scope, sb.paging, query.get("cursor"))
     if resumed is False:
         return _error(sb, exchange, 422, 4220, errors.MSG_CURSOR)
     after, state = resumed
-    bent = bend_list_13(sb.faults, "playlists", limit, since, after, category)
+    bent = series_playlist_faults.bend_list(sb.faults, "playlists", limit, since, after, category)
     limit, since, after, category = bent
     key = ("playlists", caller, now // 30)
     rows = sb.cache.get(key)
@@ -233,7 +231,11 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         for playlist in sb.store.playlists.values():
             withdrawn_at = sb.store.playlist_withdrawn_at(playlist)
             if withdrawn_at is None or now - withdrawn_at < WITHDRAWN_LISTED:
-                rows.append(playlist_item_14(sb.faults, _item(sb, caller, playlist, now), playlist))
+                rows.append(
+                    withdrawal_faults.playlist_item(
+                        sb.faults, _item(sb, caller, playlist, now), playlist
+                    )
+                )
         rows.sort(key=listing.by_update)
         sb.cache[key] = rows
     rows = [
@@ -248,7 +250,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         limit,
         after,
         scope,
-        full_page_cursor=not sb.faults.enabled(FaultName.playlists_full_page_without_cursor),
+        full_page_cursor=series_playlist_faults.full_page_cursor(sb.faults),
         paging=sb.paging,
         state=state,
     )

@@ -11,9 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from delivery_sandbox.endpoints import cursors, listing
-from delivery_sandbox.faults.coverage_faults_13 import bend_list_13, unlicensed_state_13
-from delivery_sandbox.faults.coverage_faults_14 import series_state_14
-from delivery_sandbox.faults.names import FaultName
+from delivery_sandbox.faults import series_playlists as series_playlist_faults
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.state.accounts import Caller
@@ -121,8 +119,9 @@ def _rows(sb: Sandbox, caller: Caller, now: float) -> list[dict[str, Any]]:
     """
     rows = []
     for film in sb.store.films.values():
-        state = series_state_14(sb.faults, sb.store, caller.org_id, film, now)
-        state = state or unlicensed_state_13(sb.faults, film.code, film.updated_at)
+        state = series_playlist_faults.series_state(
+            sb.faults, sb.store, caller.org_id, film, now, listing=True
+        )
         if state is None and sb.variants.enabled(VariantName.series_status_grows):
             state = scheduled_state(sb.store, caller.org_id, film, now)
         if state is None:
@@ -130,7 +129,7 @@ def _rows(sb: Sandbox, caller: Caller, now: float) -> list[dict[str, Any]]:
         status, updated_at, withdrawn_at = state
         active = status == "active"
         counted = active or status == "scheduled"  # published episodes, whatever the licence
-        if not active and sb.faults.enabled(FaultName.series_withdrawn_unlisted):
+        if not series_playlist_faults.series_listed(active, sb.faults):
             continue
         rows.append(
             {
@@ -164,8 +163,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     query, now = call.query, sb.now()
     limit = listing.parse_limit(query.get("limit"), *listing.PAGE_LIMITS["series"])
     since = listing.parse_epoch(query.get("updated_since"), sb.readings.list_since_digits)
-    if since is not False and since == 0 and sb.faults.enabled(FaultName.series_since_zero_refused):
-        since = False  # fault (properties): a valid updated_since=0 refused
+    since = series_playlist_faults.series_since(since, sb.faults)
     scope = cursors.Scope(sb.cursor_secret, "series", f"u={since}")
     resumed = listing.resume(scope, sb.paging, query.get("cursor"))
     if limit is None or since is False:
@@ -173,7 +171,9 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     if resumed is False:
         return _error(sb, exchange, 422, 4220, errors.MSG_CURSOR)
     after, state = resumed
-    limit, since, after, _ = bend_list_13(sb.faults, "series", limit, since, after)
+    limit, since, after, _ = series_playlist_faults.bend_list(
+        sb.faults, "series", limit, since, after
+    )
     key = ("series", caller, int(now // CACHE_SECONDS))
     rows = sb.cache.get(key)
     if rows is None:
@@ -198,9 +198,13 @@ async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call
     """
     code, now = call.params["code"], sb.now()
     film = sb.store.film_by_code(code)
-    state = None if film is None else series_state_14(sb.faults, sb.store, caller.org_id, film, now)
-    served = state is not None and (
-        state[0] == "active" or sb.faults.enabled(FaultName.series_withdrawn_detail_served)
+    state = (
+        None
+        if film is None
+        else series_playlist_faults.series_state(sb.faults, sb.store, caller.org_id, film, now)
+    )
+    served = state is not None and series_playlist_faults.detail_served(
+        state[0] == "active", sb.faults
     )
     if film is None or state is None or not served:
         return _error(sb, exchange, 404, 4040, errors.MSG_NO_SERIES)

@@ -5,13 +5,14 @@ Two paths outside `/api/delivery/v1/`, both without a key:
 
 - `/api/c/<token>.mp4`, the durable share link of `final.file_url`: every open re-checks the
   creative (still approved or pushed, final ready, export rights active) and answers 302 to a
-  fresh download link valid 15 minutes, else 410 (README: Reading of the spec, CRE-024).
+  fresh download link valid 15 minutes, else 410 (docs/reading-of-the-spec.md (CRE-024)).
 - `/_files/creatives/<id>.mp4?exp=..&sig=..`, the download link itself (what the share link and
   `GET /creatives/{id}/file` point at): 200 with a tiny fake MP4 while valid, 410 once expired,
   403 when the signature does not match.
 
 Bodies of the refusals are flat (`error`, `error_code`, `request_id`); the common headers are
-the same as on every other answer (README decision). Neither path spends a rate counter.
+the same as on every other answer (docs/reading-of-the-spec.md (HDR (all))). Neither path spends a
+rate counter.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ import hashlib
 import hmac
 from urllib.parse import parse_qsl, quote
 
-from delivery_sandbox.faults.coverage_faults_11 import rights_open_11
+from delivery_sandbox.faults import creatives as creative_faults
+from delivery_sandbox.faults.creatives import ShareLink
 from delivery_sandbox.http import errors
-from delivery_sandbox.http.coverage_faults_2 import link_revoked, share_link_ttl
 from delivery_sandbox.http.headers import Exchange, Reply
 from delivery_sandbox.state.context import Sandbox
 from delivery_sandbox.state.store import DAY, Creative, LicenceState
@@ -126,17 +127,19 @@ def open_share_link(sb: Sandbox, exchange: Exchange, token: str) -> Reply:
     now = sb.now()
     if "creatives" in sb.outages:
         return _unavailable(sb, exchange)
-    if (
-        link_revoked(sb.store, creative.id, sb.faults)
-        or not creative.visible
-        or not creative.final_ready
-        or not rights_open_11(export_rights_active(sb, creative, now), sb.faults)
-    ):
+    link = creative_faults.share_link(  # the share-link step
+        ShareLink(
+            creative.id in sb.store.revoked_links,
+            export_rights_active(sb, creative, now),
+            LINK_TTL,
+        ),
+        sb.faults,
+    )
+    if link.revoked or not creative.visible or not creative.final_ready or not link.rights_open:
         return _refusal(sb, exchange, 410, MSG_SHARE_GONE, "gone")
     if creative.link_failure:
         return _unavailable(sb, exchange)
-    ttl = share_link_ttl(LINK_TTL, sb.faults)
-    url, _ = download_link(sb, exchange.base_url, creative, now, ttl)
+    url, _ = download_link(sb, exchange.base_url, creative, now, link.ttl)
     return Reply(302, b"", [(b"location", url.encode())], content_type=None)
 
 

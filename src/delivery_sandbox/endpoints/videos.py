@@ -18,8 +18,7 @@ import orjson
 
 from delivery_sandbox.endpoints import cursors
 from delivery_sandbox.endpoints.listing import iso, list_links, parse_limit
-from delivery_sandbox.faults.coverage_faults_12 import video_id_12, video_list_12
-from delivery_sandbox.faults.names import FaultName
+from delivery_sandbox.faults import playback as playback_faults
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.state.accounts import Caller
@@ -97,10 +96,12 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     """
     query, now = call.query, int(sb.now())
     limit = parse_limit(query.get("limit"), MAX_LIMIT, DEFAULT_LIMIT)
-    if limit is None and sb.faults.enabled(FaultName.videos_bad_limit_coded):  # fault (properties)
-        return errors.flat(exchange, sb.faults, 400, MSG_BAD_QUERY, "invalid_request")
     if limit is None:
-        return _bad(sb, exchange, MSG_BAD_QUERY)
+        return playback_faults.bad_limit(  # the query step
+            _bad(sb, exchange, MSG_BAD_QUERY),
+            lambda: errors.flat(exchange, sb.faults, 400, MSG_BAD_QUERY, "invalid_request"),
+            sb.faults,
+        )
     wanted = query.get("collection")
     binding = f"c={wanted}"
     start, state = 0, 0
@@ -121,18 +122,14 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     if any(c.broken for c in chosen):
         return _read_failed(sb, exchange)
     sequence = [(c.code, i, vid) for c in chosen for i, vid in enumerate(c.videos, start=1)]
-    sequence, limit = video_list_12(sb, wanted, granted, sequence, limit)  # coverage faults
+    sequence, limit = playback_faults.video_list(
+        sb, wanted, granted, sequence, limit
+    )  # coverage faults
     cut = sb.paging.window(start, len(sequence), limit, state)
     window = sequence[start : cut.stop]
     videos = sb.store.videos
-    skip = not sb.faults.enabled(FaultName.videos_not_ready_listed)
-    rows = [
-        video_row(sb, videos[vid], code, pos, now)
-        for code, pos, vid in window
-        if _playable(videos[vid]) or not skip
-    ]
-    if sb.faults.enabled(FaultName.videos_order_broken):
-        rows.reverse()
+    shown = playback_faults.videos_listed(window, lambda vid: _playable(videos[vid]), sb.faults)
+    rows = [video_row(sb, videos[vid], code, pos, now) for code, pos, vid in shown]
     next_cursor = None
     if cut.next_state is not None:
         position = sb.paging.join([cut.stop], cut.next_state)
@@ -154,7 +151,7 @@ async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call
 
     Requirements: HDR-004, VID-014, VID-015, VID-016, VID-017, VID-020, VID-027.
     """
-    raw, now = video_id_12(sb, call.params["id"]), int(sb.now())  # coverage faults
+    raw, now = playback_faults.video_id(sb, call.params["id"]), int(sb.now())  # coverage faults
     try:
         video_id = str(uuid.UUID(raw))
     except ValueError:
@@ -167,9 +164,8 @@ async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call
         for c in sb.store.granted_collections(caller.org_id)
         if video_id in c.videos
     ]
-    playable = video is not None and (
-        _playable(video)
-        or (sb.faults.enabled(FaultName.video_not_ready_served) and not video.archived)
+    playable = video is not None and playback_faults.video_served(
+        _playable(video), video, sb.faults
     )
     if video is None or not homes or not playable:
         return errors.flat(exchange, sb.faults, 404, errors.VIDEO_NOT_FOUND)

@@ -1,5 +1,5 @@
-"""Tables of body changes, shared by the coverage-fault blocks that bend a 200 JSON body
-(`coverage_faults_3.py`, `_4.py`, `_5.py`, `_7.py`, `_13.py`) and by the hooks that read a
+"""Tables of body changes, shared by the fault modules that bend a 200 JSON body
+(`resource_fields.py`, `deprecation.py`, `series_playlists.py`) and by the hooks that read a
 JSON answer.
 
 A block is a tuple of rows `(name, rule, summary, where, change)`: `where` picks the paths a
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 if TYPE_CHECKING:
-    from delivery_sandbox.faults.registry import FaultSwitch
+    from delivery_sandbox.faults.switch import FaultSwitch
 
 __all__ = ["Body", "Row", "Table", "Where", "api", "apply_table", "at", "data", "detail", "doors",
            "episodes", "films", "json_object", "links", "member", "rows", "rows_of", "table_of",

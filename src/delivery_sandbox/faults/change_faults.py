@@ -31,8 +31,7 @@ import orjson
 from delivery_sandbox.faults.names import FaultName
 
 if TYPE_CHECKING:
-    from delivery_sandbox.http.headers import Exchange, Reply
-    from delivery_sandbox.state.context import Sandbox
+    from delivery_sandbox.faults.seams import Answer, Request, Server
 
 __all__ = ["CHANGE_FAULTS", "mangle_change_reply"]
 
@@ -62,7 +61,7 @@ def _iso(epoch: int) -> str:
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def mangle_change_reply(reply: Reply, sb: Sandbox, exchange: Exchange) -> None:
+def mangle_change_reply(reply: Answer, sb: Server, exchange: Request) -> None:
     """Apply the switched-on faults of this module to one answer, in place."""
     on = sb.faults.on & CHANGE_FAULTS
     if not on or reply.status != 200 or not reply.body:

@@ -1,17 +1,24 @@
 """Fault rows proving the coverage of rules no other fault breaks: name, requirement IDs, summary.
 
 Plain data, one row a line (`rows.py`), that `registry.py` appends to the sandbox's single fault
-table; what each of these faults changes is in `coverage.py`.
+table. What the reply rows change is in `reply.py`; the unchecked-behaviour rows act
+in the hooks named above them.
 """
 
 # Fault tables hold one row a line, so their long rows are exempt from the line length.
 # ruff: noqa: E501
 
 from delivery_sandbox.faults.rows import FaultRow, fault_rows
+from delivery_sandbox.faults.switch import declare
 
-__all__ = ["COVERAGE_FAULT_ROWS", "COVERAGE_FAULT_ROWS_2"]
+__all__ = [
+    "REPLY_FAULTS",
+    "REPLY_FAULT_ROWS",
+    "UNCHECKED_BEHAVIOUR_FAULTS",
+    "UNCHECKED_BEHAVIOUR_ROWS",
+]
 
-COVERAGE_FAULT_ROWS: tuple[FaultRow, ...] = fault_rows("""
+REPLY_FAULT_ROWS: tuple[FaultRow, ...] = fault_rows("""
 envelope_server_time_missing        | PAGE-005                                                          | success envelopes leave out server_time
 envelope_code_string                | PAGE-006                                                          | success envelopes carry code "0" (a string)
 envelope_message_wrong              | PAGE-007                                                          | success envelopes carry message "OK"
@@ -65,10 +72,59 @@ unknown_key_flat_error_code         | CAT-071 PLAY-072 CFG-030 VID-022          
 unknown_key_envelope_4010           | CRE-046 SER-038 PLS-030                                           | an envelope 401 for an unknown or revoked key carries code 4010 instead of 4011
 unverifiable_key_401                | AUTH-021 CAT-075 PLAY-077 CFG-033 CRE-060 SER-046 PLS-042 VID-030 | a key that cannot be verified in time is refused 401 instead of 503
 """)
+REPLY_FAULTS = declare(
+    REPLY_FAULT_ROWS,
+    area="Paging and envelopes; Common response headers; Authentication; Versioning; Errors",
+    seam="reply",
+    # The few that change a decision act where it is made: the steps of the order of checks
+    # (faults/authentication.py: `bend_step`) and of POST /playback; the request id at the
+    # request seam.
+    seams={
+        **dict.fromkeys(
+            (
+                "missing_key_flat_error_code",
+                "scope_flat_error_code",
+                "malformed_version_served",
+                "unknown_version_served",
+                "retired_version_served",
+                "unsupported_version_in_envelope",
+                "unsupported_version_no_latest",
+                "retired_pin_no_upgrade_to",
+                "pin_checked_before_key",
+                "scope_checked_before_pin",
+                "scope_checked_before_key",
+                "org_checked_before_scope",
+                "unknown_key_flat_error_code",
+                "unknown_key_envelope_4010",
+                "unverifiable_key_401",
+            ),
+            "step",
+        ),
+        "request_id_repeated": "request",
+        # steps of POST /playback (faults/playback.py: `org_suspended`, `bend_items`)
+        **dict.fromkeys(("reuse_skips_organisation_check", "licence_timeout_refused"), "step"),
+    },
+    # Proven only once a Freshness bound has passed (30 s, 60 s).
+    slow=(
+        "playlist_item_content_version_stale",
+        "catalog_per_key",
+        "pin_checked_before_key",
+        "series_item_content_version_stale",
+        "reuse_skips_organisation_check",
+    ),
+    collateral={
+        "unsupported_version_in_envelope": (
+            ("ERR-001", "the envelope it sends has no `error` string, which the flat body due has"),
+        ),
+        "not_granted_playlist_404": (
+            ("PLS-026", "the not-granted playlist's content scenario reads its detail, due a 200"),
+        ),
+    },
+)
 
-# Second block (issue 13): behaviours the suite had no check for; they act in
-# `http/coverage_faults_2.py`.
-COVERAGE_FAULT_ROWS_2: tuple[FaultRow, ...] = fault_rows("""
+# Behaviours the suite had no check for; they act in
+# `faults/authentication.py`, `faults/creatives.py`, `faults/catalog.py` and `faults/reply.py`.
+UNCHECKED_BEHAVIOUR_ROWS: tuple[FaultRow, ...] = fault_rows("""
 key_secret_only_lookup           | AUTH-005 | a key is looked up by its 32 characters after the prefix: a wrong prefix or extra characters still open
 bearer_spacing_tolerated         | AUTH-036 | Authorization read as Bearer, any run of spaces or tabs, then the key
 list_per_key                     | GEN-012  | keys films_metadata and films_creatives see one series and one creative fewer
@@ -90,3 +146,33 @@ retitle_reslugs_category            | PLS-048  | the playlist list gives a playl
 withdrawn_at_follows_the_clock      | STATE-021 | a withdrawn playlist's withdrawn_at is the moment of each read
 share_download_link_30_minutes   | CRE-023  | a share link redirects to a download link valid 30 minutes
 """)
+UNCHECKED_BEHAVIOUR_FAULTS = declare(
+    UNCHECKED_BEHAVIOUR_ROWS,
+    area="Authentication; Limits; Creatives; GET /catalog; Series and playlists; States",
+    seam="reply",
+    seams={
+        **dict.fromkeys(
+            (
+                "key_secret_only_lookup",
+                "bearer_spacing_tolerated",
+                "revoked_link_still_opens",
+                "revoked_link_still_listed",
+                "share_download_link_30_minutes",
+            ),
+            "step",
+        ),
+        "catalog_lists_unpublished": "step",  # faults/catalog.py: `films`
+        **dict.fromkeys(  # faults/freshness.py: `retitle_film`, `retitle_playlist`, `renamed`
+            (
+                "metadata_version_frozen",
+                "playlist_change_keeps_updated_at",
+                "playlist_metadata_version_frozen",
+                "creative_rename_restamps_created_at",
+            ),
+            "admin",
+        ),
+        "film_version_ignores_episodes": "inline",
+    },
+    # Proven only once a Freshness bound has passed (30 s, 60 s).
+    slow=("list_per_key", "playlist_change_keeps_updated_at"),
+)

@@ -287,7 +287,7 @@ class FaultName(StrEnum):
     unknown_path_code_wrong = "unknown_path_code_wrong"
     videos_400_with_error_code = "videos_400_with_error_code"
     videos_429_code_wrong = "videos_429_code_wrong"
-    # Tenth block (coverage_faults_10.py): GET /catalog fields, inclusion and paging; simulations.
+    # faults/catalog.py: GET /catalog fields, inclusion and paging; simulations.
     catalog_film_id_not_uuid = "catalog_film_id_not_uuid"
     catalog_film_id_per_read = "catalog_film_id_per_read"
     catalog_film_title_null = "catalog_film_title_null"
@@ -343,7 +343,7 @@ class FaultName(StrEnum):
     playlists_active_withdrawn_at = "playlists_active_withdrawn_at"
     series_withdrawn_gone_at_29_days = "series_withdrawn_gone_at_29_days"
     playlists_withdrawn_gone_at_29_days = "playlists_withdrawn_gone_at_29_days"
-    # Ninth block (coverage_faults_9.py): authentication, versions, bare host, error bodies.
+    # faults/authentication.py: authentication, versions, bare host, error bodies.
     missing_key_403_on_config = "missing_key_403_on_config"
     query_key_accepted = "query_key_accepted"
     cookie_key_accepted = "cookie_key_accepted"
@@ -390,7 +390,7 @@ class FaultName(StrEnum):
     config_batch_max_episodes_5 = "config_batch_max_episodes_5"
     config_subtitles_srt = "config_subtitles_srt"
     config_deprecations_null = "config_deprecations_null"
-    # Thirteenth block (coverage_faults_13.py): series and playlists fields, lists, error codes.
+    # faults/series_playlists.py: series and playlists fields, lists, error codes.
     series_film_status_number = "series_film_status_number"
     series_tier_number = "series_tier_number"
     series_updated_at_iso = "series_updated_at_iso"
@@ -438,7 +438,7 @@ class FaultName(StrEnum):
     playlists_category_ignored = "playlists_category_ignored"
     series_cursor_repeats_last = "series_cursor_repeats_last"
     playlists_cursor_repeats_last = "playlists_cursor_repeats_last"
-    # Eleventh block (coverage_faults_11.py): the creatives endpoints (record fields, codes, hooks).
+    # faults/creatives.py: the creatives endpoints (record fields, codes, hooks).
     creative_signed_preview = "creative_signed_preview"
     creative_schema_version_text = "creative_schema_version_text"
     creative_id_prefixed = "creative_id_prefixed"
@@ -482,7 +482,7 @@ class FaultName(StrEnum):
     suspension_seen_as_forbidden = "suspension_seen_as_forbidden"
     withdrawn_episode_not_found = "withdrawn_episode_not_found"
     licence_suspension_reason_other = "licence_suspension_reason_other"
-    # Twelfth block (coverage_faults_12.py): POST /playback body, tickets and errors; open videos.
+    # faults/playback.py: POST /playback body, tickets and errors; open videos.
     playback_content_type_required = "playback_content_type_required"
     film_ref_wins_over_episode_id = "film_ref_wins_over_episode_id"
     film_ref_id_next_episode = "film_ref_id_next_episode"
@@ -546,14 +546,14 @@ class FaultName(StrEnum):
     whole_429_as_refused_item = "whole_429_as_refused_item"
     intent_required = "intent_required"
     org_state_cached_per_key = "org_state_cached_per_key"
-    # Fourteenth block (coverage_faults_14.py): withdrawal of series, playlists and Categories.
+    # faults/withdrawal.py: withdrawal of series, playlists and Categories.
     series_taken_down_listed_forever = "series_taken_down_listed_forever"
     series_withdrawal_keeps_updated_at = "series_withdrawal_keeps_updated_at"
     series_licence_change_ignored = "series_licence_change_ignored"
     playlist_withdrawal_keeps_updated_at = "playlist_withdrawal_keeps_updated_at"
     category_withdrawal_not_inherited = "category_withdrawal_not_inherited"
     withdrawn_category_filter_404 = "withdrawn_category_filter_404"
-    # Fifteenth block (coverage_faults_15.py): the scope matrix, one cell a fault.
+    # faults/scopes.py: the scope matrix, one cell a fault.
     series_need_playback_scope = "series_need_playback_scope"
     playlists_need_playback_scope = "playlists_need_playback_scope"
     metadata_opens_creatives = "metadata_opens_creatives"
@@ -564,7 +564,7 @@ class FaultName(StrEnum):
     bound_key_refused_on_video = "bound_key_refused_on_video"
     metadata_opens_videos = "metadata_opens_videos"
     webhooks_opens_catalog = "webhooks_opens_catalog"
-    # Sixteenth block (coverage_faults_16.py): what the counters count, the playback ceiling.
+    # faults/limits.py: what the counters count, the playback ceiling.
     limits_shared_across_orgs = "limits_shared_across_orgs"
     limit_raise_ignored = "limit_raise_ignored"
     revoked_key_counted = "revoked_key_counted"
@@ -584,7 +584,7 @@ class FaultName(StrEnum):
     body_read_before_gate = "body_read_before_gate"
     prefetch_refusal_held = "prefetch_refusal_held"
     catalog_refusal_held = "catalog_refusal_held"
-    # Seventeenth block (coverage_faults_17.py): admin changes that reach the API late.
+    # faults/freshness.py: admin changes that reach the API late.
     revocation_seen_late = "revocation_seen_late"
     revocation_after_35_s = "revocation_after_35_s"
     old_secret_open_35_s = "old_secret_open_35_s"
@@ -594,6 +594,6 @@ class FaultName(StrEnum):
     org_suspension_after_35_s = "org_suspension_after_35_s"
     catalog_raise_after_70_s = "catalog_raise_after_70_s"
     creative_update_keeps_stamp = "creative_update_keeps_stamp"
-    # Eighteenth block (coverage_faults_18.py): subtitle changes that reach the API late.
+    # faults/freshness.py: subtitle changes that reach the API late.
     subtitle_ticket_after_305_s = "subtitle_ticket_after_305_s"
     config_languages_after_305_s = "config_languages_after_305_s"

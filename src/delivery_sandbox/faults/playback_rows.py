@@ -1,15 +1,17 @@
 """Fault rows of playback, limits and simulated responses: name, requirement IDs, summary.
 
 Plain data, one row a line (`rows.py`), that `registry.py` appends to the sandbox's single fault
-table; what each fault changes is in `playback_faults.py`.
+table; what each fault changes is in faults/limits.py (`bend_policies`: the policies of the
+pure cores) and the step hooks of faults/playback.py, faults/limits.py and faults/catalog.py.
 """
 
 # Fault tables hold one row a line, so their long rows are exempt from the line length.
 # ruff: noqa: E501
 
 from delivery_sandbox.faults.rows import FaultRow, fault_rows
+from delivery_sandbox.faults.switch import declare
 
-__all__ = ["PLAYBACK_FAULT_ROWS"]
+__all__ = ["PLAYBACK_FAULTS", "PLAYBACK_FAULT_ROWS"]
 
 PLAYBACK_FAULT_ROWS: tuple[FaultRow, ...] = fault_rows("""
 bucket_refills_too_fast         | LIM-013           | continuous counters refill at twice limit/60
@@ -40,3 +42,25 @@ sdk_required_without_protection | PLAY-089          | 409 sdk_required has no `p
 not_entitled_error_not_reason   | PLAY-083          | 403 not_entitled has a message in `error`
 batch_items_in_admission_order  | PLAY-026          | batch items[] come in admission order
 """)
+PLAYBACK_FAULTS = declare(
+    PLAYBACK_FAULT_ROWS,
+    area="POST /playback; Limits; simulated answers",
+    # through the policies of the pure cores (faults/limits.py: `bend_policies`) or at a step
+    # of POST /playback (faults/playback.py: `org_suspended`, `bend_items`; faults/limits.py:
+    # `reuse_charge`; faults/catalog.py: `simulation_rules`)
+    seam="step",
+    slow=("play_hold_too_long",),  # proven only once a Freshness bound has passed
+    collateral={
+        "device_value_untrimmed": tuple(
+            (rid, "its rows send null-like words padded with spaces: untrimmed, none is recognised")
+            for rid in ("PLAY-016", "PLAY-017", "PLAY-018")
+        ),
+        "null_words_case_sensitive": (
+            ("PLAY-018", "the drm_kek row sends a mixed-case null-like word"),
+        ),
+        "batch_item_intent_play": (
+            ("LIM-040", "later items recorded as play are not shed as prefetch: no prefetch_shed"),
+            ("PLAY-090", "the same unshed item, as Errors > Playback states the rule"),
+        ),
+    },
+)

@@ -1,10 +1,14 @@
 """Deliberate deviations from the spec, one rule each (ARCHITECTURE: Faults).
 
 `FAULTS` is the single table: name -> requirement IDs it breaks and a one-line summary (rows
-from this file, `playback_rows.py` and `coverage_rows.py`). The harness learns it from
-`GET /_sandbox/faults`. Code asks `sandbox.faults.enabled(FaultName.<name>)`: one typed
-`FaultSwitch` per sandbox, which also keeps what a module derives from the switched-on set
-(`memo`), so no module caches anything keyed by a sandbox.
+from this file, `playback_rows.py`, `coverage_rows.py` and the `FAULT_ROWS` of each spec area's
+module: `resource_fields.py`, `error_formats.py`, `deprecation.py`, `error_codes.py`,
+`authentication.py`, `catalog.py`, `creatives.py`, `series_playlists.py`, `playback.py`,
+`withdrawal.py`, `scopes.py`, `limits.py`, `freshness.py`). The harness learns it from
+`GET /_sandbox/faults` (`catalogue`). Code asks `sandbox.faults.enabled(FaultName.<name>)`: one
+typed `FaultSwitch` per sandbox (`switch.py`, which the fault modules import without this
+table), which also keeps what a module derives from the switched-on set (`memo`), so no module
+caches anything keyed by a sandbox.
 """
 
 # Fault tables hold one row a line, so their long rows are exempt from the line length.
@@ -12,42 +16,69 @@ from this file, `playback_rows.py` and `coverage_rows.py`). The harness learns i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
-from typing import Any
+import re
+from collections.abc import Iterable, Mapping
 
-from delivery_sandbox.faults.coverage_rows import COVERAGE_FAULT_ROWS, COVERAGE_FAULT_ROWS_2
+from delivery_sandbox.faults import (
+    authentication,
+    catalog,
+    creatives,
+    deprecation,
+    error_codes,
+    error_formats,
+    freshness,
+    limits,
+    playback,
+    resource_fields,
+    scopes,
+    series_playlists,
+    withdrawal,
+)
+from delivery_sandbox.faults.coverage_rows import REPLY_FAULTS, UNCHECKED_BEHAVIOUR_FAULTS
 from delivery_sandbox.faults.names import FaultName
-from delivery_sandbox.faults.playback_rows import PLAYBACK_FAULT_ROWS
+from delivery_sandbox.faults.playback_rows import PLAYBACK_FAULTS
 from delivery_sandbox.faults.rows import fault_rows
+from delivery_sandbox.faults.switch import Collateral, Fault, FaultSwitch, UnknownFault, declare
 
-__all__ = ["FAULTS", "Fault", "FaultSwitch", "UnknownFault", "markdown"]
-
-
-@dataclass(frozen=True)
-class Fault:
-    name: str
-    requirements: tuple[str, ...]
-    summary: str
-    # Caught by a load campaign only (tests/harness/test_load_smoke.py proves it); the kill rate
-    # of the conformance suite leaves it out.
-    load_only: bool = False
-    # Requirements this fault legitimately breaks too, each with the reason: (ID, why). The
-    # kill rate's blame precision counts a failure of these as exact, of any other ID as not.
-    collateral: tuple[tuple[str, str], ...] = ()
-    # Proven only by waiting out a freshness bound (coverage_faults_17.py): `make test` runs its
-    # targeted kill rate in processes of their own beside the main one (tests/harness/killrate_support.py).
-    slow: bool = False
+__all__ = ["FAULTS", "Fault", "FaultSwitch", "UnknownFault", "catalogue", "markdown"]
 
 
-class UnknownFault(ValueError):
-    """A fault name that is not in `FAULTS`."""
+def _by_heading(
+    table: str,
+    *,
+    seam: str,
+    seams: Mapping[str, str] | None = None,
+    slow: Iterable[str] = (),
+    collateral: Mapping[str, Collateral] | None = None,
+    load_only: bool = False,
+) -> tuple[Fault, ...]:
+    """The records of a text table whose `# ...` lines head the spec area of the rows below
+    them (`declare` for each area, with the declarations of its own rows)."""
+    found: list[Fault] = []
+    slow, seams, collateral = frozenset(slow), dict(seams or {}), dict(collateral or {})
+    for heading, text in re.findall(r"^# (.*)\n((?:[^#].*\n?)*)", table, re.M):
+        rows = fault_rows(text)
+        names = {name for name, _, _ in rows}
+        found += declare(
+            rows,
+            area=heading,
+            seam=seam,
+            seams={name: seams[name] for name in names & seams.keys()},
+            slow=names & slow,
+            collateral={name: collateral[name] for name in names & collateral.keys()},
+            load_only=load_only,
+        )
+    declared = {fault.name for fault in found}
+    if not (slow | seams.keys() | collateral.keys()) <= declared:
+        raise ValueError(
+            f"not a row here: {sorted((slow | seams.keys() | collateral.keys()) - declared)}"
+        )
+    return tuple(found)
 
 
-_TABLE: tuple[Fault, ...] = (
-    *(
-        Fault(*row)
-        for row in fault_rows("""
+# The rules these faults break are asked inline where the serving code decides (`inline`).
+_TABLE: tuple[Fault, ...] = _by_heading(
+    """
 # Headers and general rules
 api_status_missing                 | HDR-001                    | Service-API-Status left out of every response
 service_version_missing            | HDR-003                    | Service-Version left out of every response
@@ -107,12 +138,121 @@ playlist_metadata_version_per_org  | PLS-006                    | a playlist's m
 video_not_ready_served             | VID-027                    | GET /videos/{id} serves a video not ready yet
 # A `should` alone (the severity proof: a warning, exit 0; --strict: exit 1)
 suspension_seen_late               | FRESH-007                  | an organisation suspension takes effect 4 s after it is made (within 30 s, not about 1 s)
-""")
+""",
+    seam="inline",
+    # Moved to the seams: the common headers (faults/reply.py), error bodies as they are built
+    # (faults/error_formats.py) and answers (control/front_faults.py) at the reply seam; the
+    # request id at the request seam; the order of checks at its steps (faults/authentication.py).
+    seams={
+        **dict.fromkeys(
+            (
+                "api_status_missing",
+                "service_version_missing",
+                "video_single_version_header",
+                "request_id_not_echoed",
+                "cache_control_public",
+                "deprecation_headers_missing",
+                "ratelimit_limit_missing",
+                "cors_header_sent",
+                "cookie_set",
+                "envelope_code_mismatch",
+                "wrong_method_404",
+                "cache_control_missing_on_422",
+            ),
+            "reply",
+        ),
+        "request_id_bad_format": "request",
+        **dict.fromkeys(
+            (
+                "simulated_beyond_error_table",
+                "org_suspended_with_error_code",
+                "version_checked_after_key",
+                "auth_scheme_lax",
+                "revoked_key_accepted",
+                "scope_not_enforced",
+            ),
+            "step",
+        ),
+        # At a step of the endpoints and the outage answer (faults/catalog.py, config.py,
+        # creatives.py, series_playlists.py, playback.py, error_codes.py: `bend_outage`).
+        **dict.fromkeys(
+            (
+                "config_lists_video_door",
+                "config_test_org_string",
+                "catalog_display_order_string",
+                "catalog_sort_broken",
+                "catalog_episode_order_broken",
+                "catalog_placeholders_missing",
+                "catalog_bad_cursor_accepted",
+                "catalog_cursor_missing",
+                "creative_updated_at_iso",
+                "creatives_order_broken",
+                "creatives_updated_since_inclusive",
+                "creatives_empty_limit_accepted",
+                "series_withdrawn_unlisted",
+                "series_withdrawn_detail_served",
+                "playlists_open_to_film_orgs",
+                "playlists_full_page_without_cursor",
+                "playlist_ungranted_media_shown",
+                "videos_not_ready_listed",
+                "videos_order_broken",
+                "creatives_limit_max_500",
+                "series_since_zero_refused",
+                "videos_bad_limit_coded",
+                "playlists_bad_category_404",
+                "playlists_since_2038_500",
+                "outage_retry_after_missing",
+                "outage_envelope_500",
+                "playlist_metadata_version_per_org",
+                "video_not_ready_served",
+            ),
+            "step",
+        ),
+        "suspension_seen_late": "admin",  # faults/freshness.py: `suspend`
+    },
+    # Proven only once a Freshness bound has passed (30 s, 60 s).
+    slow=(
+        "playlist_metadata_version_per_org",
+        "series_withdrawn_detail_served",
+        "series_withdrawn_unlisted",
     ),
-    # Subtle limiter deviations: only the load campaigns measure finely enough (load_only)
-    *(
-        Fault(*row, load_only=True)
-        for row in fault_rows("""
+    # Requirements a fault legitimately breaks beside its own, each with the reason (kill rate,
+    # blame precision): a failure of any other requirement under the fault is mis-blame.
+    collateral={
+        "service_version_missing": (
+            ("HDR-005", "every response loses Service-Version, the errors of GET /videos/{id} too"),
+        ),
+        "request_id_not_echoed": (
+            (
+                "ERR-008",
+                "envelope errors lose request_id, one of the four members ERR-008 requires",
+            ),
+        ),
+        "org_suspended_with_error_code": (
+            (
+                "ERR-004",
+                "org_suspended is a code carried in `error`: ERR-004 forbids error_code too",
+            ),
+        ),
+        "creatives_order_broken": (
+            (
+                "CRE-033",
+                "the cursor resumes after the last record in ascending order, so a "
+                "newest-first feed never ends its walk",
+            ),
+        ),
+        "creatives_limit_max_500": (
+            ("ERR-008", "its 500 has a flat body on an endpoint whose errors are envelopes"),
+        ),
+        "outage_retry_after_missing": (
+            ("HDR-025", "the outage 503 is retryable: HDR-025 wants its Retry-After as well"),
+        ),
+        "auth_scheme_lax": (
+            ("AUTH-036", "a lax scheme reads the last word, so a key after two spaces opens too"),
+        ),
+    },
+) + _by_heading(  # subtle limiter deviations: only the load campaigns measure finely enough
+    """# Limits (load campaigns only)
 bucket_capacity_5pc_low  | LIM-014 LIM-007                         | buckets hold 95 % of the limit
 bucket_capacity_5pc_high | LIM-014 LIM-006                         | buckets hold 105 % of the limit
 bucket_refill_5pc_slow   | LIM-013 LIM-007                         | refill at 95 % of limit/60
@@ -123,8 +263,9 @@ play_hold_1s             | LIM-043                                 | a play requ
 minute_counter_5pc_low   | LIM-022 LIM-025 LIM-026 LIM-028 LIM-007 | clock-minute counters admit 95 % of their limit
 simulated_limit_285      | SIM-005                                 | the simulated-response limit is 285 (x scale)
 config_spends_catalog    | LIM-021                                 | GET /config also spends the catalog counter
-""")
-    ),
+""",
+    seam="step",  # through the policies of the pure cores (faults/limits.py: `bend_policies`)
+    load_only=True,
 )
 
 FAULTS: dict[str, Fault] = {fault.name: fault for fault in _TABLE}
@@ -139,7 +280,7 @@ def register(*faults: Fault) -> None:
 
 
 def markdown() -> str:
-    """The fault catalogue as a Markdown table (README: Fault catalogue)."""
+    """The fault catalogue as a Markdown table (docs/sandbox.md > Fault catalogue)."""
     rows = ["| Fault | Breaks | Summary |", "|---|---|---|"]
     rows += [
         f"| `{f.name}` | {', '.join(f.requirements)} | {f.summary}"
@@ -149,247 +290,32 @@ def markdown() -> str:
     return "\n".join(rows)
 
 
-class FaultSwitch:
-    """The faults switched on in one sandbox, and what modules derive from them."""
-
-    def __init__(self, names: Iterable[str] = ()) -> None:
-        self._on: frozenset[FaultName] = frozenset()
-        self._memo: dict[str, Any] = {}
-        self.only(names)
-
-    @staticmethod
-    def _checked(names: Iterable[str]) -> frozenset[FaultName]:
-        wanted = frozenset(names)
-        unknown = sorted(wanted - FAULTS.keys())
-        if unknown:
-            raise UnknownFault(", ".join(unknown))
-        return frozenset(FaultName(name) for name in wanted)
-
-    def enabled(self, fault: FaultName) -> bool:
-        return fault in self._on
-
-    def _set(self, on: frozenset[FaultName]) -> None:
-        if on != self._on:
-            self._on = on
-            self._memo.clear()
-
-    def only(self, names: Iterable[str]) -> None:
-        self._set(self._checked(names))
-
-    def switch(self, enable: Iterable[str] = (), disable: Iterable[str] = ()) -> None:
-        on, off = self._checked(enable), self._checked(disable)
-        self._set((self._on | on) - off)
-
-    @property
-    def on(self) -> frozenset[FaultName]:
-        return self._on
-
-    def memo(self, key: str, build: Callable[[frozenset[FaultName]], Any]) -> Any:
-        """`build(on)` once per switch state: derived policies live as long as the state."""
-        if key not in self._memo:
-            self._memo[key] = build(self._on)
-        return self._memo[key]
-
-    def catalogue(self) -> list[dict[str, object]]:
-        return [
-            {
-                "name": f.name,
-                "requirements": list(f.requirements),
-                "summary": f.summary,
-                "enabled": f.name in self._on,
-                "load_only": f.load_only,
-                "slow": f.slow,
-                "collateral": [{"requirement": rid, "reason": why} for rid, why in f.collateral],
-            }
-            for f in FAULTS.values()
-        ]
+def catalogue(switch: FaultSwitch) -> list[dict[str, object]]:
+    """The catalogue as `GET /_sandbox/faults` shows it, with what `switch` has on."""
+    return [
+        {
+            "name": f.name,
+            "requirements": list(f.requirements),
+            "summary": f.summary,
+            "enabled": f.name in switch.on,
+            "load_only": f.load_only,
+            "slow": f.slow,
+            "collateral": [{"requirement": rid, "reason": why} for rid, why in f.collateral],
+        }
+        for f in FAULTS.values()
+    ]
 
 
 # Rows of the playback/limits/simulation part (playback_rows.py) and rows proving the coverage
-# of rules no other fault breaks (coverage_rows.py, two blocks), appended to the same table.
-register(
-    *(Fault(*row) for row in (*PLAYBACK_FAULT_ROWS, *COVERAGE_FAULT_ROWS, *COVERAGE_FAULT_ROWS_2))
-)
+# of rules no other fault breaks (coverage_rows.py, two tables), appended to the same table.
+register(*PLAYBACK_FAULTS, *REPLY_FAULTS, *UNCHECKED_BEHAVIOUR_FAULTS)
 
-# Third block: rules checked but broken by no other fault (coverage_faults_3.py).
-from delivery_sandbox.faults.coverage_faults_3 import COVERAGE_FAULT_ROWS_3  # noqa: E402
-
-register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_3))
-
-# Fourth block, the same kind (coverage_faults_4.py).
-from delivery_sandbox.faults.coverage_faults_4 import COVERAGE_FAULT_ROWS_4  # noqa: E402
-
-register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_4))
-
-# Fifth block, the same kind (coverage_faults_5.py).
-from delivery_sandbox.faults.coverage_faults_5 import COVERAGE_FAULT_ROWS_5  # noqa: E402
-
-register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_5))
-
-# Sixth block: error answers bent after they are built (coverage_faults_6.py).
-from delivery_sandbox.faults.coverage_faults_6 import COVERAGE_FAULT_ROWS_6  # noqa: E402
-
-register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_6))
-
-# Seventh block: deprecation headers and a few body rules (coverage_faults_7.py).
-from delivery_sandbox.faults.coverage_faults_7 import COVERAGE_FAULT_ROWS_7  # noqa: E402
-
-register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_7))
-
-# Eighth block: codes and headers of error answers (coverage_faults_8.py).
-from delivery_sandbox.faults.coverage_faults_8 import COVERAGE_FAULT_ROWS_8  # noqa: E402
-
-register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_8))
-
-# Ninth block: authentication, versions, bare host, error bodies (coverage_faults_9.py).
-from delivery_sandbox.faults.coverage_faults_9 import COVERAGE_FAULT_ROWS_9  # noqa: E402
-
-register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_9))
-
-# Tenth block: GET /catalog fields, inclusion and paging; simulations (coverage_faults_10.py).
-from delivery_sandbox.faults.coverage_faults_10 import COVERAGE_FAULT_ROWS_10  # noqa: E402
-
-register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_10))
-
-# Eleventh block: the creatives endpoints, records, codes and hooks (coverage_faults_11.py).
-from delivery_sandbox.faults.coverage_faults_11 import COVERAGE_FAULT_ROWS_11  # noqa: E402
-
-register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_11))
-
-# Thirteenth block: series and playlists fields, lists, error codes (coverage_faults_13.py).
-from delivery_sandbox.faults.coverage_faults_13 import COVERAGE_FAULT_ROWS_13  # noqa: E402
-
-register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_13))
-
-# Twelfth block: POST /playback body, tickets and errors; open videos (coverage_faults_12.py).
-from delivery_sandbox.faults.coverage_faults_12 import COVERAGE_FAULT_ROWS_12, SLOW_12  # noqa: E402
-
-register(*(Fault(*row, slow=row[0] in SLOW_12) for row in COVERAGE_FAULT_ROWS_12))
-
-# Fourteenth block: withdrawal of series, playlists and Categories (coverage_faults_14.py).
-from delivery_sandbox.faults.coverage_faults_14 import COVERAGE_FAULT_ROWS_14  # noqa: E402
-
-register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_14))
-
-# Fifteenth block: the scope matrix, one cell a fault (coverage_faults_15.py).
-from delivery_sandbox.faults.coverage_faults_15 import COVERAGE_FAULT_ROWS_15  # noqa: E402
-
-register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_15))
-
-# Sixteenth block: what the counters count, the playback ceiling (coverage_faults_16.py).
-from delivery_sandbox.faults.coverage_faults_16 import COVERAGE_FAULT_ROWS_16  # noqa: E402
-
-register(*(Fault(*row) for row in COVERAGE_FAULT_ROWS_16))
-
-# Seventeenth block: freshness bounds, admin changes that land late (coverage_faults_17.py).
-from delivery_sandbox.faults.coverage_faults_17 import (  # noqa: E402
-    COLLATERAL_17,
-    COVERAGE_FAULT_ROWS_17,
-    SLOW_17,
-)
-
-register(
-    *(
-        Fault(*row, slow=row[0] in SLOW_17, collateral=COLLATERAL_17.get(row[0], ()))
-        for row in COVERAGE_FAULT_ROWS_17
-    )
-)
-
-# Eighteenth block: subtitle freshness, the 5-minute bounds (coverage_faults_18.py).
-from delivery_sandbox.faults.coverage_faults_18 import COVERAGE_FAULT_ROWS_18, SLOW_18  # noqa: E402
-
-register(*(Fault(*row, slow=row[0] in SLOW_18) for row in COVERAGE_FAULT_ROWS_18))
-
-# Collateral (kill rate, blame precision): requirements a fault legitimately breaks beside its
-# own, each with the reason. A failure of any other requirement under the fault is mis-blame.
-COLLATERAL: dict[str, tuple[tuple[str, str], ...]] = {
-    "service_version_missing": (
-        ("HDR-005", "every response loses Service-Version, the errors of GET /videos/{id} too"),
-    ),
-    "request_id_not_echoed": (
-        ("ERR-008", "envelope errors lose request_id, one of the four members ERR-008 requires"),
-    ),
-    "org_suspended_with_error_code": (
-        ("ERR-004", "org_suspended is a code carried in `error`: ERR-004 forbids error_code too"),
-    ),
-    "creatives_order_broken": (
-        (
-            "CRE-033",
-            "the cursor resumes after the last record in ascending order, so a "
-            "newest-first feed never ends its walk",
-        ),
-    ),
-    "creatives_limit_max_500": (
-        ("ERR-008", "its 500 has a flat body on an endpoint whose errors are envelopes"),
-    ),
-    "outage_retry_after_missing": (
-        ("HDR-025", "the outage 503 is retryable: HDR-025 wants its Retry-After as well"),
-    ),
-    "device_value_untrimmed": tuple(
-        (rid, "its rows send null-like words padded with spaces: untrimmed, none is recognised")
-        for rid in ("PLAY-016", "PLAY-017", "PLAY-018")
-    ),
-    "null_words_case_sensitive": (
-        ("PLAY-018", "the drm_kek row sends a mixed-case null-like word"),
-    ),
-    "unsupported_version_in_envelope": (
-        ("ERR-001", "the envelope it sends has no `error` string, which the flat body due has"),
-    ),
-    "batch_item_intent_play": (
-        ("LIM-040", "later items recorded as play are not shed as prefetch: no prefetch_shed"),
-        ("PLAY-090", "the same unshed item, as Errors > Playback states the rule"),
-    ),
-    "auth_scheme_lax": (
-        ("AUTH-036", "a lax scheme reads the last word, so a key after two spaces opens too"),
-    ),
-    "videos_error_without_request_id": (
-        ("HDR-013", "HDR-013 wants request_id in every error body, the open videos' too"),
-    ),
-    "ratelimit_envelope_on_envelope_paths": (
-        ("ERR-001", "the envelope it sends has no `error` string, which the flat 429 due has"),
-    ),
-    "prefetch_shed_without_retry_after": (
-        ("HDR-024", "the 429 it strips is a 429, and HDR-024 wants Retry-After on every 429"),
-    ),
-    **{
-        name: (("ERR-006", "ERR-006 wants error_code rate_limited on every 429, this one too"),)
-        for name in ("catalog_429_code_wrong", "config_429_code_wrong", "videos_429_code_wrong")
-    },
-    "videos_400_with_error_code": (
-        ("VID-016", "a slug sent as the id is refused by the same 400, now with an error_code"),
-    ),
-    "not_granted_playlist_404": (
-        ("PLS-026", "the not-granted playlist's content scenario reads its detail, due a 200"),
-    ),
-}
-for _name, _extra in COLLATERAL.items():
-    FAULTS[_name] = replace(FAULTS[_name], collateral=_extra)
-
-# Faults proven only by a scenario that polls until a Freshness bound has passed: a server with
-# caches inside the bounds must pass, so a comparison that never agrees fails only at the bound
-# (30 s, 60 s). Each costs its bound in sleep, so `make test` runs it beside the main kill rate
-# like the slow faults of the blocks above (tests/harness/killrate_support.py).
-WAITS_OUT_A_BOUND = frozenset(
-    {
-        "catalog_cursor_page_one", "catalog_page_film_missing", "catalog_page_row_missing",
-        "catalog_per_key", "envelope_next_link_resized", "episode_id_first_episode",
-        "film_ref_id_next_episode", "film_ref_slug_next_episode", "film_ref_wins_over_episode_id",
-        "licence_suspension_reason_other", "list_per_key", "pin_checked_before_key",
-        "play_hold_too_long", "playlist_clip_ids_per_read", "playlist_item_content_version_stale",
-        "playlist_change_keeps_updated_at", "playlist_metadata_version_per_org",
-        "playlist_withdrawal_keeps_updated_at",
-        "playlist_withdrawn_listed_inactive", "playlists_withdrawn_gone_at_29_days",
-        "rate_limit_before_org", "reuse_skips_organisation_check",
-        "series_content_version_per_read", "series_episode_count_off",
-        "series_episodes_reversed", "series_item_content_version_stale",
-        "series_licence_change_ignored", "series_metadata_version_other",
-        "series_null_member_404", "series_taken_down_listed_forever",
-        "series_withdrawal_keeps_updated_at", "series_withdrawn_detail_served",
-        "series_withdrawn_gone_at_29_days", "series_withdrawn_unlisted",
-    }
-)  # fmt: skip
-for _name in WAITS_OUT_A_BOUND:
-    FAULTS[_name] = replace(FAULTS[_name], slow=True)
+# The faults of each spec area, in the modules that define them.
+for _module in (
+    resource_fields, error_formats, deprecation, error_codes, authentication, catalog, creatives,
+    series_playlists, playback, withdrawal, scopes, limits, freshness,
+):  # fmt: skip
+    register(*_module.FAULTS)
 
 if set(FAULTS) != set(FaultName):  # names.py and the table are one list, kept in step
     raise ImportError(f"fault names out of step: {sorted(set(FAULTS) ^ set(FaultName))}")

@@ -2,7 +2,8 @@
 
 A line reads `name | ID ID ... | summary`; a line starting with `#` is a comment. `fault_rows`
 turns the table into the `(name, requirement IDs, summary)` rows the fault table keeps, so every
-table file writes its rows the same way and a reader scans them like the README's fault catalogue.
+table file writes its rows the same way and a reader scans them like the catalogue of
+docs/sandbox.md > Fault catalogue.
 """
 
 __all__ = ["FaultRow", "fault_rows"]

@@ -4,7 +4,9 @@ Flat: `error`, `error_code` (when there is one), extra fields, `request_id`.
 Envelope: `code` (four digits, the first three the HTTP status), `message`, `server_time`,
 `request_id`, and no `data`.
 One helper per format; the messages are named constants; `PROBLEMS` maps the errors shared by
-every endpoint to both formats.
+every endpoint to both formats. Every error body goes through `_error`, the one seam where the
+faults of the error formats bend a body as it is built (faults/error_formats.py:
+`bend_error_body`).
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from delivery_sandbox.faults.names import FaultName
+from delivery_sandbox.faults.error_formats import bend_error_body
 from delivery_sandbox.http.headers import Exchange, Reply
 
 if TYPE_CHECKING:
-    from delivery_sandbox.faults.registry import FaultSwitch
+    from delivery_sandbox.faults.switch import FaultSwitch
 
 __all__ = ["PROBLEMS", "Family", "Problem", "envelope", "flat", "problem"]
 
@@ -113,9 +115,8 @@ def flat(
     if error_code is not None:
         body["error_code"] = error_code
     body.update(extra)
-    if not faults.enabled(FaultName.request_id_not_echoed):
-        body["request_id"] = exchange.request_id
-    return Reply(status, orjson.dumps(body), headers if headers is not None else [])
+    body["request_id"] = exchange.request_id
+    return _error(faults, "flat", status, body, headers)
 
 
 def envelope(
@@ -131,12 +132,25 @@ def envelope(
 
     Requirements: CRE-062, ERR-008, ERR-009, HDR-013, PLS-043, SER-047.
     """
-    if faults.enabled(FaultName.envelope_code_mismatch):
-        code = code + 1000 if code < 5000 else code - 1000
-    body: dict[str, Any] = {"code": code, "message": message, "server_time": int(now)}
-    if not faults.enabled(FaultName.request_id_not_echoed):
-        body["request_id"] = exchange.request_id
-    return Reply(status, orjson.dumps(body), headers if headers is not None else [])
+    body: dict[str, Any] = {
+        "code": code,
+        "message": message,
+        "server_time": int(now),
+        "request_id": exchange.request_id,
+    }
+    return _error(faults, "envelope", status, body, headers)
+
+
+def _error(
+    faults: FaultSwitch,
+    form: str,
+    status: int,
+    body: dict[str, Any],
+    headers: list[tuple[bytes, bytes]] | None,
+) -> Reply:
+    """The error answer of a built body: the error formats' faults bend it here, once."""
+    bent = bend_error_body(faults, form, body, headers if headers is not None else [])
+    return Reply(status, orjson.dumps(body), bent)
 
 
 def problem(
@@ -164,10 +178,11 @@ def rate_limited(
 
     Requirements: LIM-029, LIM-030, LIM-031, LIM-032.
     """
-    headers = [(b"retry-after", str(retry_after).encode())]
-    if not faults.enabled(FaultName.ratelimit_limit_missing):
-        headers.append((b"x-ratelimit-limit", str(limit).encode()))
-    headers.append((b"x-ratelimit-window", str(window).encode()))
+    headers = [
+        (b"retry-after", str(retry_after).encode()),
+        (b"x-ratelimit-limit", str(limit).encode()),
+        (b"x-ratelimit-window", str(window).encode()),
+    ]
     return flat(exchange, faults, 429, MSG_RATE_LIMITED, "rate_limited", headers)
 
 

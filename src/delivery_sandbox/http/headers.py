@@ -12,15 +12,14 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from delivery_sandbox.faults.names import FaultName
-from delivery_sandbox.http.coverage_faults import mangle_headers
+from delivery_sandbox.faults.reply import bend_answer_headers
 from delivery_sandbox.http.versions import Version
 from delivery_sandbox.variants.catalogue import VariantSet
 from delivery_sandbox.variants.reply import Asked, shape_reply
 
 if TYPE_CHECKING:
-    from delivery_sandbox.faults.registry import FaultSwitch
-    from delivery_sandbox.state.accounts import Caller
+    from delivery_sandbox.faults.seams import Caller  # what the state's caller offers
+    from delivery_sandbox.faults.switch import FaultSwitch
 
 __all__ = ["Call", "Exchange", "Reply", "RequestIds", "bearer_key", "json_reply", "send_reply"]
 
@@ -108,69 +107,24 @@ def deprecation_headers(version: Version, base_url: str) -> list[tuple[bytes, by
     return out
 
 
-# Faults that change the common headers; while none is on, `common_headers` takes a short path.
-HEADER_FAULTS = frozenset(
-    {
-        "api_status_missing",
-        "video_single_version_header",
-        "service_version_missing",
-        "request_id_bad_format",
-        "cache_control_public",
-        "cache_control_missing_on_422",
-        "cors_header_sent",
-        "cookie_set",
-        "deprecation_headers_missing",
-    }
-)
-
-
-def common_headers(
-    exchange: Exchange, status: int, faults: FaultSwitch
-) -> list[tuple[bytes, bytes]]:
+def common_headers(exchange: Exchange, status: int) -> list[tuple[bytes, bytes]]:
     """The headers every answer carries, and the deprecation headers on a 200 only.
 
     Requirements: GEN-002, GEN-003, HDR-001, HDR-002, HDR-003, HDR-004, HDR-005, HDR-006, HDR-011,
     HDR-014, HDR-015, HDR-016, HDR-019.
     """
-    if HEADER_FAULTS.isdisjoint(faults.on):
-        if exchange.omit_version:
-            headers = [(H_STATUS, BETA), (H_REQUEST_ID, exchange.request_id.encode())]
-        else:
-            headers = [
-                (H_STATUS, BETA),
-                (H_VERSION, exchange.version.encode()),
-                (H_REQUEST_ID, exchange.request_id.encode()),
-            ]
-        headers.append((H_CACHE, NO_STORE))
-        info = exchange.version_info
-        if status == 200 and info is not None and info.deprecated_at is not None:
-            headers.extend(deprecation_headers(info, exchange.base_url))
-        return headers
-    headers = []
-    if not faults.enabled(FaultName.api_status_missing):
-        headers.append((H_STATUS, BETA))
-    one_video_header = faults.enabled(FaultName.video_single_version_header)
-    show_version = not exchange.omit_version or one_video_header
-    if show_version and not faults.enabled(FaultName.service_version_missing):
-        headers.append((H_VERSION, exchange.version.encode()))
-    headers.append((H_REQUEST_ID, exchange.request_id.encode()))  # request_id_bad_format: app.py
-    if faults.enabled(FaultName.cache_control_public):
-        headers.append((H_CACHE, b"public, max-age=60"))
-    elif status == 422 and faults.enabled(FaultName.cache_control_missing_on_422):  # properties
-        pass
+    if exchange.omit_version:
+        headers = [(H_STATUS, BETA), (H_REQUEST_ID, exchange.request_id.encode())]
     else:
-        headers.append((H_CACHE, NO_STORE))
-    if faults.enabled(FaultName.cors_header_sent):
-        headers.append((b"access-control-allow-origin", b"*"))
-    if faults.enabled(FaultName.cookie_set):
-        headers.append((b"set-cookie", b"sandbox_session=1; Path=/"))
-    if (
-        status == 200
-        and exchange.version_info is not None
-        and exchange.version_info.deprecated_at is not None
-        and not faults.enabled(FaultName.deprecation_headers_missing)
-    ):
-        headers.extend(deprecation_headers(exchange.version_info, exchange.base_url))
+        headers = [
+            (H_STATUS, BETA),
+            (H_VERSION, exchange.version.encode()),
+            (H_REQUEST_ID, exchange.request_id.encode()),
+        ]
+    headers.append((H_CACHE, NO_STORE))
+    info = exchange.version_info
+    if status == 200 and info is not None and info.deprecated_at is not None:
+        headers.extend(deprecation_headers(info, exchange.base_url))
     return headers
 
 
@@ -181,17 +135,20 @@ async def send_reply(
     faults: FaultSwitch,
     variants: VariantSet | None = None,
 ) -> None:
-    """Every answer goes out here: common headers, then `Content-Type` on every body; the
-    legal variants of the `reply` seam shape it last.
+    """Every answer goes out here: common headers, then `Content-Type` on every body and the
+    answer's own headers; the header faults bend the list at the reply seam
+    (faults/reply.py: `bend_answer_headers`), and the legal variants of the `reply` seam shape it
+    last.
 
     Requirements: ERR-005, GEN-005.
     """
-    headers = common_headers(exchange, reply.status, faults)
+    common = common_headers(exchange, reply.status)
+    own: list[tuple[bytes, bytes]] = []
     if reply.content_type is not None:
-        headers.append((b"content-type", reply.content_type))
-    headers.append((b"content-length", str(len(reply.body)).encode()))
-    headers.extend(reply.headers)
-    headers = mangle_headers(headers, reply.status, faults)
+        own.append((b"content-type", reply.content_type))
+    own.append((b"content-length", str(len(reply.body)).encode()))
+    own.extend(reply.headers)
+    headers = bend_answer_headers(common, own, reply.status, exchange, faults)
     body = reply.body
     if variants:
         asked = Asked(exchange.endpoint, exchange.method, exchange.accept_encoding, time.time())
@@ -203,17 +160,13 @@ async def send_reply(
 BEARER = "Bearer "
 
 
-def bearer_key(header: str | None, lax: bool = False) -> str | None:
+def bearer_key(header: str | None) -> str | None:
     """The key of `Authorization: Bearer <key>`, exactly one space, nothing else; else None.
 
-    Requirements: AUTH-002, AUTH-003, AUTH-004, AUTH-005.
-
-    Requirements: AUTH-036.
+    Requirements: AUTH-002, AUTH-003, AUTH-004, AUTH-005, AUTH-036.
     """
     if header is None:
         return None
-    if lax:
-        return header.split(" ")[-1] or None
     if not header.startswith(BEARER):
         return None
     key = header[len(BEARER) :]

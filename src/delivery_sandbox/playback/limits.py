@@ -380,7 +380,7 @@ class Limits:
     def reset(self, org_id: str) -> None:
         """Refill every counter of the organisation; limits set by `set_limit` stay."""
         for (org, _), found in self._counters.items():
-            if org in (org_id, "*"):  # "*": a counter shared by a fault (coverage_faults_16.py)
+            if org in (org_id, "*"):  # "*": a counter shared by a fault (faults/limits.py)
                 found.fill()
 
     def clear(self) -> None:

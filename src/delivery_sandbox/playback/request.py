@@ -7,7 +7,7 @@ batch form B with an anchor and `next`) or a `BodyError` naming the whole-reques
   `film_ref` with an `episode_no` that is a whole JSON number of 1 or more;
 
 A `viewer_ref` longer than 256 characters, or not a string, is ignored: the request is served
-without reuse (README: PLAY-024).
+without reuse (docs/reading-of-the-spec.md (PLAY-024)).
 - 400 `invalid_request`: one device value without the other; a malformed batch;
 - 400 `invalid_device_info` with `fields` naming the rejected device fields (or, under the
   `fields_as_values` rule of a legal variant, listing the rejected values).
@@ -110,7 +110,10 @@ Anchor = tuple[str | None, str | None, int | float | None]
 
 
 def _episode_no(value: object) -> int | None:
-    """A JSON number that is a whole number of 1 or more (README: PLAY-010, PLAY-030). (PLAY-009)"""
+    """A JSON number that is a whole number of 1 or more.
+
+    docs/reading-of-the-spec.md (PLAY-010, PLAY-030). (PLAY-009)
+    """
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     if value < 1 or value != int(value):
@@ -236,7 +239,7 @@ def parse(raw: bytes, rules: BodyRules | None = None) -> PlaybackRequest | BodyE
         return BodyError(MSG_DEVICE_PAIR, "invalid_request")
     viewer_ref = body.get("viewer_ref")
     if not isinstance(viewer_ref, str) or len(viewer_ref) > VIEWER_REF_MAX:
-        viewer_ref = None  # README: PLAY-024 — longer or not a string: served without reuse
+        viewer_ref = None  # docs/reading-of-the-spec.md (PLAY-024): served without reuse
     rejected: tuple[str, ...] = ()
     for name, value in (("union_info", union_info), ("drm_kek", drm_kek)):
         if value is not None and _device_rejected(value, rules):

@@ -2,10 +2,10 @@
 
 `SCENARIOS` is the one table: scenario name -> the real answer it stands for and the endpoints
 that accept it. A test organisation sends `Service-Simulate: <name>` on `GET /catalog`,
-`GET /config` or `POST /playback` (README: SIM endpoints) and gets the real status, body and
-headers plus `Service-Simulated: <name>`. No ticket is issued and no limit but the `simulated`
-one (300 per UTC minute per organisation) is spent; past it the answer is a real 429 without
-`Service-Simulated`. Production organisations, unknown names and names an endpoint does not
+`GET /config` or `POST /playback` (docs/reading-of-the-spec.md: SIM (endpoints)) and gets the real
+status, body and headers plus `Service-Simulated: <name>`. No ticket is issued and no limit but the
+`simulated` one (300 per UTC minute per organisation) is spent; past it the answer is a real 429
+without `Service-Simulated`. Production organisations, unknown names and names an endpoint does not
 accept are ignored: the request runs normally.
 
 `partial_batch` is special: it needs a batch body with two or more items, issues the first item
@@ -19,8 +19,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from delivery_sandbox.faults.names import FaultName
-from delivery_sandbox.faults.registry import FaultSwitch
+from delivery_sandbox.faults import catalog as simulation_faults
+from delivery_sandbox.faults.switch import FaultSwitch
 from delivery_sandbox.http.errors import flat, rate_limited
 from delivery_sandbox.http.headers import Exchange, Reply
 from delivery_sandbox.playback.limits import LIMITS, Limits, Refill
@@ -175,7 +175,8 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 def scenarios_for(endpoint: str) -> list[str]:
-    """Names an endpoint accepts, in table order (for /config and the README)."""
+    """Names an endpoint accepts, in table order (for /config and docs/sandbox.md > Simulated
+    scenarios)."""
     return [s.name for s in SCENARIOS.values() if endpoint in s.endpoints]
 
 
@@ -220,16 +221,17 @@ def respond(
 
     Requirements: SIM-001, SIM-002, SIM-003, SIM-004, SIM-005, SIM-006.
     """
-    if not faults.enabled(FaultName.simulated_counter_not_counted):
+    rules = simulation_faults.simulation_rules(faults)  # the simulation step
+    if rules.counted:
         refusal = limits.take_request(org_id, "simulated", now)
         if refusal is not None:
             return rate_limited(
                 exchange, faults, refusal.retry_after, refusal.limit, refusal.window
             )
-    if faults.enabled(FaultName.simulated_consumes_limit):
+    if rules.spends_endpoint:
         limits.take_request(org_id, endpoint, now)
     reply = render(exchange, faults, scenario, endpoint, limits.limit_of(org_id, endpoint), now)
-    if not faults.enabled(FaultName.simulated_header_missing):
+    if rules.header:
         reply.headers.append((SIMULATED_HEADER, scenario.name.encode()))
     return reply
 

@@ -1,5 +1,5 @@
 """What the legal variants change in the playback and limits cores: their policies before any
-fault (`Bases`, bent further by playback/fault_policies.py when faults are switched on).
+fault (`Policies`, bent further by faults/limits.py: `bend_policies` when faults are switched on).
 
 The numbers come from variants/counters.py (counting high, raised limits, earlier shedding, a
 longer Retry-After), variants/reuse.py (no reuse, a shorter reuse window) and
@@ -10,8 +10,8 @@ sandbox gets `DEFAULT_BASES`, the cores' own defaults.
 from __future__ import annotations
 
 from delivery_sandbox.playback.admission import AdmissionPolicy
-from delivery_sandbox.playback.fault_policies import DEFAULT_BASES, Bases
 from delivery_sandbox.playback.limits import LIMITS, LimitQuirks
+from delivery_sandbox.playback.policies import DEFAULT_BASES, Policies
 from delivery_sandbox.playback.request import BodyRules
 from delivery_sandbox.playback.tickets import TicketPolicy
 from delivery_sandbox.variants.catalogue import VariantSet
@@ -24,7 +24,7 @@ __all__ = ["variant_bases"]
 SIMULATED = "simulated"  # its own limit of 300 (Behaviour at the ceiling 4), never raised here
 
 
-def variant_bases(variants: VariantSet) -> Bases:
+def variant_bases(variants: VariantSet) -> Policies:
     """The cores' policies under the variants on (`DEFAULT_BASES` when none touches them)."""
     count, kept, read = counting(variants), reuse(variants), readings(variants)
     raised: tuple[tuple[str, int], ...] = ()
@@ -39,7 +39,7 @@ def variant_bases(variants: VariantSet) -> Bases:
         default_limits=raised,
         continuous_retry_after=count.continuous_retry_after,
     )
-    bases = Bases(
+    bases = Policies(
         admission=AdmissionPolicy(shed_fraction=count.shed_fraction),
         quirks=quirks,
         tickets=TicketPolicy(reuses=kept.reuses, reuse_margin=kept.margin),

@@ -17,11 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from delivery_sandbox.faults import limits as limit_faults
 from delivery_sandbox.faults.registry import FaultSwitch
 from delivery_sandbox.http.headers import RequestIds
 from delivery_sandbox.http.versions import LATEST, VERSION_SETS, VersionSet, VersionSetName
-from delivery_sandbox.playback.fault_policies import DEFAULT_BASES, Bases, apply_faults
 from delivery_sandbox.playback.limits import Limits
+from delivery_sandbox.playback.policies import DEFAULT_BASES, Policies, in_force
 from delivery_sandbox.playback.tickets import TicketBook
 from delivery_sandbox.playback.variant_policies import variant_bases
 from delivery_sandbox.state.accounts import EXTENDED_ONLY, ROLES, Accounts, Pin
@@ -70,7 +71,7 @@ class Sandbox:
     tickets: TicketBook = field(default_factory=TicketBook)
     outages: set[str] = field(default_factory=set)  # areas out (outages.py; admin API)
     pending: list[asyncio.TimerHandle] = field(default_factory=list)  # `later` actions
-    bases: Bases = DEFAULT_BASES  # playback and limits policies before any fault (variants)
+    bases: Policies = DEFAULT_BASES  # playback and limits policies before any fault (variants)
     paging: PagePolicy = FULL_PAGES  # where pages are cut (variants/paging.py)
     readings: Readings = DEFAULT_READINGS  # the reading of ambiguous answers (variants)
     views: ServerViews | None = None  # the servers of a cache variant (state/views.py)
@@ -107,7 +108,13 @@ class Sandbox:
         """Something an answer depends on changed: drop every cached body, re-apply the faults."""
         self.generation += 1
         self.cache.clear()
-        apply_faults(self.faults, self.limits, self.bases)
+        self.policies()
+
+    def policies(self) -> Policies:
+        """The playback and limits policies in force: the bases as the switched-on faults bend
+        them (the policy step seam, faults/limits.py: `bend_policies`), handed to the limiter."""
+        bent = limit_faults.bend_policies(self.faults, self.bases, self.bases is DEFAULT_BASES)
+        return in_force(self.limits, bent)
 
     def later(self, seconds: float, action: Callable[..., object], *args: object) -> None:
         """Run `action` on the event loop after `seconds` (a reset cancels what is pending)."""

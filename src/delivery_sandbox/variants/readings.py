@@ -1,7 +1,7 @@
 """Variants at the `reading` seam: answers where the spec admits more than one reading.
 
-`Readings` holds the knobs as plain values; the default is the sandbox's own reading (README and
-docs/reading-of-the-spec.md), each variant switches one knob to another reasonable reading:
+`Readings` holds the knobs as plain values; the default is the sandbox's own reading
+(docs/reading-of-the-spec.md), each variant switches one knob to another reasonable reading:
 
 - `device_fields_values`: `fields` of 400 `invalid_device_info` lists the rejected values (the
   Errors > Formats table says "the rejected values"), not the names of the fields;
@@ -33,7 +33,7 @@ from delivery_sandbox.variants.catalogue import VariantName, VariantSet
 
 __all__ = ["DEFAULT_READINGS", "Readings", "readings"]
 
-STRICT_SLUG = re.compile(r"\A[a-z0-9]+(?:-[a-z0-9]+)*\Z")  # README: PLS-039
+STRICT_SLUG = re.compile(r"\A[a-z0-9]+(?:-[a-z0-9]+)*\Z")  # docs/reading-of-the-spec.md (PLS-039)
 LOOSE_SLUG = re.compile(r"\A[A-Za-z0-9_-]+\Z")
 EPOCH_DIGITS = 11  # the creatives feed's "up to 11 digits", the sandbox's reading for every list
 

@@ -1,9 +1,11 @@
 """Broken clients: the reference client with one rule broken, each with the requirement IDs a
 certification must charge it to (and nothing else).
 
-Most flip one knob of `delivery_client.knobs.Policy`; a few are tiny wrappers where the reference
-client has no knob (a retry profile figure, a careless log line, a strict parser). `apply(name)`
-installs the variant in the current process before `delivery_client.cli.main` runs.
+The reference client has no switch to break a rule: each variant is a patch installed in the
+test process before `delivery_client.cli.main` runs (`apply(name)`). It replaces or wraps one
+named function of the client (the retry table `policy.classify`, a walk of `paging`, a rule of
+`rules`, a constant such as `catalog.WALKS_BEFORE_UNAVAILABLE`...), in every module that
+imported it by name.
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ from __future__ import annotations
 import json
 import sys
 import types
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 import yaml
@@ -28,8 +31,7 @@ class Variant:
     name: str
     charged: frozenset[str]  # the requirement IDs the certification must fail, exactly
     what: str
-    knobs: dict[str, Any] = field(default_factory=dict)
-    patch: Callable[[], None] | None = None
+    patch: Callable[[], None]
     quick: str = ""  # the quick scenario that catches it (the make test form), if any
 
 
@@ -73,15 +75,19 @@ def _log_file_url() -> None:
 
 
 def _keep_links(kind: str) -> Callable[[], None]:
-    """A client that keeps the short-lived links of one kind of answer (no knob scopes
-    `store_links` to one flow): playlist images and clip posters, or catalog episode posters."""
+    """A client that keeps the short-lived links of one kind of answer: playlist images and clip
+    posters, or catalog episode posters."""
 
     def patch() -> None:
         from delivery_client import catalog, listings
 
         if kind == "playlists":
-            original = listings.DETAILS["playlists"]
-            listings.DETAILS["playlists"] = lambda data, store_links: original(data, True)
+
+            def keeping(item: Any) -> Any:
+                known = isinstance(item, dict) and item.get("source") in listings.POSTER_SOURCES
+                return item if known else None
+
+            listings._media = keeping
         else:
             catalog.strip_film = lambda film, episodes: (film, episodes)  # type: ignore[assignment,return-value]
 
@@ -105,7 +111,7 @@ def _no_rights_grace() -> None:
     from delivery_client import rules, state
 
     original = rules.usable
-    state.usable = lambda creative, now, grace=86_400: original(creative, now, 0)  # type: ignore[attr-defined]
+    state.usable = lambda creative, now: original(creative, now + rules.RIGHTS_GRACE)
 
 
 def _browser_headers() -> None:
@@ -207,8 +213,8 @@ def _tags_by_name() -> None:
 
     original = listings.DETAILS["series"]
 
-    def by_name(data: dict[str, Any], store_links: bool) -> dict[str, Any]:
-        kept = original(data, store_links)
+    def by_name(data: dict[str, Any]) -> dict[str, Any]:
+        kept = original(data)
         kept["tags"] = {t.get("name"): t for t in kept["tags"].values()}
         return kept
 
@@ -387,39 +393,405 @@ def _misses_not_in_a_row() -> None:
     sync.apply_walk = cumulative
 
 
-def _v(
-    name: str, rules: str, what: str, patch: Callable[[], None] | None = None, quick: str = "",
-    **knobs: Any,
-) -> Variant:  # fmt: skip
+# -- the retry policy ----------------------------------------------------------------------------
+
+
+def _classify(change: Callable[[Any, Any], Any]) -> Callable[[], None]:
+    """A client whose retry table decides one row wrongly: `change(answer, decision)` gives the
+    decision instead of the table's (plan_retry and the batch retries both read it)."""
+
+    def patch() -> None:
+        from delivery_client import playback, policy
+
+        original = policy.classify
+
+        def broken(answer: Any) -> Any:
+            return change(answer, original(answer))
+
+        policy.classify = broken
+        playback.classify = broken
+
+    return patch
+
+
+def _decision(name: str) -> Any:
+    from delivery_client.policy import Decision
+
+    return Decision[name]
+
+
+def _retries_4xx(answer: Any, decision: Any) -> Any:
+    status = answer.status
+    if status is not None and 400 <= status < 500 and status != 429:
+        return _decision("BACKOFF")
+    return decision
+
+
+def _retries_not_ready(answer: Any, decision: Any) -> Any:
+    return _decision("BACKOFF") if decision is _decision("NOT_NOW") else decision
+
+
+def _no_retry_when(test: Callable[[Any], bool]) -> Callable[[Any, Any], Any]:
+    def change(answer: Any, decision: Any) -> Any:
+        retried = decision in (_decision("BACKOFF"), _decision("AFTER"))
+        return _decision("NO_RETRY") if retried and test(answer) else decision
+
+    return change
+
+
+def _retryable_503(answer: Any) -> bool:
+    from delivery_client.policy import RETRYABLE_503_CODES
+
+    return answer.status == 503 and answer.code in RETRYABLE_503_CODES
+
+
+def _other_5xx(answer: Any) -> bool:
+    """500, 502 and unknown 5xx (not a 503 the table names)."""
+    return answer.status is not None and answer.status >= 500 and not _retryable_503(answer)
+
+
+def _unknown_5xx(answer: Any) -> bool:
+    known = answer.status in (500, 502, 503) and answer.code is None
+    return _other_5xx(answer) and not known
+
+
+def _key_503_as_revoked() -> None:
+    """A client that takes a 503 5031 (key verification failed) for a revoked key: not retried,
+    and reported as a refused key (a 401)."""
+    from delivery_client import client
+    from delivery_client.exceptions import RequestFailed
+    from delivery_client.policy import Answer, Decision
+
+    _classify(lambda answer, decision: Decision.NO_RETRY
+              if answer.status == 503 and answer.code == "5031" else decision)()  # fmt: skip
+    original = client._ending
+
+    def ending(decision: Any, method: str, where: str, answer: Any, why: str,
+               waits: Any) -> Exception:  # fmt: skip
+        if decision is Decision.NO_RETRY and answer.code == "5031":
+            return client._failure(RequestFailed, method, where, Answer(401), "key refused", waits)
+        return original(decision, method, where, answer, why, waits)
+
+    client._ending = ending
+
+
+def _wait(change: Callable[..., float]) -> Callable[[], None]:
+    """A client whose wait before a retry is computed wrongly: `change(original, decision,
+    attempt, retry_after, profile, uniform)` (plan_retry and the batch retries both read it)."""
+
+    def patch() -> None:
+        from delivery_client import playback, policy
+
+        original = policy.wait_for
+
+        def broken(decision: Any, attempt: int, retry_after: float | None, profile: Any,
+                   uniform: Any) -> float:  # fmt: skip
+            return change(original, decision, attempt, retry_after, profile, uniform)
+
+        policy.wait_for = broken
+        playback.wait_for = broken
+
+    return patch
+
+
+def _ignore_retry_after(original: Any, decision: Any, attempt: int, retry_after: Any,
+                        profile: Any, uniform: Any) -> float:  # fmt: skip
+    return original(decision, attempt, None, profile, uniform)  # backoff, as if none was sent
+
+
+def _no_jitter(original: Any, decision: Any, attempt: int, retry_after: Any, profile: Any,
+               uniform: Any) -> float:  # fmt: skip
+    if decision is _decision("AFTER") and retry_after is not None:
+        return retry_after + uniform(0.0, 0.0)  # Retry-After to the millisecond
+    return original(decision, attempt, retry_after, profile, uniform)
+
+
+def _backoff_scaled(factor: float) -> Callable[[], None]:
+    """A client whose backoff bound is `factor` times the spec's min(cap, base x 2^attempt)."""
+
+    def patch() -> None:
+        from delivery_client import policy
+
+        original = policy.backoff_bound
+        policy.backoff_bound = lambda attempt, profile: original(attempt, profile) * factor
+
+    return patch
+
+
+def _short_attempt_timeout() -> None:
+    from delivery_client import policy
+
+    policy.MIN_ATTEMPT_TIMEOUT = 2.0  # the 5 s floor lowered too
+    _profile("INTERACTIVE", attempt_timeout=2.0)()
+
+
+def _no_retry_budget() -> None:
+    """A client without the process retry budget: every retry the profile allows is sent."""
+    from delivery_client import budget, client
+
+    class Unlimited(budget.RetryBudget):
+        def try_acquire(self) -> bool:
+            return True
+
+    shared = Unlimited()
+    client.process_budget = lambda: shared
+
+
+# -- paging --------------------------------------------------------------------------------------
+
+
+def _walks(flat: Callable[..., Any] | None = None,
+           envelope: Callable[..., Any] | None = None) -> None:  # fmt: skip
+    """Install a wrapper of `paging.walk_flat` or `walk_envelope` in every module that walks."""
+    from delivery_client import catalog, creatives, listings, paging, videos
+
+    for module in (catalog, videos):
+        if flat is not None:
+            module.walk_flat = flat(paging.walk_flat)  # type: ignore[attr-defined]
+    for module in (creatives, listings):
+        if envelope is not None:
+            module.walk_envelope = envelope(paging.walk_envelope)  # type: ignore[attr-defined]
+
+
+def _stop_on_empty_page() -> None:
+    """A walk (flat or envelope) that stops on an empty page, whatever its next cursor."""
+
+    def flat(original: Callable[..., Any]) -> Callable[..., Any]:
+        def walk(*args: Any, **kwargs: Any) -> Generator[dict[str, Any], None, None]:
+            items_key = args[2] if len(args) > 2 else kwargs["items_key"]
+            for page in original(*args, **kwargs):
+                yield page
+                if not page[items_key]:
+                    return
+
+        return walk
+
+    def envelope(original: Callable[..., Any]) -> Callable[..., Any]:
+        def walk(*args: Any, **kwargs: Any) -> Generator[dict[str, Any], None, None]:
+            for data in original(*args, **kwargs):
+                yield data
+                if not data["items"]:
+                    return
+
+        return walk
+
+    _walks(flat, envelope)
+
+
+def _first_envelope_page_only() -> None:
+    def envelope(original: Callable[..., Any]) -> Callable[..., Any]:
+        def walk(*args: Any, **kwargs: Any) -> Generator[dict[str, Any], None, None]:
+            for data in original(*args, **kwargs):
+                yield data
+                return
+
+        return walk
+
+    _walks(envelope=envelope)
+
+
+def _unquoted_cursor() -> None:
+    """A client that URL-unquotes the cursor before sending it back (flat lists)."""
+    from delivery_client import client
+
+    original = client.DeliveryClient.request
+
+    def request(self: Any, method: str, path_or_url: str, **kwargs: Any) -> Any:
+        params = kwargs.get("params")
+        if params and isinstance(params.get("cursor"), str):
+            kwargs["params"] = {**params, "cursor": unquote(params["cursor"])}
+        return original(self, method, path_or_url, **kwargs)
+
+    client.DeliveryClient.request = request  # type: ignore[method-assign]
+
+
+def _moves_updated_since() -> None:
+    """A creatives sync that asks each page from the last record of the page before (a new
+    walk pinned to that `updated_since`), instead of keeping one value for the whole sync."""
+    from delivery_client import creatives
+    from delivery_client.policy import BACKGROUND
+
+    original = creatives.walk_envelope
+
+    def walk(client: Any, path: str, params: Any = None, profile: Any = BACKGROUND,
+             pinned: Any = None) -> Generator[dict[str, Any], None, None]:  # fmt: skip
+        pages = 0
+        inner = original(client, path, params, profile, pinned=pinned)
+        while (data := next(inner, None)) is not None:
+            pages += 1
+            yield data
+            stamps = [r["updated_at"] for r in data["items"]
+                      if isinstance(r, dict) and isinstance(r.get("updated_at"), int)]  # fmt: skip
+            if stamps and pages < client.settings.max_pages:
+                inner.close()
+                inner = original(client, path, params, profile,
+                                 pinned={"updated_since": max(stamps)})  # fmt: skip
+
+    creatives.walk_envelope = walk
+
+
+# -- safe catalog sync ---------------------------------------------------------------------------
+
+
+def _first_copy_wins() -> None:
+    """A paged catalog walk that keeps the first copy of a film listed twice."""
+    from delivery_client import catalog, sync
+
+    original = catalog.merge_pages
+
+    def first_wins(pages: Any) -> Any:
+        pages = list(pages)
+        later = original(pages)  # checks the pages; its order is the first sighting of each film
+        backwards = [{**page, "films": list(page["films"])[::-1]} for page in reversed(pages)]
+        earlier = original(backwards)
+        return {film_id: earlier[film_id] for film_id in later}
+
+    catalog.merge_pages = first_wins
+    sync.merge_pages = first_wins
+
+
+def _applies_incomplete_walk() -> None:
+    """A catalog sync that applies the pages that answered before a failure as if the walk
+    were complete (the films it did not reach count as missed)."""
+    from delivery_client import catalog, cli, paging, sync
+    from delivery_client.exceptions import ClientError
+
+    def partial(client: Any, state: Any, *, paged: bool = False) -> Any:
+        walks = int(state.meta("catalog_walks", "0") or 0) + 1
+        path = catalog.API_PREFIX + "catalog"
+        pages: list[dict[str, Any]] = []
+        complete = True
+        try:
+            if not paged:
+                pages.append(client.request("GET", path).object())
+            else:
+                limit = {"limit": client.settings.page_size}
+                pages.extend(paging.walk_flat(client, path, "films", limit))
+        except ClientError:
+            complete = False
+        walk = catalog.merge_pages(pages)
+        view = catalog.apply_walk(state.films(), walk)
+        state.replace_films(view, walks, None)
+        available = sum(record.available for record in view.values())
+        return sync.CatalogSync(len(walk), available, len(view) - available, complete)
+
+    sync.sync_catalog = partial
+    cli.sync_catalog = partial
+
+
+def _unavailable_after_one_walk() -> None:
+    from delivery_client import catalog, sync
+
+    catalog.WALKS_BEFORE_UNAVAILABLE = 1  # type: ignore[misc]
+    sync.WALKS_BEFORE_UNAVAILABLE = 1  # type: ignore[misc]
+
+
+def _forgets_vid_ready() -> None:
+    from delivery_client import catalog
+
+    catalog.keep_vid_ready = lambda new, old: new
+
+
+def _pages_the_catalog() -> None:
+    from delivery_client import catalog, sync
+
+    original = catalog.fetch_catalog
+
+    def paging(client: Any, *, paged: bool = False) -> Any:
+        return original(client, paged=True)
+
+    catalog.fetch_catalog = paging
+    sync.fetch_catalog = paging
+
+
+def _polls_every(seconds: float) -> Callable[[], None]:
+    def patch() -> None:
+        from delivery_client import sync
+
+        sync.MIN_POLL_INTERVAL = seconds  # type: ignore[misc]
+
+    return patch
+
+
+def _rereads_unchanged() -> None:
+    from delivery_client import listings
+
+    listings.needs_detail = lambda item, stored: item.get("status") == "active"
+
+
+# -- creatives and playback ----------------------------------------------------------------------
+
+
+def _appends_creatives() -> None:
+    """A creatives sync that stores a record returned again as a new row (a new row key)."""
+    from delivery_client import creatives, state
+
+    def appending(db: Any, records: list[dict[str, Any]]) -> None:
+        for record in records:
+            final = record.get("final") if isinstance(record.get("final"), dict) else {}
+            file_url = final.get("file_url") if isinstance(final, dict) else None
+            kept = {**record, "final": {k: v for k, v in (final or {}).items()
+                                        if k != "file_url"}}  # fmt: skip
+            key = str(record["creative_id"])
+            if db.execute("SELECT 1 FROM creatives WHERE creative_id = ?", (key,)).fetchone():
+                key = f"{key}#{db.execute('SELECT COUNT(*) FROM creatives').fetchone()[0]}"
+            db.execute("INSERT OR REPLACE INTO creatives VALUES (?, ?, ?, ?)",
+                       (key, state._dump(kept), file_url, record.get("updated_at")))  # fmt: skip
+
+    creatives.store_walk = appending
+
+
+def _no_reread_on_gone() -> None:
+    """A client that, when a stored file link answers 410, does not read the creative again
+    (it goes to the /file endpoint)."""
+    from delivery_client import creatives
+
+    creatives._reread = lambda client, state, creative_id: None
+
+
+def _resends_whole_batch() -> None:
+    from delivery_client import playback
+
+    playback.due_items = lambda pending, now: sorted(pending)
+
+
+def _batch_item_at_once() -> None:
+    """A batch whose failed items ignore their own `retry_after` (0 s, plus the jitter)."""
+    from delivery_client import playback
+
+    playback.item_retry_after = lambda item: 0.0
+
+
+def _v(name: str, rules: str, what: str, patch: Callable[[], None], quick: str = "") -> Variant:
     """One variant on a line or two: `rules` are the charged IDs, space separated."""
-    return Variant(name, frozenset(rules.split()), what, knobs, patch, quick)
+    return Variant(name, frozenset(rules.split()), what, patch, quick)
 
 
 _MORE = (
     _v("exceeds_background_total", "CLI-022", "background calls may take 150 s",
        _profile("BACKGROUND", total=150.0)),
     _v("rereads_unchanged_series", "CLI-035", "reads every series detail on every sync",
-       skip_unchanged_series=False),
+       _rereads_unchanged),
     _v("stores_playlist_links", "CLI-038", "keeps playlist image and clip poster links",
        _keep_links("playlists")),
     _v("stores_poster_links", "CLI-039 CAT-078", "keeps episode poster_signed_url links",
        _keep_links("catalog")),
     _v("forgets_vid_ready", "CAT-078", "stores vid_ready null when an answer carries null",
-       keep_vid_ready_when_null=False),
+       _forgets_vid_ready),
     _v("no_reread_on_gone", "CLI-031", "a 410 file link: goes to /file instead of reading "
-       "the creative", reread_on_gone=False),
+       "the creative", _no_reread_on_gone),
     _v("stores_download_link", "CLI-033", "writes the download link beside the file",
        _store_download_link),
     _v("stops_at_rights_end", "CLI-034", "stops using a creative at rights.ends_at (last day "
        "lost)", _no_rights_grace),
-    _v("pages_the_catalog", "CLI-043", "syncs the catalog by pages", prefer_unpaged=False),
-    _v("polls_every_few_seconds", "CLI-048", "catalog walks 5 s apart", min_poll_interval=5.0),
+    _v("pages_the_catalog", "CLI-043", "syncs the catalog by pages", _pages_the_catalog),
+    _v("polls_every_few_seconds", "CLI-048", "catalog walks 5 s apart", _polls_every(5.0)),
     _v("refuses_unknown_reason", "PLAY-084", "refuses a not_entitled reason it does not know",
        _strict_reasons),
     _v("crashes_on_odd_cursor", "CLI-026 PAGE-003", "crashes on a cursor with a % in it "
        "(never sends it back)", _odd_cursor_crash, quick="paging-catalog-empty-page"),
     _v("retries_ten_times_too_fast", "CLI-014", "backoff base a tenth of the spec's",
-       backoff_multiplier=0.1),
+       _backoff_scaled(0.1)),
     _v("no_attempt_timeout", "CLI-016 CLI-020", "no attempt timeout: waits as long as the "
        "call's total allows", _no_attempt_timeout),
     _v("builds_own_next_link", "CLI-028 PAGE-013", "asks the next envelope page with the cursor "
@@ -465,204 +837,66 @@ _MORE = (
 VARIANTS = {
     v.name: v
     for v in (
-        Variant(
-            "retries_4xx",
-            frozenset({"CLI-012", "ERR-018", "CLI-031", "CLI-005", "ERR-010", "GEN-010"}),
-            "retries a 400, an unknown 4xx (and a 410 file link, so never reads the creative "
-            "again)",
-            {"retry_4xx": True},
-            quick="no-retry-400",
-        ),
-        Variant(
-            "ignores_retry_after",
-            frozenset({"CLI-008", "CLI-009", "CLI-013", "CLI-025"}),
-            "ignores Retry-After (429 and 503 retried on backoff)",
-            {"honour_retry_after": False},
-            quick="retry-429-retry-after",
-        ),
-        Variant(
-            "no_jitter",
-            frozenset({"CLI-013"}),
-            "no random 0 to 1 s on Retry-After",
-            {"retry_after_jitter": 0.0},
-        ),
-        Variant(
-            "retries_too_fast",
-            frozenset({"CLI-014"}),
-            "backoff 50 x too short",
-            {"backoff_multiplier": 0.02},
-        ),
-        Variant(
-            "too_many_retries_interactive",
-            frozenset({"CLI-017"}),
-            "interactive calls retried 6 times",
-            patch=_profile("INTERACTIVE", max_retries=6),
-        ),
-        Variant(
-            "too_many_retries_background",
-            frozenset({"CLI-021"}),
-            "background calls retried 8 times",
-            patch=_profile("BACKGROUND", max_retries=8),
-        ),
-        Variant(
-            "exceeds_total_budget",
-            frozenset({"CLI-018"}),
-            "interactive calls may take 60 s",
-            patch=_profile("INTERACTIVE", total=60.0),
-        ),
-        Variant(
-            "short_attempt_timeout",
-            frozenset({"CLI-016"}),
-            "interactive attempt timeout 2 s (floor lowered too)",
-            {"min_attempt_timeout": 2.0},
-            patch=_profile("INTERACTIVE", attempt_timeout=2.0),
-        ),
-        Variant(
-            "no_retry_budget",
-            frozenset({"CLI-023"}),
-            "no process retry budget",
-            {"use_retry_budget": False},
-        ),
-        Variant(
-            "rewrites_cursor",
-            frozenset({"CLI-026", "PAGE-003"}),
-            "URL-unquotes the cursor",
-            {"cursor_verbatim": False},
-        ),
-        Variant(
-            "stops_on_short_page",
-            frozenset({"CLI-027", "PAGE-004"}),
-            "stops on an empty page",
-            {"stop_on_short_page": True},
-            quick="paging-catalog-empty-page",
-        ),
-        Variant(
-            "ignores_links_next",
-            frozenset({"CLI-028", "PAGE-013"}),
-            "stops after page one",
-            {"follow_links_next": False},
-        ),
-        Variant(
-            "moves_updated_since",
-            frozenset({"CLI-029", "CLI-028", "PAGE-013"}),
-            "asks each page from its own last record (so not as links.next gives it)",
-            {"keep_updated_since": False},
-        ),
-        Variant(
-            "duplicates_creatives",
-            frozenset({"CLI-030"}),
-            "appends records returned again",
-            {"upsert_creatives": False},
-        ),
-        Variant(
-            "resends_whole_batch",
-            frozenset({"CLI-025"}),
-            "resends the whole batch",
-            {"batch_retry_failed_only": False},
-            quick="batch-failed-item",
-        ),
-        Variant(
-            "batch_item_at_once",
-            frozenset({"CLI-025"}),
-            "retries a failed item at once",
-            {"batch_item_retry_after": False},
-        ),
-        Variant(
-            "withdraws_after_incomplete_walk",
-            frozenset({"CLI-045", "CAT-066"}),
-            "applies a walk that failed half way",
-            {"withdraw_only_after_complete_walk": False},
-        ),
-        Variant(
-            "unavailable_after_one_walk",
-            frozenset({"CLI-046", "CAT-066"}),
-            "marks a film unavailable after one walk",
-            {"walks_before_unavailable": 1},
-        ),
-        Variant(
-            "keeps_first_copy",
-            frozenset({"CLI-044", "CAT-066"}),
-            "keeps the first copy of a film",
-            {"dedupe_later_wins": False},
-        ),
-        Variant(
-            "logs_play_token",
-            frozenset({"CLI-041"}),
-            "prints play_auth_token",
-            patch=_log_play_token,
-            quick="secrets-play-token",
-        ),
-        Variant(
-            "logs_file_url", frozenset({"CLI-032"}), "prints final.file_url", patch=_log_file_url
-        ),
-        Variant(
-            "retries_not_ready_now",
-            frozenset({"CLI-011"}),
-            "retries not_ready at once",
-            {"retry_not_ready_now": True},
-            quick="retry-not-ready",
-        ),
-        Variant(
-            "rotates_key_on_503",
-            frozenset({"CLI-042"}),
-            "treats 5031 as a revoked key",
-            {"treat_key_503_as_revoked": True},
-        ),
-        Variant(
-            "crashes_on_unknown_field",
-            frozenset({"CLI-001", "CFG-027", "GEN-010"}),
-            "refuses fields it does not know",
-            patch=_strict("fields"),
-            quick="tolerate-unknown-fields-catalog",
-        ),
-        Variant(
-            "crashes_on_unknown_enum",
-            frozenset({"CLI-002", "GEN-010"}),
-            "refuses status values it does not know",
-            patch=_strict("enums"),
-        ),
-        Variant(
-            "no_retry_on_network_error",
-            frozenset({"CLI-007"}),
-            "network errors and timeouts not retried",
-            {"retry_transport_errors": False},
-        ),
-        Variant("no_retry_on_429", frozenset({"CLI-008"}), "429 not retried", {"retry_429": False}),
-        Variant(
-            "no_retry_on_5xx",
-            frozenset({"CLI-010", "CLI-005", "ERR-010", "GEN-010"}),
-            "500/502/5xx not retried",
-            {"retry_5xx": False},
-        ),
-        Variant(
-            "no_retry_on_503_unavailable",
-            frozenset({"CLI-009", "CLI-042", "CLI-025"}),
-            "503 service_unavailable not retried",
-            {"retry_503_unavailable": False},
-        ),
+        _v("retries_4xx", "CLI-012 ERR-018 CLI-031 CLI-005 ERR-010 GEN-010", "retries a 400, an "
+           "unknown 4xx (and a 410 file link, so never reads the creative again)",
+           _classify(_retries_4xx), quick="no-retry-400"),
+        _v("ignores_retry_after", "CLI-008 CLI-009 CLI-013 CLI-025", "ignores Retry-After (429 "
+           "and 503 retried on backoff)", _wait(_ignore_retry_after),
+           quick="retry-429-retry-after"),
+        _v("no_jitter", "CLI-013", "no random 0 to 1 s on Retry-After", _wait(_no_jitter)),
+        _v("retries_too_fast", "CLI-014", "backoff 50 x too short", _backoff_scaled(0.02)),
+        _v("too_many_retries_interactive", "CLI-017", "interactive calls retried 6 times",
+           _profile("INTERACTIVE", max_retries=6)),
+        _v("too_many_retries_background", "CLI-021", "background calls retried 8 times",
+           _profile("BACKGROUND", max_retries=8)),
+        _v("exceeds_total_budget", "CLI-018", "interactive calls may take 60 s",
+           _profile("INTERACTIVE", total=60.0)),
+        _v("short_attempt_timeout", "CLI-016", "interactive attempt timeout 2 s (floor lowered "
+           "too)", _short_attempt_timeout),
+        _v("no_retry_budget", "CLI-023", "no process retry budget", _no_retry_budget),
+        _v("rewrites_cursor", "CLI-026 PAGE-003", "URL-unquotes the cursor", _unquoted_cursor),
+        _v("stops_on_short_page", "CLI-027 PAGE-004", "stops on an empty page",
+           _stop_on_empty_page, quick="paging-catalog-empty-page"),
+        _v("ignores_links_next", "CLI-028 PAGE-013", "stops after page one",
+           _first_envelope_page_only),
+        _v("moves_updated_since", "CLI-029 CLI-028 PAGE-013", "asks each page from its own last "
+           "record (so not as links.next gives it)", _moves_updated_since),
+        _v("duplicates_creatives", "CLI-030", "appends records returned again",
+           _appends_creatives),
+        _v("resends_whole_batch", "CLI-025", "resends the whole batch", _resends_whole_batch,
+           quick="batch-failed-item"),
+        _v("batch_item_at_once", "CLI-025", "retries a failed item at once",
+           _batch_item_at_once),
+        _v("withdraws_after_incomplete_walk", "CLI-045 CAT-066", "applies a walk that failed "
+           "half way", _applies_incomplete_walk),
+        _v("unavailable_after_one_walk", "CLI-046 CAT-066", "marks a film unavailable after "
+           "one walk", _unavailable_after_one_walk),
+        _v("keeps_first_copy", "CLI-044 CAT-066", "keeps the first copy of a film",
+           _first_copy_wins),
+        _v("logs_play_token", "CLI-041", "prints play_auth_token", _log_play_token,
+           quick="secrets-play-token"),
+        _v("logs_file_url", "CLI-032", "prints final.file_url", _log_file_url),
+        _v("retries_not_ready_now", "CLI-011", "retries not_ready at once",
+           _classify(_retries_not_ready), quick="retry-not-ready"),
+        _v("rotates_key_on_503", "CLI-042", "treats 5031 as a revoked key", _key_503_as_revoked),
+        _v("crashes_on_unknown_field", "CLI-001 CFG-027 GEN-010", "refuses fields it does not "
+           "know", _strict("fields"), quick="tolerate-unknown-fields-catalog"),
+        _v("crashes_on_unknown_enum", "CLI-002 GEN-010", "refuses status values it does not "
+           "know", _strict("enums")),
+        _v("no_retry_on_network_error", "CLI-007", "network errors and timeouts not retried",
+           _classify(_no_retry_when(lambda answer: answer.status is None))),
+        _v("no_retry_on_429", "CLI-008", "429 not retried",
+           _classify(_no_retry_when(lambda answer: answer.status == 429))),
+        _v("no_retry_on_5xx", "CLI-010 CLI-005 ERR-010 GEN-010", "500/502/5xx not retried",
+           _classify(_no_retry_when(_other_5xx))),
+        _v("no_retry_on_503_unavailable", "CLI-009 CLI-042 CLI-025", "503 service_unavailable "
+           "not retried", _classify(_no_retry_when(_retryable_503))),
         *_MORE,
-        Variant(
-            "unknown_codes_not_by_class",
-            frozenset({"CLI-005", "ERR-010", "GEN-010"}),
-            "unknown 5xx codes not retried",
-            {"unknown_codes_by_class": False},
-        ),
+        _v("unknown_codes_not_by_class", "CLI-005 ERR-010 GEN-010", "unknown 5xx codes not "
+           "retried", _classify(_no_retry_when(_unknown_5xx))),
     )
-}
+}  # fmt: skip
 
 
 def apply(name: str) -> None:
-    variant = VARIANTS[name]
-    if variant.knobs:
-        from delivery_client import cli, knobs
-
-        policy = replace(knobs.DEFAULT_POLICY, **variant.knobs)
-        original = cli.DeliveryClient
-
-        def forced(*args: Any, **kwargs: Any) -> Any:
-            kwargs["policy"] = policy  # whatever policy the CLI itself would pass
-            return original(*args, **kwargs)
-
-        cli.DeliveryClient = forced  # type: ignore[misc,assignment]
-    if variant.patch is not None:
-        variant.patch()
+    VARIANTS[name].patch()

@@ -1,7 +1,10 @@
-"""Eleventh block of coverage faults (issue 13; README: Requirement proofs): the creatives
-endpoints. Record fields are bent in every record of a list page and of a single read alike (so
+"""Faults of the creatives endpoints and their share links. Record fields are bent in every record of a list page and of a single read alike (so
 the two reads still agree); error codes are bent after the error is built; a few choices the
-handlers make go through the small hooks at the bottom.
+handlers make go through the small hooks at the bottom, one call at each step: the record
+(`bend_record`), the list's limit (`limit_read`, `limit_fails`), `since`, rows (`listed`), a
+miss (`miss`), the file (`file_as_json`), a share link (`share_link`: endpoints/share.py; its
+rows are in coverage_rows.py), and a ticket's refusal on POST /playback (`missing_code`,
+`refusal`, through faults/playback.py: `bend_items`).
 
 Spec sections: Resources and their fields > Creative record; Endpoints > GET /creatives,
 GET /creatives/{id}, GET /creatives/{id}/file; Errors > Creatives list, single read and file;
@@ -14,21 +17,37 @@ Paging and envelopes (the walk's end).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
 from delivery_sandbox.faults import body_tables as bt
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.rows import FaultRow, fault_rows
+from delivery_sandbox.faults.switch import declare
 
 if TYPE_CHECKING:
-    from delivery_sandbox.faults.registry import FaultSwitch
-    from delivery_sandbox.http.headers import Exchange, Reply
+    from delivery_sandbox.faults.seams import Answer, Request
+    from delivery_sandbox.faults.switch import FaultSwitch
 
-__all__ = ["COVERAGE_FAULT_ROWS_11", "default_limit_11", "file_as_json_11", "foreign_listed_11",
-           "mangle_reply_11", "miss_11", "missing_code_11", "refusal_11", "rights_open_11",
-           "since_11", "walk_rows_11"]  # fmt: skip
+__all__ = [
+    "FAULTS",
+    "FAULT_ROWS",
+    "ShareLink",
+    "bend_record",
+    "bend_reply",
+    "default_limit",
+    "file_as_json",
+    "limit_fails",
+    "limit_read",
+    "listed",
+    "miss",
+    "missing_code",
+    "refusal",
+    "share_link",
+    "since",
+    "walk_rows",
+]  # fmt: skip
 
 Body = dict[str, Any]
 SIGNED_PREVIEW = "https://cdn.sandbox.test/preview/{}.mp4?signature=sandbox&expires=1"
@@ -176,12 +195,19 @@ licence_suspension_reason_other | FRESH-004 | a licence suspended while running 
 withdrawn_episode_not_found     | FRESH-002 | a ticket for an episode withdrawn while running answers 404 not_found
 suspension_seen_as_forbidden    | FRESH-005 | an organisation suspended while running is refused on the catalog with error forbidden
 """)
-COVERAGE_FAULT_ROWS_11: tuple[FaultRow, ...] = (
+FAULT_ROWS: tuple[FaultRow, ...] = (
     *((name, (rid,), summary) for name, rid, summary, _ in RECORD_ROWS),
     *((name, (rid,), summary) for name, rid, summary, _, _ in CODE_ROWS),
     *HOOK_ROWS,
 )
-_NAMES = frozenset(row[0] for row in COVERAGE_FAULT_ROWS_11)
+FAULTS = declare(
+    FAULT_ROWS,
+    area="Creatives; share links",
+    seam="reply",
+    seams=dict.fromkeys((name for name, _, _ in HOOK_ROWS), "step"),
+    slow=("licence_suspension_reason_other",),  # seen only once the 30 s bound has passed
+)
+_NAMES = frozenset(row[0] for row in FAULT_ROWS)
 
 
 def _bend_body(body: Body, status: int, parts: list[str], on: set[str]) -> None:
@@ -203,8 +229,8 @@ def _bend_body(body: Body, status: int, parts: list[str], on: set[str]) -> None:
         body["error_code"] = "bad_version"
 
 
-def mangle_reply_11(reply: Reply, faults: FaultSwitch, path: str, exchange: Exchange) -> None:
-    """Apply this block's switched-on body and code faults to an answer of a creatives path,
+def bend_reply(reply: Answer, faults: FaultSwitch, path: str, exchange: Request) -> None:
+    """Apply the switched-on body and code faults to an answer of a creatives path,
     and `suspension_seen_as_forbidden` to the catalog."""
     parts = path.rstrip("/").split("/")
     on: set[str] = set(faults.on & _NAMES)
@@ -221,7 +247,7 @@ def mangle_reply_11(reply: Reply, faults: FaultSwitch, path: str, exchange: Exch
         reply.body = orjson.dumps(body)
 
 
-def _suspension_forbidden(reply: Reply, exchange: Exchange) -> None:
+def _suspension_forbidden(reply: Answer, exchange: Request) -> None:
     """A catalog refusal of an organisation suspended after start (by the admin API) names
     `forbidden` instead of `org_suspended` (spec: Limits > Freshness, FRESH-005)."""
     caller = exchange.caller
@@ -236,7 +262,75 @@ def _suspension_forbidden(reply: Reply, exchange: Exchange) -> None:
 # -- hooks of the creatives handlers and of the share link --------------------------------------
 
 
-def walk_rows_11(
+def limit_read(raw: str | None, default: int, faults: FaultSwitch) -> tuple[str | None, int]:
+    """GET /creatives's `limit` and its default as the limit step reads them: an empty `limit=`
+    read as none (creatives_empty_limit_accepted), a default of 60 (creatives_default_limit_60)."""
+    if raw == "" and faults.enabled(FaultName.creatives_empty_limit_accepted):
+        raw = None
+    return raw, default_limit(default, faults)
+
+
+def limit_fails(limit: int, highest: int, faults: FaultSwitch) -> bool:
+    """The highest limit answers 500 (creatives_limit_max_500, a property test's fault)."""
+    return limit == highest and faults.enabled(FaultName.creatives_limit_max_500)
+
+
+def bend_record(record: dict[str, Any], link: str | None, faults: FaultSwitch) -> dict[str, Any]:
+    """A creative record as built (the record step): `updated_at` a string under
+    creative_updated_at_iso; its share `link` (None: none to show) listed although revoked
+    under revoked_link_still_listed."""
+    on = faults.on
+    if FaultName.creative_updated_at_iso in on:
+        record["updated_at"] = f"{record['updated_at']}"
+    if FaultName.revoked_link_still_listed in on:
+        record["final"]["file_url"] = link
+    return record
+
+
+_LIST_FAULTS = frozenset(
+    {
+        FaultName.creatives_foreign_listed,
+        FaultName.creatives_updated_since_inclusive,
+        FaultName.creatives_order_broken,
+        FaultName.creatives_small_page_skips,
+    }
+)
+
+
+def listed(
+    rows: list[Any],
+    every: Any,
+    org_id: str,
+    since: int | None,
+    after: list[Any] | None,
+    limit: int,
+    faults: FaultSwitch,
+) -> list[Any]:
+    """The creatives a page of GET /creatives is cut from (the rows step): `rows` (the caller's
+    visible creatives after `since`, by updated_at then id), or as the faults choose them from
+    `every` creative: of every organisation (creatives_foreign_listed), from `since` itself on
+    (creatives_updated_since_inclusive), newest first (creatives_order_broken), one skipped
+    (`walk_rows`)."""
+    on = faults.on & _LIST_FAULTS
+    if not on:
+        return rows
+    foreign = FaultName.creatives_foreign_listed in on
+    inclusive = FaultName.creatives_updated_since_inclusive in on
+    if foreign or inclusive:
+        rows = [
+            c
+            for c in every
+            if (c.org_id == org_id or foreign)
+            and c.visible
+            and (since is None or c.updated_at > since or (inclusive and c.updated_at == since))
+        ]
+        rows.sort(key=lambda c: (c.updated_at, c.id))
+    if FaultName.creatives_order_broken in on:
+        rows.sort(key=lambda c: (-c.updated_at, c.id))
+    return walk_rows(rows, after, limit, faults)
+
+
+def walk_rows(
     rows: list[Any], after: list[Any] | None, limit: int, faults: FaultSwitch
 ) -> list[Any]:
     """The creatives a page is cut from (sorted by updated_at then id); under
@@ -246,23 +340,18 @@ def walk_rows_11(
     return [c for c in rows if [c.updated_at, c.id] > after][1:]
 
 
-def foreign_listed_11(faults: FaultSwitch) -> bool:
-    """GET /creatives keeps creatives of every organisation (fault creatives_foreign_listed)."""
-    return faults.enabled(FaultName.creatives_foreign_listed)
-
-
-def since_11(since: int | bool | None, faults: FaultSwitch) -> int | bool | None:
+def since(since: int | bool | None, faults: FaultSwitch) -> int | bool | None:
     """The parsed `updated_since`; False (refused) for 11 digits under creatives_since_10_digits."""
     if isinstance(since, int) and not isinstance(since, bool) and since >= 10**10:
         return False if faults.enabled(FaultName.creatives_since_10_digits) else since
     return since
 
 
-def default_limit_11(limit: int, faults: FaultSwitch) -> int:
+def default_limit(limit: int, faults: FaultSwitch) -> int:
     return 60 if faults.enabled(FaultName.creatives_default_limit_60) else limit
 
 
-def miss_11(known: Any, org_id: str, raw: str, faults: FaultSwitch) -> tuple[int, int]:
+def miss(known: Any, org_id: str, raw: str, faults: FaultSwitch) -> tuple[int, int]:
     """(status, envelope code) for a creative id the single read does not find: 404 4040 for
     all, bent by creative_foreign_403, creative_unknown_410 or creative_malformed_404_4041.
     `known` is the store's creatives by id."""
@@ -276,21 +365,21 @@ def miss_11(known: Any, org_id: str, raw: str, faults: FaultSwitch) -> tuple[int
     return 404, 4040
 
 
-def file_as_json_11(redirect: str | None, faults: FaultSwitch) -> bool:
+def file_as_json(redirect: str | None, faults: FaultSwitch) -> bool:
     """The file is answered as JSON: `redirect=0`, or any value / none under the faults."""
     if redirect is None:
         return faults.enabled(FaultName.creative_file_json_by_default)
     return redirect == "0" or faults.enabled(FaultName.creative_file_json_any_redirect)
 
 
-def missing_code_11(withdrawn: set[str], episode_id: str | None, faults: FaultSwitch) -> str:
+def missing_code(withdrawn: set[str], episode_id: str | None, faults: FaultSwitch) -> str:
     """The error_code of a ticket's 404 for an episode not found: `not_ready`, or `not_found`
     for one the admin API withdrew under withdrawn_episode_not_found."""
     bent = faults.enabled(FaultName.withdrawn_episode_not_found) and episode_id in withdrawn
     return "not_found" if bent else "not_ready"
 
 
-def refusal_11(
+def refusal(
     store: Any, org_id: str, film_id: str, refusal: str | None, faults: FaultSwitch
 ) -> str | None:
     """The `not_entitled` reason of a ticket; under licence_suspension_reason_other a licence
@@ -302,6 +391,24 @@ def refusal_11(
     return "entitlement_not_found" if changed else refusal
 
 
-def rights_open_11(active: bool, faults: FaultSwitch) -> bool:
-    """The share link may open: export rights active, or share_link_ignores_rights."""
-    return active or faults.enabled(FaultName.share_link_ignores_rights)
+# -- share links (rows: coverage_rows.py) -------------------------------------------------------
+
+
+class ShareLink(NamedTuple):
+    """What one open of a share link weighs (endpoints/share.py, the share-link step)."""
+
+    revoked: bool  # the link was revoked
+    rights_open: bool  # the export rights hold
+    ttl: int  # seconds the download link it redirects to is valid
+
+
+def share_link(link: ShareLink, faults: FaultSwitch) -> ShareLink:
+    """`link` as the share-link faults bend it: a revoked link still opens
+    (revoked_link_still_opens), after the rights ended too (share_link_ignores_rights), and
+    its download link lives twice as long (share_download_link_30_minutes)."""
+    on = faults.on
+    return ShareLink(
+        link.revoked and FaultName.revoked_link_still_opens not in on,
+        link.rights_open or FaultName.share_link_ignores_rights in on,
+        2 * link.ttl if FaultName.share_download_link_30_minutes in on else link.ttl,
+    )

@@ -1,36 +1,38 @@
-"""Tenth block of coverage faults (issue 13; README: Requirement proofs): GET /catalog and the
-simulated answers. Each row bends one field of every film or episode row, one inclusion or
-paging rule, or one trait of a simulated answer, so the one rule that names it fails; the clean
-sandbox is unchanged.
+"""Faults of GET /catalog and of the simulated answers. Each row bends one field of every film
+or episode row, one inclusion or paging rule, or one trait of a simulated answer, so the one
+rule that names it fails; the clean sandbox is unchanged.
 
 Spec sections: Resources and their fields > Film, Episode (the field tables); Endpoints > GET
 /catalog (inclusion, paging); Errors > Catalog; POST /playback, GET /catalog, GET /config (the
 `Service-Simulate` header and its scenarios).
 
-Hooks: `mangle_reply_10` (http/coverage_faults_2.py, after an answer is built; app.py keeps the
-request's `Service-Simulate` in `exchange.extra`), `with_refused` and `page_size`
-(endpoints/catalog.py, where the films and the page size are chosen), `partial_batch_charge`
-(endpoints/playback.py, after a simulated batch is issued).
+Hooks: `bend_reply` (faults/reply.py, after an answer is built; app.py keeps the
+request's `Service-Simulate` in `exchange.extra`); the steps of endpoints/catalog.py, one call
+each: `films` (which films, in which order), `film_row`, `episode_rows`, `bad_cursor_accepted`
+(a cursor read), `page_size`, `next_cursor` (the cursor written); `simulation_rules`
+(the simulation step: playback/simulate.py `respond` and endpoints/playback.py: how a simulated
+answer is counted and marked).
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
 from delivery_sandbox.faults import body_tables as bt
 from delivery_sandbox.faults.names import FaultName
+from delivery_sandbox.faults.switch import declare
 
 if TYPE_CHECKING:
-    from delivery_sandbox.faults.registry import FaultSwitch
-    from delivery_sandbox.http.headers import Exchange, Reply
-    from delivery_sandbox.state.store import Film
+    from delivery_sandbox.faults.seams import Answer, Record, Request
+    from delivery_sandbox.faults.switch import FaultSwitch
 
-__all__ = ["COVERAGE_FAULT_ROWS_10", "mangle_reply_10", "page_size", "partial_batch_charge",
-           "with_refused"]  # fmt: skip
+__all__ = ["DEFAULT_RULES", "FAULTS", "FAULT_ROWS", "SimulationRules", "bad_cursor_accepted",
+           "bend_reply", "episode_rows", "film_row", "films", "next_cursor", "page_size",
+           "simulation_rules", "with_refused"]  # fmt: skip
 
 Body = dict[str, Any]
 When = Callable[[int, list[str], Body], bool]  # status, path parts, body
@@ -210,14 +212,14 @@ _BY_NAME = {row[0]: row[3:] for row in _ROWS}
 # -- simulated answers (Service-Simulate) ------------------------------------------------------
 
 SIMULATED = b"service-simulated"
-Bend = Callable[["Reply", "Exchange", list[str]], None]  # reply, exchange, path parts
+Bend = Callable[["Answer", "Request", list[str]], None]  # reply, exchange, path parts
 
 
-def _scenario(reply: Reply) -> str | None:
+def _scenario(reply: Answer) -> str | None:
     return next((v.decode() for k, v in reply.headers if k == SIMULATED), None)
 
 
-def _json(reply: Reply) -> Body:
+def _json(reply: Answer) -> Body:
     try:
         body = orjson.loads(reply.body) if reply.body else None
     except orjson.JSONDecodeError:
@@ -225,8 +227,8 @@ def _json(reply: Reply) -> Body:
     return body if isinstance(body, dict) else {}
 
 
-def _header(name: bytes, value: bytes | None) -> Callable[[Reply], None]:
-    def change(reply: Reply) -> None:
+def _header(name: bytes, value: bytes | None) -> Callable[[Answer], None]:
+    def change(reply: Answer) -> None:
         reply.headers = [(k, v) for k, v in reply.headers if k != name]
         if value is not None:
             reply.headers.append((name, value))
@@ -234,8 +236,8 @@ def _header(name: bytes, value: bytes | None) -> Callable[[Reply], None]:
     return change
 
 
-def _body(change: Callable[[Body], None]) -> Callable[[Reply], None]:
-    def bend(reply: Reply) -> None:
+def _body(change: Callable[[Body], None]) -> Callable[[Answer], None]:
+    def bend(reply: Answer) -> None:
         body = _json(reply)
         if body:
             change(body)
@@ -244,10 +246,10 @@ def _body(change: Callable[[Body], None]) -> Callable[[Reply], None]:
     return bend
 
 
-def _simulated(scenario: str | None, status: int | None, change: Callable[[Reply], None]) -> Bend:
+def _simulated(scenario: str | None, status: int | None, change: Callable[[Answer], None]) -> Bend:
     """Bend an answer that says it is simulated (`scenario` None: any scenario but a 200)."""
 
-    def bend(reply: Reply, exchange: Exchange, parts: list[str]) -> None:
+    def bend(reply: Answer, exchange: Request, parts: list[str]) -> None:
         found = _scenario(reply)
         if found is None or (scenario is not None and found != scenario):
             return
@@ -257,10 +259,10 @@ def _simulated(scenario: str | None, status: int | None, change: Callable[[Reply
     return bend
 
 
-def _asked(when: Callable[[Reply, list[str]], bool]) -> Bend:
+def _asked(when: Callable[[Answer, list[str]], bool]) -> Bend:
     """Mark as simulated an answer to a request that asked for a scenario, where `when`."""
 
-    def bend(reply: Reply, exchange: Exchange, parts: list[str]) -> None:
+    def bend(reply: Answer, exchange: Request, parts: list[str]) -> None:
         asked = exchange.extra.get("service_simulate")
         if asked and _scenario(reply) is None and when(reply, parts):
             reply.headers.append((SIMULATED, str(asked).encode("latin-1")))
@@ -268,7 +270,7 @@ def _asked(when: Callable[[Reply, list[str]], bool]) -> Bend:
     return bend
 
 
-def _past_simulated_limit(reply: Reply, exchange: Exchange, parts: list[str]) -> None:
+def _past_simulated_limit(reply: Answer, exchange: Request, parts: list[str]) -> None:
     """The real 429 past the 300 simulated answers reports another limit."""
     limit = (b"x-ratelimit-limit", str(SIMULATED_LIMIT).encode())
     if exchange.extra.get("service_simulate") and reply.status == 429 and limit in reply.headers:
@@ -311,11 +313,22 @@ _BENDS = {row[0]: row[3] for row in _SIMULATION_ROWS}
 _PARTIAL_BATCH_TWO = (("simulated_partial_batch_spends_two", ("SIM-014",),
                        "a partial_batch spends two tickets of the playback counter"),)  # fmt: skip
 
-COVERAGE_FAULT_ROWS_10: tuple[tuple[str, tuple[str, ...], str], ...] = (
+FAULT_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     tuple((name, rules, summary) for name, rules, summary, _, _ in _ROWS)
     + tuple((name, rules, summary) for name, rules, summary, _ in _SIMULATION_ROWS)
     + _PARTIAL_BATCH_TWO
 )
+FAULTS = declare(
+    FAULT_ROWS,
+    area="GET /catalog; simulated answers (Service-Simulate)",
+    seam="reply",
+    seams={"simulated_partial_batch_spends_two": "step"},
+    # Proven only once a Freshness bound has passed (30 s, 60 s).
+    slow=(
+        "catalog_cursor_page_one", "series_withdrawn_gone_at_29_days",
+        "playlists_withdrawn_gone_at_29_days",
+    ),
+)  # fmt: skip
 
 # Licence refusals (store.licence_refusal) a fault lets into the catalog (CAT-056, CAT-057).
 _REFUSALS = {
@@ -325,8 +338,8 @@ _REFUSALS = {
 }  # fmt: skip
 
 
-def with_refused(films: list[Film], store: Any, org_id: str, now: float, faults: FaultSwitch
-                 ) -> list[Film]:  # fmt: skip
+def with_refused(films: list[Record], store: Any, org_id: str, now: float, faults: FaultSwitch
+                 ) -> list[Record]:  # fmt: skip
     """`films` plus the published films whose licence refusal a switched-on fault lets in."""
     let_in = set().union(*(why for name, why in _REFUSALS.items() if faults.enabled(name)))
     if not let_in:
@@ -336,6 +349,49 @@ def with_refused(films: list[Film], store: Any, org_id: str, now: float, faults:
     return sorted(films + extra, key=lambda f: (f.display_order, f.id))
 
 
+def films(films: list[Record], store: Any, org_id: str, now: float, faults: FaultSwitch
+          ) -> list[Record]:  # fmt: skip
+    """The films GET /catalog lists (the films step): `films` plus the refused ones a fault lets
+    in (`with_refused`), the unpublished licensed ones (catalog_lists_unpublished), sorted by
+    title descending (catalog_sort_broken)."""
+    films = with_refused(films, store, org_id, now, faults)
+    if faults.enabled(FaultName.catalog_lists_unpublished):
+        films += unpublished_licensed(store, org_id, now)
+    if faults.enabled(FaultName.catalog_sort_broken):
+        films.sort(key=lambda f: f.title, reverse=True)
+    return films
+
+
+def film_row(row: Body, faults: FaultSwitch) -> Body:
+    """One film row as built (the film row step); display_order a string under
+    catalog_display_order_string."""
+    if faults.enabled(FaultName.catalog_display_order_string):
+        row["display_order"] = str(row["display_order"])
+    return row
+
+
+def episode_rows(rows: list[Body], faults: FaultSwitch) -> list[Body]:
+    """One film's episode rows in `episode_no` order (the episode rows step): without the
+    placeholders (catalog_placeholders_missing), in descending order
+    (catalog_episode_order_broken)."""
+    if faults.enabled(FaultName.catalog_placeholders_missing):
+        rows = [row for row in rows if row.get("status") != "planned"]
+    if faults.enabled(FaultName.catalog_episode_order_broken):
+        rows.reverse()
+    return rows
+
+
+def bad_cursor_accepted(faults: FaultSwitch) -> bool:
+    """A cursor the catalog did not issue is read as none (the cursor step,
+    catalog_bad_cursor_accepted)."""
+    return faults.enabled(FaultName.catalog_bad_cursor_accepted)
+
+
+def next_cursor(cursor: str | None, faults: FaultSwitch) -> str | None:
+    """The page's next_cursor (the cursor-out step); none under catalog_cursor_missing."""
+    return None if faults.enabled(FaultName.catalog_cursor_missing) else cursor
+
+
 def page_size(limit: int | None, default: int, faults: FaultSwitch) -> int:
     """The films of one catalog page (CAT-060, CAT-061 under their faults)."""
     if limit is not None:
@@ -343,24 +399,46 @@ def page_size(limit: int | None, default: int, faults: FaultSwitch) -> int:
     return 1 if faults.enabled(FaultName.catalog_cursor_page_one) else default
 
 
-def partial_batch_charge(limits: Any, org_id: str, now: float, faults: FaultSwitch) -> None:
-    """One ticket more for a simulated `partial_batch` (simulated_partial_batch_spends_two)."""
-    if faults.enabled(FaultName.simulated_partial_batch_spends_two):
-        limits.playback_charge(org_id, 1, now)
+class SimulationRules(NamedTuple):
+    """How a simulated answer is counted and marked (spec: Simulated responses), as the
+    simulation step reads it (playback/simulate.py: `respond`, endpoints/playback.py)."""
+
+    counted: bool = True  # spends the organisation's simulated counter
+    spends_endpoint: bool = False  # spends the endpoint's own counter too
+    header: bool = True  # carries Service-Simulated
+    production_honoured: bool = False  # a production organisation gets the scenario too
+    partial_batch_extra: int = 0  # tickets a simulated partial_batch costs beyond its own
 
 
-def mangle_reply_10(reply: Reply, faults: FaultSwitch, path: str, exchange: Exchange) -> None:
-    """Apply this block's switched-on faults to the answer of `path`, in place."""
+DEFAULT_RULES = SimulationRules()
+
+
+def simulation_rules(faults: FaultSwitch) -> SimulationRules:
+    """The rules of a simulated answer as the switched-on faults bend them (the simulation step):
+    simulated_counter_not_counted, simulated_consumes_limit, simulated_header_missing,
+    production_honours_simulate, simulated_partial_batch_spends_two."""
+    on = faults.on
+    return SimulationRules(
+        counted=FaultName.simulated_counter_not_counted not in on,
+        spends_endpoint=FaultName.simulated_consumes_limit in on,
+        header=FaultName.simulated_header_missing not in on,
+        production_honoured=FaultName.production_honours_simulate in on,
+        partial_batch_extra=1 if FaultName.simulated_partial_batch_spends_two in on else 0,
+    )
+
+
+def bend_reply(reply: Answer, faults: FaultSwitch, path: str, exchange: Request) -> None:
+    """Apply the switched-on faults of these rows to the answer of `path`, in place."""
     parts = path.rstrip("/").split("/")
     for name in sorted(faults.on & _BENDS.keys()):
         _BENDS[name](reply, exchange, parts)
-    bent = _mangle_body(reply.status, reply.body, faults, parts)
+    bent = _bend_body(reply.status, reply.body, faults, parts)
     if bent is not None:
         reply.body = bent
 
 
-def _mangle_body(status: int, body: bytes, faults: FaultSwitch, parts: list[str]) -> bytes | None:
-    """The JSON answer with this block's switched-on body faults applied, or None when none
+def _bend_body(status: int, body: bytes, faults: FaultSwitch, parts: list[str]) -> bytes | None:
+    """The JSON answer with the switched-on body faults applied, or None when none
     applies."""
     on = faults.on & _BY_NAME.keys()
     if not on or not body:
@@ -377,3 +455,12 @@ def _mangle_body(status: int, body: bytes, faults: FaultSwitch, parts: list[str]
     for change in chosen:
         change(decoded, faults)
     return orjson.dumps(decoded)
+
+
+def unpublished_licensed(store: Any, org_id: str, now: float) -> list[Any]:
+    """Films with a current licence that are not published (fault catalog_lists_unpublished)."""
+    return [
+        f
+        for f in store.films.values()
+        if not f.published and store.licence_refusal(org_id, f.id, now) is None
+    ]

@@ -1,12 +1,15 @@
-"""Thirteenth block of coverage faults (issue 13; README: Requirement proofs): series and
-playlists (detail fields, list filters and paging, envelope error codes).
+"""Faults of series and playlists (detail fields, list filters and paging, envelope error
+codes), and of the counters their reads spend.
 
 Spec sections: Resources and their fields > Series, Playlist detail; Endpoints > GET /series,
 GET /playlists; Errors > Series and playlists (envelope).
 
-Hooks: `mangle_reply_13` (app.py, after the answer is built: it sees the query, so an error
-row can tell a bad `limit` from a forged `cursor`) and `bend_list_13` (the list handlers of
-series.py and playlists.py, after the query is validated).
+Hooks: `bend_reply` (the reply seam, control/front_faults.py: it sees the query, so an error
+row can tell a bad `limit` from a forged `cursor`) and `bend_list` (the list handlers of
+series.py and playlists.py, after the query is validated); the steps of the handlers, one call
+each: `film_org_refused`, `playlists_query`, `full_page_cursor`, `bend_playlist`
+(endpoints/playlists.py), `series_state`, `series_listed`, `series_since`, `detail_served`
+(endpoints/series.py).
 """
 
 # Fault tables hold one row a line, so their long rows are exempt from the line length.
@@ -17,20 +20,35 @@ from __future__ import annotations
 import itertools
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qs
 
 import orjson
 
 from delivery_sandbox.faults import body_tables as bt
+from delivery_sandbox.faults import withdrawal as withdrawal_faults
 from delivery_sandbox.faults.names import FaultName
+from delivery_sandbox.faults.switch import declare
 
 if TYPE_CHECKING:
-    from delivery_sandbox.faults.registry import FaultSwitch
-    from delivery_sandbox.http.headers import Exchange, Reply
+    from delivery_sandbox.faults.seams import Answer, Request
+    from delivery_sandbox.faults.switch import FaultSwitch
 
-__all__ = ["COVERAGE_FAULT_ROWS_13", "bend_list_13", "counter_key_13", "mangle_reply_13",
-           "unlicensed_state_13"]  # fmt: skip
+__all__ = [
+    "FAULTS", "FAULT_ROWS",
+    "bend_list",
+    "bend_playlist",
+    "bend_reply",
+    "counter_key",
+    "detail_served",
+    "film_org_refused",
+    "full_page_cursor",
+    "playlists_query",
+    "series_listed",
+    "series_since",
+    "series_state",
+    "unlicensed_state",
+]  # fmt: skip
 
 Query = dict[str, str]
 
@@ -96,7 +114,7 @@ _RELATIVE_IMAGE = {
     "height": None,
 }
 
-BLOCK_13: tuple[bt.Row, ...] = (
+BLOCK: tuple[bt.Row, ...] = (
     ("series_film_status_number", "SER-003", "the series detail film_status is a number", _SERIES, _field("film_status", 3)),
     ("series_tier_number", "SER-004", "the series detail tier is a number", _SERIES, _field("tier", 1)),
     ("series_updated_at_iso", "SER-005", "the series detail updated_at is an ISO string", _SERIES, _field("updated_at", "2026-01-01T00:00:00Z")),
@@ -117,7 +135,7 @@ BLOCK_13: tuple[bt.Row, ...] = (
     ("config_doors_one_above", "LIM-009", "/config doors report one more than the organisation's limit", bt.at("config"), _doors_one_above),
     ("playlist_clip_difficulty_number", "PLS-013", "a playlist clip has difficulty 3 (a number)", _PLAYLIST, _first("clips", "difficulty", 3)),
 )  # fmt: skip
-BODY_FAULTS_13 = bt.table_of(BLOCK_13)
+BODY_FAULTS = bt.table_of(BLOCK)
 
 
 # -- answers bent with the query in hand ---------------------------------------------------------
@@ -136,7 +154,7 @@ _CODES: tuple[tuple[str, tuple[str, ...], str, str, int, object, str | None, obj
     ("playlists_cursor_4221", ("PLS-038",), "GET /playlists answers a forged cursor with 4221", "playlists", 422, 4220, "cursor", 4221),
 )  # fmt: skip
 _BY_CODE = {row[0]: row[3:] for row in _CODES}
-# Rows bent inside the list handlers (`bend_list_13`) or as a whole answer (`_whole`).
+# Rows bent inside the list handlers (`bend_list`) or as a whole answer (`_whole`).
 HOOK_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("playlists_unknown_category_empty", ("PLS-035",), "GET /playlists answers an unknown category with an empty page, not 404"),
     ("playlists_codes_lowercase_at_100", ("PLS-002",), "playlist codes come lowercase in pages of 100"),
@@ -156,8 +174,18 @@ HOOK_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("video_single_on_list_counter", ("LIM-027",), "GET /videos/{id} counts on the GET /videos counter"),
     ("series_unlicensed_listed", ("SER-026",), "GET /series lists series the organisation holds no licence for as active"),
 )  # fmt: skip
-COVERAGE_FAULT_ROWS_13 = (
-    bt.rows_of(BLOCK_13) + tuple((n, r, s) for n, r, s, *_ in _CODES) + HOOK_ROWS
+FAULT_ROWS = bt.rows_of(BLOCK) + tuple((n, r, s) for n, r, s, *_ in _CODES) + HOOK_ROWS
+FAULTS = declare(
+    FAULT_ROWS,
+    area="Series and playlists",
+    seam="reply",
+    seams=dict.fromkeys((name for name, _, _ in HOOK_ROWS), "step"),
+    # Proven only once a Freshness bound has passed (30 s, 60 s).
+    slow=(
+        "series_content_version_per_read",
+        "playlist_clip_ids_per_read",
+        "series_null_member_404",
+    ),
 )
 
 
@@ -179,7 +207,7 @@ def _query(scope: dict[str, Any]) -> Query:
     return {k: v[-1] for k, v in raw.items()}
 
 
-def _empty_page(body: bt.Body, exchange: Exchange) -> bt.Body:
+def _empty_page(body: bt.Body, exchange: Request) -> bt.Body:
     links = {"self": f"{exchange.base_url}/api/delivery/v1/playlists", "next": None}
     data: bt.Body = {"items": [], "next_cursor": None}
     return {
@@ -196,7 +224,7 @@ def _read_number(faults: FaultSwitch) -> int:
     return int(next(faults.memo("reads_13", lambda on: itertools.count(1))))
 
 
-def _series_detail(body: bt.Body, faults: FaultSwitch, exchange: Exchange) -> bt.Body:
+def _series_detail(body: bt.Body, faults: FaultSwitch, exchange: Request) -> bt.Body:
     data = bt.data(body)
     if FaultName.series_null_member_404 in faults.on and None in data.values():
         found = {"code": 4040, "message": "no such series", "server_time": body.get("server_time")}
@@ -213,7 +241,7 @@ def _fresh_clip_ids(body: bt.Body, faults: FaultSwitch) -> None:
 
 
 def _bend(
-    body: bt.Body, status: int, faults: FaultSwitch, path: str, query: Query, exchange: Exchange
+    body: bt.Body, status: int, faults: FaultSwitch, path: str, query: Query, exchange: Request
 ) -> bt.Body:
     on = faults.on
     endpoint, detail = _endpoint(path)
@@ -250,12 +278,12 @@ def _bend(
     return body
 
 
-def mangle_reply_13(
-    reply: Reply, faults: FaultSwitch, scope: dict[str, Any], exchange: Exchange
+def bend_reply(
+    reply: Answer, faults: FaultSwitch, scope: dict[str, Any], exchange: Request
 ) -> None:
-    """Apply this block's switched-on faults to the answer of the request `scope`, in place."""
+    """Apply the switched-on faults of these rows to the answer of the request `scope`, in place."""
     path = scope.get("path", "")
-    bent = bt.apply_table(BODY_FAULTS_13, reply.status, reply.body, faults, path)
+    bent = bt.apply_table(BODY_FAULTS, reply.status, reply.body, faults, path)
     if bent is not None:
         reply.body = bent
     if not faults.on & (_BY_CODE.keys() | _WHOLE) or not reply.body:
@@ -285,7 +313,7 @@ _SINCE = {
 }
 
 
-def bend_list_13(
+def bend_list(
     faults: FaultSwitch,
     endpoint: str,
     limit: int,
@@ -293,8 +321,8 @@ def bend_list_13(
     after: list[Any] | None,
     category: str | None = None,
 ) -> tuple[int, int | None, list[Any] | None, str | None]:
-    """(limit, updated_since, cursor position, category) of a validated list query, as this
-    block's switched-on faults read them. A cursor position whose code loses its last letter
+    """(limit, updated_since, cursor position, category) of a validated list query, as the
+    switched-on list faults read them. A cursor position whose code loses its last letter
     sorts just before the row it named, so the next page starts with that row again."""
     if limit == 1 and faults.enabled(_LIMIT_ONE[endpoint]):
         limit = 2
@@ -307,7 +335,84 @@ def bend_list_13(
     return limit, since, after, category
 
 
-def unlicensed_state_13(
+def bend_playlist(
+    data: dict[str, Any], media: dict[str, Any], org_id: str, faults: FaultSwitch
+) -> None:
+    """A playlist detail as built, before its content_version (the playlist detail step), in
+    place: the `media` of a playlist not granted shown (playlist_ungranted_media_shown), the
+    metadata_version per organisation (playlist_metadata_version_per_org)."""
+    on = faults.on
+    if FaultName.playlist_ungranted_media_shown in on:
+        data["media"] = media
+    if FaultName.playlist_metadata_version_per_org in on:
+        data["metadata_version"] = f"{data['metadata_version']}-{org_id}"
+
+
+def film_org_refused(refused: bool, faults: FaultSwitch) -> bool:
+    """An organisation that licenses films is refused the playlists, unless
+    playlists_open_to_film_orgs."""
+    return refused and not faults.enabled(FaultName.playlists_open_to_film_orgs)
+
+
+A = TypeVar("A")  # http/headers.py: Reply
+
+
+def playlists_query(
+    since: int | bool | None,
+    bad_category: bool,
+    internal: Callable[[], A],
+    no_category: Callable[[], A],
+    faults: FaultSwitch,
+) -> A | None:
+    """The answer two property-test faults give a GET /playlists query (the query step), else
+    None: 500 for an updated_since past 2038-01-19 (playlists_since_2038_500), 404 4040 for a
+    malformed category (playlists_bad_category_404)."""
+    if since and since > 2**31 - 1 and faults.enabled(FaultName.playlists_since_2038_500):
+        return internal()
+    if bad_category and faults.enabled(FaultName.playlists_bad_category_404):
+        return no_category()
+    return None
+
+
+def full_page_cursor(faults: FaultSwitch) -> bool:
+    """A full last page of playlists carries a cursor (the paging step); none under
+    playlists_full_page_without_cursor."""
+    return not faults.enabled(FaultName.playlists_full_page_without_cursor)
+
+
+def series_state(
+    faults: FaultSwitch, store: Any, org_id: str, film: Any, now: float, listing: bool = False
+) -> tuple[str, int, int | None] | None:
+    """A series' (status, updated_at, withdrawn_at) for the organisation (the series state step):
+    `Store.series_state` as the withdrawal faults bend it (faults/withdrawal.py), and in the
+    list a series not licensed shown active (series_unlicensed_listed)."""
+    state = withdrawal_faults.series_state(faults, store, org_id, film, now)
+    if listing and state is None:
+        return unlicensed_state(faults, film.code, film.updated_at)
+    return state
+
+
+def series_listed(active: bool, faults: FaultSwitch) -> bool:
+    """A series that is not active is listed (its withdrawal shown for 30 days); not under
+    series_withdrawn_unlisted (the list row step)."""
+    return active or not faults.enabled(FaultName.series_withdrawn_unlisted)
+
+
+def series_since(since: int | bool | None, faults: FaultSwitch) -> int | bool | None:
+    """GET /series's parsed updated_since; 0 refused (False) under series_since_zero_refused,
+    a property test's fault (the query step)."""
+    if since is not False and since == 0 and faults.enabled(FaultName.series_since_zero_refused):
+        return False
+    return since
+
+
+def detail_served(served: bool, faults: FaultSwitch) -> bool:
+    """GET /series/{code} serves an active series; a withdrawn one too under
+    series_withdrawn_detail_served (the served step)."""
+    return served or faults.enabled(FaultName.series_withdrawn_detail_served)
+
+
+def unlicensed_state(
     faults: FaultSwitch, code: str | None, updated_at: int
 ) -> tuple[str, int, None] | None:
     """The list state of a series the organisation holds no licence for: none, or active under
@@ -323,11 +428,11 @@ _OWN_COUNTER = {
 }
 
 
-def counter_key_13(
+def counter_key(
     faults: FaultSwitch, org_id: str, role: str, endpoint: str, counter: str
 ) -> tuple[str, str]:
     """(whose counter, which counter) a request draws from: the organisation's `counter`, or
-    under this block's faults a counter of the key, of the endpoint, or of the video list. A
+    under these faults a counter of the key, of the endpoint, or of the video list. A
     counter kept under another name than the organisation's gets the default limit, as a
     counter the organisation's override never reaches would."""
     if faults.enabled(FaultName.limits_counted_per_key):

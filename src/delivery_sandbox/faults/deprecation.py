@@ -1,5 +1,5 @@
-"""Seventh block of coverage faults (issue 13; README: Requirement proofs): the deprecation
-headers, and a few body rules of tickets, playlists and `/config`.
+"""Faults of the deprecation headers (`bend_headers`, at the header step of the reply seam), and
+a few body rules of tickets and `/config` that change with them (`bend_body`).
 
 Spec sections: Common response headers (`Deprecation`, `Sunset`, `Link`); Versioning (the
 deprecations list); Endpoints > POST /playback (the batch shape, `next`).
@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING
 
 from delivery_sandbox.faults import body_tables as bt
 from delivery_sandbox.faults.rows import FaultRow, fault_rows
+from delivery_sandbox.faults.switch import declare
 
 if TYPE_CHECKING:
-    from delivery_sandbox.faults.registry import FaultSwitch
+    from delivery_sandbox.faults.switch import FaultSwitch
 
-__all__ = ["COVERAGE_FAULT_ROWS_7", "mangle_body_7", "mangle_headers_7"]
+__all__ = ["FAULTS", "FAULT_ROWS", "bend_body", "bend_headers"]
 
 Headers = list[tuple[bytes, bytes]]
 A_TUESDAY_NOON = b"@1790078400"  # not a midnight, so not any version's deprecation date
@@ -43,7 +44,7 @@ def _drop(name: bytes) -> Callable[[Headers, int], Headers]:
     return lambda headers, status: [(k, v) for k, v in headers if k != name]
 
 
-HEADER_CHANGES_7: dict[str, Callable[[Headers, int], Headers]] = {
+HEADER_CHANGES: dict[str, Callable[[Headers, int], Headers]] = {
     "deprecation_on_current_version": _everywhere,
     "deprecation_on_errors": _on_errors,
     "deprecation_date_wrong": _replace(b"deprecation", A_TUESDAY_NOON),
@@ -53,10 +54,10 @@ HEADER_CHANGES_7: dict[str, Callable[[Headers, int], Headers]] = {
 }
 
 
-def mangle_headers_7(headers: Headers, status: int, faults: FaultSwitch) -> Headers:
-    """The final header list with this block's switched-on header faults applied."""
-    for name in sorted(faults.on & HEADER_CHANGES_7.keys()):
-        headers = HEADER_CHANGES_7[name](headers, status)
+def bend_headers(headers: Headers, status: int, faults: FaultSwitch) -> Headers:
+    """The final header list with the switched-on deprecation faults applied."""
+    for name in sorted(faults.on & HEADER_CHANGES.keys()):
+        headers = HEADER_CHANGES[name](headers, status)
     return headers
 
 
@@ -82,11 +83,11 @@ def _deprecations_empty(body: bt.Body) -> None:
         body["deprecations"] = []
 
 
-BLOCK_7: tuple[bt.Row, ...] = (
+BLOCK: tuple[bt.Row, ...] = (
     ("next_tickets_reversed", "PLAY-036", "the tickets added by next come in reverse episode order", bt.at("playback"), _prefetch_reversed),
     ("deprecations_empty", "VER-014", "/config deprecations empty while a version is deprecated", bt.at("config"), _deprecations_empty),
 )  # fmt: skip
-# Rows whose change is a header (HEADER_CHANGES_7) or a batch reshaped (named in BODY_FAULTS_7).
+# Rows whose change is a header (HEADER_CHANGES) or a batch reshaped (named in BODY_FAULTS).
 HOOK_ROWS: tuple[FaultRow, ...] = fault_rows("""
 batch_of_one_single_shape      | PLAY-027 PLAY-035 | a batch of one item (next 0 included) is answered in the single shape
 deprecation_on_current_version | HDR-016           | Deprecation on every 200 without one
@@ -96,12 +97,11 @@ sunset_iso_date                | HDR-021           | Sunset given as an ISO date
 deprecation_link_missing       | HDR-022 HDR-023   | no Link header with the deprecation headers
 sunset_without_deprecation     | HDR-020           | Sunset sent without Deprecation
 """)
-COVERAGE_FAULT_ROWS_7 = HOOK_ROWS + bt.rows_of(BLOCK_7)
-BODY_FAULTS_7 = bt.table_of(BLOCK_7) | {
-    "batch_of_one_single_shape": (bt.at("playback"), _single_shape)
-}
+FAULT_ROWS = HOOK_ROWS + bt.rows_of(BLOCK)
+FAULTS = declare(FAULT_ROWS, area="Common response headers (deprecation); Versioning", seam="reply")
+BODY_FAULTS = bt.table_of(BLOCK) | {"batch_of_one_single_shape": (bt.at("playback"), _single_shape)}
 
 
-def mangle_body_7(status: int, body: bytes, faults: FaultSwitch, path: str) -> bytes | None:
-    """The 200 JSON body of `path` with this block's switched-on faults applied, or None."""
-    return bt.apply_table(BODY_FAULTS_7, status, body, faults, path)
+def bend_body(status: int, body: bytes, faults: FaultSwitch, path: str) -> bytes | None:
+    """The 200 JSON body of `path` with the switched-on body faults of these rows applied, or None."""
+    return bt.apply_table(BODY_FAULTS, status, body, faults, path)

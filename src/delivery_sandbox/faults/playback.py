@@ -1,10 +1,9 @@
-"""Twelfth block of coverage faults (issue 13; README: Requirement proofs): POST /playback and the
-open video endpoints. Each row breaks one rule of the playback body, of a ticket or of an error
+"""Faults of POST /playback and of the open video endpoints. Each row breaks one rule of the playback body, of a ticket or of an error
 answer, or one rule of the open video rows and their flat errors.
 
-Two hooks: `playback_body_12` (endpoints/playback.py) bends the body a request sent before the
-sandbox reads it, and notes what the answer needs to know about it in `Exchange.extra`;
-`mangle_reply_12` (http/coverage_faults.py) bends the answer once it is built.
+Two hooks: `bend_request_body` (control/front_faults.py, the request-in seam of POST /playback) bends the body a request sent before the
+sandbox reads it, and notes what the answer needs to know about it in `Request.extra`;
+`bend_reply` (faults/reply.py) bends the answer once it is built.
 
 Spec sections: Endpoints > POST /playback (body table, batch forms, reuse, the two ticket
 shapes, subtitles); Errors > Playback; Resources > Open video row; Endpoints > GET /videos;
@@ -19,31 +18,37 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
 from delivery_sandbox.faults import body_tables as bt
+from delivery_sandbox.faults import creatives as creative_faults
+from delivery_sandbox.faults.names import FaultName
+from delivery_sandbox.faults.switch import declare
 
 if TYPE_CHECKING:
-    from delivery_sandbox.faults.registry import FaultSwitch
-    from delivery_sandbox.http.headers import Exchange, Reply
-    from delivery_sandbox.state.context import Sandbox
+    from delivery_sandbox.faults.seams import Answer, Request, Server
+    from delivery_sandbox.faults.switch import FaultSwitch
 
 __all__ = [
-    "COVERAGE_FAULT_ROWS_12",
-    "SLOW_12",
-    "mangle_reply_12",
-    "org_suspended_12",
-    "playback_body_12",
-    "video_id_12",
-    "video_list_12",
+    "FAULTS",
+    "FAULT_ROWS",
+    "bad_limit",
+    "bend_items",
+    "bend_reply",
+    "bend_request_body",
+    "org_suspended",
+    "video_id",
+    "video_list",
+    "video_served",
+    "videos_listed",
 ]
 
 Body = dict[str, Any]
 UUID = re.compile(r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\Z")
 REFUSED = b"[]"  # a body that is no JSON object: the whole-request 400 without a code
-NOTE = "coverage_faults_12"  # the key of what the request hook notes in Exchange.extra
+NOTE = "playback_faults"  # the key of what the request hook notes in Request.extra
 
 
 # -- the request side: the body as the sandbox will read it ------------------------------------
@@ -238,10 +243,10 @@ _REQUEST_ROWS: tuple[tuple[str, tuple[str, ...], str, RequestChange], ...] = (
 _REQUEST = {name: change for name, _, _, change in _REQUEST_ROWS}
 
 
-def playback_body_12(
-    read: Callable[[], Awaitable[bytes]], scope: dict[str, Any], sb: Sandbox, exchange: Exchange
+def bend_request_body(
+    read: Callable[[], Awaitable[bytes]], scope: dict[str, Any], sb: Server, exchange: Request
 ) -> Callable[[], Awaitable[bytes]]:
-    """The body reader of POST /playback with this block's request faults applied; notes in
+    """The body reader of POST /playback with the request faults applied; notes in
     `exchange.extra` whether the request sent device values and whether it names a published
     episode that is not ready to stream."""
     on = sb.faults.on & (_REQUEST.keys() | _NOTED)
@@ -278,7 +283,7 @@ def playback_body_12(
 # -- the answer side ----------------------------------------------------------------------------
 
 
-def _note(exchange: Exchange, name: str) -> bool:
+def _note(exchange: Request, name: str) -> bool:
     return bool(exchange.extra.get(NOTE, {}).get(name))
 
 
@@ -291,7 +296,7 @@ def _answers(body: Body) -> list[Body]:
 def _error(was: int, code: str | None, status: int, **fields: object) -> Callable[..., int | None]:
     """Every answer (single or item) of status `was` with `code` becomes `status` with `fields`."""
 
-    def change(reply: Reply, body: Body, exchange: Exchange) -> int | None:
+    def change(reply: Answer, body: Body, exchange: Request) -> int | None:
         hit = False
         for answer in _answers(body):
             if answer.get("status", reply.status) == was and answer.get("error_code") == code:
@@ -305,7 +310,7 @@ def _error(was: int, code: str | None, status: int, **fields: object) -> Callabl
 
 
 def _reason(old: str, new: str) -> Callable[..., int | None]:
-    def change(reply: Reply, body: Body, exchange: Exchange) -> int | None:
+    def change(reply: Answer, body: Body, exchange: Request) -> int | None:
         for answer in _answers(body):
             if answer.get("reason") == old:
                 answer.update(reason=new, error=new)
@@ -314,13 +319,13 @@ def _reason(old: str, new: str) -> Callable[..., int | None]:
     return change
 
 
-def _fields_first(reply: Reply, body: Body, exchange: Exchange) -> int | None:
+def _fields_first(reply: Answer, body: Body, exchange: Request) -> int | None:
     if isinstance(body.get("fields"), list):
         body["fields"] = body["fields"][:1]
     return None
 
 
-def _unencrypted_needs_device(reply: Reply, body: Body, exchange: Exchange) -> int | None:
+def _unencrypted_needs_device(reply: Answer, body: Body, exchange: Request) -> int | None:
     if reply.status != 200 or "manifest_url" not in body or _note(exchange, "device"):
         return None
     body.clear()
@@ -330,7 +335,7 @@ def _unencrypted_needs_device(reply: Reply, body: Body, exchange: Exchange) -> i
     return 409
 
 
-def _first_failure(reply: Reply, body: Body, exchange: Exchange) -> int | None:
+def _first_failure(reply: Answer, body: Body, exchange: Request) -> int | None:
     items = _answers(body) if "items" in body else []
     failed = [i for i in items if i.get("status") != 200]
     if not failed or len(failed) == len(items):
@@ -344,7 +349,7 @@ def _first_failure(reply: Reply, body: Body, exchange: Exchange) -> int | None:
 def _single(shape: str, name: str, value: object) -> Callable[..., int | None]:
     """A single 200 ticket holding `shape` gets `name` set to `value`."""
 
-    def change(reply: Reply, body: Body, exchange: Exchange) -> int | None:
+    def change(reply: Answer, body: Body, exchange: Request) -> int | None:
         if reply.status == 200 and "items" not in body and shape in body:
             body[name] = value
         return None
@@ -352,7 +357,7 @@ def _single(shape: str, name: str, value: object) -> Callable[..., int | None]:
     return change
 
 
-def _subtitles_per_answer(reply: Reply, body: Body, exchange: Exchange) -> int | None:
+def _subtitles_per_answer(reply: Answer, body: Body, exchange: Request) -> int | None:
     for answer in _answers(body):
         for track in answer.get("subtitles") or []:
             if isinstance(track, dict) and isinstance(track.get("url"), str):
@@ -361,7 +366,7 @@ def _subtitles_per_answer(reply: Reply, body: Body, exchange: Exchange) -> int |
     return None
 
 
-def _not_ready_503(reply: Reply, body: Body, exchange: Exchange) -> int | None:
+def _not_ready_503(reply: Answer, body: Body, exchange: Request) -> int | None:
     if (
         reply.status == 404
         and body.get("error_code") == "not_ready"
@@ -371,14 +376,14 @@ def _not_ready_503(reply: Reply, body: Body, exchange: Exchange) -> int | None:
     return None
 
 
-def _item_403_code(reply: Reply, body: Body, exchange: Exchange) -> int | None:
+def _item_403_code(reply: Answer, body: Body, exchange: Request) -> int | None:
     for item in _answers(body) if "items" in body else []:
         if item.get("status") == 403:
             item["error_code"] = "forbidden"
     return None
 
 
-def _whole_429_as_item(reply: Reply, body: Body, exchange: Exchange) -> int | None:
+def _whole_429_as_item(reply: Answer, body: Body, exchange: Request) -> int | None:
     """A whole-request 429 of the limiter answered as a 200 holding one refused item."""
     if reply.status != 429 or body.get("reason") is not None:
         return None
@@ -391,7 +396,7 @@ def _whole_429_as_item(reply: Reply, body: Body, exchange: Exchange) -> int | No
     return 200
 
 
-AnswerChange = Callable[["Reply", Body, "Exchange"], int | None]  # returns a new status or None
+AnswerChange = Callable[["Answer", Body, "Request"], int | None]  # returns a new status or None
 _PLAYBACK_ROWS: tuple[tuple[str, tuple[str, ...], str, AnswerChange], ...] = (
     ("sdk_required_as_400", ("PLAY-011",), "an encrypted episode without device values answers 400 invalid_request", _error(409, "sdk_required", 400, error_code="invalid_request")),
     ("whole_429_as_refused_item", ("PLAY-074",), "a request refused whole by the limit answers 200 with one refused item", _whole_429_as_item),
@@ -418,8 +423,8 @@ _NOTED = frozenset({"unencrypted_needs_device", "not_ready_episode_503"})
 # -- the open videos ----------------------------------------------------------------------------
 
 
-def _rows(change: Callable[[list[Any], Body], None]) -> Callable[[Reply, Body], None]:
-    def bend(reply: Reply, body: Body) -> None:
+def _rows(change: Callable[[list[Any], Body], None]) -> Callable[[Answer, Body], None]:
+    def bend(reply: Answer, body: Body) -> None:
         rows = body.get("rows")
         if reply.status == 200 and isinstance(rows, list):
             change([r for r in rows if isinstance(r, dict)], body)
@@ -427,7 +432,7 @@ def _rows(change: Callable[[list[Any], Body], None]) -> Callable[[Reply, Body], 
     return bend
 
 
-def _each_row(name: str, value: Callable[[Any], Any]) -> Callable[[Reply, Body], None]:
+def _each_row(name: str, value: Callable[[Any], Any]) -> Callable[[Answer, Body], None]:
     """Every row's `name` (`mp4.p480` reaches into `mp4`) replaced by `value` of it; a name the
     row lacks is added."""
 
@@ -446,27 +451,27 @@ def _last_row_lost(rows: list[Any], body: Body) -> None:
         body["rows"].pop()
 
 
-def _single_row_id(reply: Reply, body: Body) -> None:
+def _single_row_id(reply: Answer, body: Body) -> None:
     row = body.get("row")
     if reply.status == 200 and isinstance(row, dict) and isinstance(row.get("id"), str):
         row["id"] = row["id"].upper()
 
 
-def _flat_error(status: int, said: str | None, **fields: object) -> Callable[[Reply, Body], None]:
-    def change(reply: Reply, body: Body) -> None:
+def _flat_error(status: int, said: str | None, **fields: object) -> Callable[[Answer, Body], None]:
+    def change(reply: Answer, body: Body) -> None:
         if reply.status == status and (said is None or body.get("error") == said):
             body.update(fields)
 
     return change
 
 
-def _version_error(reply: Reply, body: Body) -> None:
+def _version_error(reply: Answer, body: Body) -> None:
     if reply.status == 400 and body.get("error_code") == "unsupported_version":
         body.pop("error_code")
         body["error"] = "unsupported_version"
 
 
-_VIDEO_ROWS: tuple[tuple[str, tuple[str, ...], str, Callable[[Reply, Body], None]], ...] = (
+_VIDEO_ROWS: tuple[tuple[str, tuple[str, ...], str, Callable[[Answer, Body], None]], ...] = (
     ("video_position_string", ("VID-001",), "open video rows carry position as a string", _each_row("position", str)),
     ("video_single_id_upper", ("VID-002",), "GET /videos/{id} answers the row's id in upper case", _single_row_id),
     ("video_p480_null", ("VID-005",), "open video rows have mp4.p480 null", _each_row("mp4.p480", lambda v: None)),
@@ -481,7 +486,7 @@ _VIDEO_ROWS: tuple[tuple[str, tuple[str, ...], str, Callable[[Reply, Body], None
 )  # fmt: skip
 _VIDEOS = {name: change for name, _, _, change in _VIDEO_ROWS}
 
-# Faults the playback policies read (playback/fault_policies.py): reuse and the `next` items.
+# Faults the playback policies read (faults/limits.py: `bend_policies`): reuse and the `next` items.
 _POLICY_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("reuse_extends_ticket", ("PLAY-003",), "each reuse of a ticket moves its expires_at 5 minutes later"),
     ("reuse_margin_one_minute", ("PLAY-064",), "a ticket is reused until 1 minute before it expires, not 5"),
@@ -500,10 +505,10 @@ _VIDEO_HANDLER_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
 Sequence = list[tuple[str, int, str]]  # (collection code, position, video id) in list order
 
 
-def video_list_12(
-    sb: Sandbox, wanted: str | None, granted: list[Any], sequence: Sequence, limit: int
+def video_list(
+    sb: Server, wanted: str | None, granted: list[Any], sequence: Sequence, limit: int
 ) -> tuple[Sequence, int]:
-    """The rows GET /videos walks and its page size, with this block's list faults applied."""
+    """The rows GET /videos walks and its page size, with the list faults applied."""
     on = sb.faults.on
     if "videos_list_not_granted" in on and wanted is None:
         others = [c for c in sb.store.collections.values() if c not in granted and not c.broken]
@@ -517,7 +522,35 @@ def video_list_12(
     return sequence, limit + 1 if "videos_page_one_over_limit" in on else limit
 
 
-def video_id_12(sb: Sandbox, raw: str) -> str:
+A = TypeVar("A")  # http/headers.py: Reply
+
+
+def bad_limit(answer: A, coded: Callable[[], A], faults: FaultSwitch) -> A:
+    """GET /videos's answer to a bad `limit` (the query step): `answer`, or with an error_code
+    under videos_bad_limit_coded (a property test's fault)."""
+    return coded() if FaultName.videos_bad_limit_coded in faults.on else answer
+
+
+def videos_listed(
+    window: Sequence, playable: Callable[[str], bool], faults: FaultSwitch
+) -> Sequence:
+    """The rows of a GET /videos page shown (the rows step): those ready to play, in collection
+    order; under videos_not_ready_listed every row, under videos_order_broken in reverse."""
+    on = faults.on
+    shown = window if FaultName.videos_not_ready_listed in on else [
+        row for row in window if playable(row[2])
+    ]  # fmt: skip
+    return shown[::-1] if FaultName.videos_order_broken in on else shown
+
+
+def video_served(playable: bool, video: Any, faults: FaultSwitch) -> bool:
+    """GET /videos/{id} serves a video ready to play; under video_not_ready_served any video
+    not archived (the served step)."""
+    bent = FaultName.video_not_ready_served in faults.on and not video.archived
+    return playable or bent
+
+
+def video_id(sb: Server, raw: str) -> str:
     """The id GET /videos/{id} reads: under `video_slug_as_id`, a slug names its video."""
     if "video_slug_as_id" in sb.faults.on:
         return next((v.id for v in sb.store.videos.values() if v.slug == raw), raw)
@@ -529,14 +562,18 @@ def video_id_12(sb: Sandbox, raw: str) -> str:
 _ORG_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("org_state_cached_per_key", ("PLAY-067",), "POST /playback reads the organisation's suspension once per key and keeps it 35 s"),
 )  # fmt: skip
-SLOW_12 = frozenset({"org_state_cached_per_key"})
 ORG_CACHE_SECONDS = 35.0  # past the 30 s within which the suite wants a suspension seen
 
 
-def org_suspended_12(sb: Sandbox, caller: Any) -> bool:
-    """Whether POST /playback sees the caller's organisation suspended: read on every request,
-    or under `org_state_cached_per_key` once per key (the key's role) and kept 35 s."""
-    if "org_state_cached_per_key" not in sb.faults.on:
+def org_suspended(sb: Server, caller: Any, kept_tickets: int) -> bool:
+    """Whether POST /playback sees the caller's organisation suspended (the organisation step):
+    read on every request, or under `org_state_cached_per_key` once per key (the key's role) and
+    kept 35 s; under `reuse_skips_organisation_check` not read while the sandbox keeps tickets
+    for reuse (`kept_tickets`)."""
+    on = sb.faults.on
+    if FaultName.reuse_skips_organisation_check in on and kept_tickets > 0:
+        return False
+    if "org_state_cached_per_key" not in on:
         return bool(caller.suspended)
     cache: dict[str, tuple[bool, float]] = sb.faults.memo("org_state_cached_per_key", lambda on: {})
     now, kept = sb.now(), cache.get(caller.role)
@@ -545,7 +582,7 @@ def org_suspended_12(sb: Sandbox, caller: Any) -> bool:
     return kept[0]
 
 
-COVERAGE_FAULT_ROWS_12: tuple[tuple[str, tuple[str, ...], str], ...] = (
+FAULT_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     *(
         (name, rules, summary)
         for name, rules, summary, _ in (*_REQUEST_ROWS, *_PLAYBACK_ROWS, *_VIDEO_ROWS)
@@ -554,10 +591,24 @@ COVERAGE_FAULT_ROWS_12: tuple[tuple[str, tuple[str, ...], str], ...] = (
     *_VIDEO_HANDLER_ROWS,
     *_ORG_ROWS,
 )
+FAULTS = declare(
+    FAULT_ROWS,
+    area="POST /playback; open videos",
+    seam="reply",
+    seams={
+        **dict.fromkeys((row[0] for row in _REQUEST_ROWS), "request"),
+        **dict.fromkeys((row[0] for row in (*_POLICY_ROWS, *_VIDEO_HANDLER_ROWS, *_ORG_ROWS)), "step"),
+    },
+    # Proven only once a Freshness bound has passed (30 s, 60 s).
+    slow=(
+        "org_state_cached_per_key", "film_ref_slug_next_episode", "film_ref_id_next_episode",
+        "episode_id_first_episode", "film_ref_wins_over_episode_id",
+    ),
+)  # fmt: skip
 
 
-def mangle_reply_12(reply: Reply, faults: FaultSwitch, path: str, exchange: Exchange) -> None:
-    """Apply this block's answer faults to a JSON answer of POST /playback or the open videos,
+def bend_reply(reply: Answer, faults: FaultSwitch, path: str, exchange: Request) -> None:
+    """Apply the answer faults to a JSON answer of POST /playback or the open videos,
     in place."""
     endpoint = path.rstrip("/").split("/v1/")[-1].split("/")[0]
     table: dict[str, Any] = (
@@ -574,3 +625,66 @@ def mangle_reply_12(reply: Reply, faults: FaultSwitch, path: str, exchange: Exch
         else:
             table[name](reply, body)
     reply.body = orjson.dumps(body)
+
+
+# -- the render step of POST /playback: each item's answer before it is rendered ---------------
+
+ITEM_FAULTS = frozenset(
+    {
+        FaultName.licence_timeout_refused,
+        FaultName.withdrawn_episode_not_found,
+        FaultName.licence_suspension_reason_other,
+        FaultName.sdk_required_without_protection,
+        FaultName.not_entitled_error_not_reason,
+        FaultName.next_past_end_issued,
+        FaultName.batch_items_in_admission_order,
+    }
+)
+NOT_ENTITLED = "not_entitled"
+
+
+def _item_answer(sb: Server, org_id: str, item: Any, answer: Any, on: frozenset[FaultName]) -> None:
+    """One item's answer (endpoints/playback.py: `Outcome`) as the switched-on faults bend it."""
+    if FaultName.licence_timeout_refused in on and "licences" in sb.outages:
+        # the outage's 503 is read as a licence that is not there
+        answer.status, answer.error_code, answer.reason = 403, NOT_ENTITLED, "entitlement_not_found"
+        answer.error, answer.retry_after, answer.extra = answer.reason, None, None
+    if answer.status == 404 and answer.error_code == "not_ready":  # the episode is not found
+        answer.error_code = creative_faults.missing_code(
+            sb.store.withdrawn_episodes, item.episode_id, sb.faults
+        )
+    if answer.error_code == NOT_ENTITLED and answer.episode is not None:
+        reason = creative_faults.refusal(
+            sb.store, org_id, answer.episode.film_id, answer.reason, sb.faults
+        )
+        answer.error = reason if answer.error == answer.reason else answer.error
+        answer.reason = reason
+    if answer.error_code == "sdk_required" and FaultName.sdk_required_without_protection in on:
+        answer.extra = None
+    if answer.error_code == NOT_ENTITLED and FaultName.not_entitled_error_not_reason in on:
+        answer.error = "not entitled"
+
+
+def bend_items(
+    sb: Server,
+    org_id: str,
+    pairs: list[tuple[Any, Any]],
+    batch: bool,
+    admitted: Callable[[], list[int]],
+) -> list[tuple[Any, Any]]:
+    """The (item, answer) pairs of one POST /playback as the render step shows them: each
+    answer bent in place (an outage read as no licence, a withdrawn episode's code, a suspended
+    licence's reason, 409 without `protection`, 403 with a message in `error`), and in a batch
+    an item `next` ran past the end of left out, or the items in admission order (`admitted`)."""
+    on = sb.faults.on & ITEM_FAULTS
+    if not on:
+        return pairs
+    for item, answer in pairs:
+        _item_answer(sb, org_id, item, answer, on)
+    if not batch:
+        return pairs
+    if FaultName.batch_items_in_admission_order in on:
+        pairs = [pairs[i] for i in admitted()]
+    if FaultName.next_past_end_issued in on:
+        pairs = [(i, a) for i, a in pairs if not (i.next_offset and a.status == 404)]
+    return pairs

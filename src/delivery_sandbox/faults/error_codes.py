@@ -1,5 +1,5 @@
-"""Eighth block of coverage faults (issue 13; README: Requirement proofs): codes and headers of
-error answers, bent after the answer is built. A row that names several rules breaks one rule
+"""Faults of the error codes: codes and headers of error answers, bent after the answer is built
+(at the reply seam, `bend_error`; the outage 503 at the outage step, `bend_outage`). A row that names several rules breaks one rule
 the spec states in several places (the error tables of each endpoint).
 
 Spec sections: Errors > Every path, Catalog, Config, Playback, Series and playlists, Creatives,
@@ -12,17 +12,19 @@ Open videos; Limits (the 429s near the playback ceiling).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
 from delivery_sandbox.faults import body_tables as bt
+from delivery_sandbox.faults.names import FaultName
+from delivery_sandbox.faults.switch import declare
 
 if TYPE_CHECKING:
-    from delivery_sandbox.faults.registry import FaultSwitch
-    from delivery_sandbox.http.headers import Reply
+    from delivery_sandbox.faults.seams import Answer
+    from delivery_sandbox.faults.switch import FaultSwitch
 
-__all__ = ["COVERAGE_FAULT_ROWS_8", "mangle_error_8"]
+__all__ = ["FAULTS", "FAULT_ROWS", "bend_error", "bend_outage"]
 
 Body = dict[str, Any]
 When = Callable[[int, list[str], Body], bool]  # status, path parts, body
@@ -97,14 +99,31 @@ _ROWS: tuple[tuple[str, str, str, When, Callable[[Body], None], bytes | None], .
     ("catalog_limit_code_wrong", "CAT-067", "a bad catalog limit answers error_code bad_limit", lambda s, p, b: _flat("catalog", 400, "invalid_request")(s, p, b), _set(error_code="bad_limit"), None),
     ("provider_timeout_retry_after_5", "PLAY-094", "a video provider timeout's 503 has Retry-After: 5", _flat("playback", 503, "service_unavailable"), lambda b: None, b"retry-after:5"),
 )  # fmt: skip
-COVERAGE_FAULT_ROWS_8: tuple[tuple[str, tuple[str, ...], str], ...] = tuple(
+FAULT_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = tuple(
     (name, tuple(rules.split()), summary) for name, rules, summary, _, _, _ in _ROWS
+)
+_RATE_LIMITED = (("ERR-006", "ERR-006 wants error_code rate_limited on every 429, this one too"),)
+FAULTS = declare(
+    FAULT_ROWS,
+    area="Errors",
+    seam="reply",
+    collateral={
+        "prefetch_shed_without_retry_after": (
+            ("HDR-024", "the 429 it strips is a 429, and HDR-024 wants Retry-After on every 429"),
+        ),
+        "catalog_429_code_wrong": _RATE_LIMITED,
+        "config_429_code_wrong": _RATE_LIMITED,
+        "videos_429_code_wrong": _RATE_LIMITED,
+        "videos_400_with_error_code": (
+            ("VID-016", "a slug sent as the id is refused by the same 400, now with an error_code"),
+        ),
+    },
 )
 _BY_NAME = {row[0]: row[3:] for row in _ROWS}
 
 
-def mangle_error_8(reply: Reply, faults: FaultSwitch, path: str) -> None:
-    """Apply this block's switched-on faults to the answer, in place."""
+def bend_error(reply: Answer, faults: FaultSwitch, path: str) -> None:
+    """Apply the switched-on faults of these rows to the answer, in place."""
     on = faults.on & _BY_NAME.keys()
     if not on or not reply.body:
         return
@@ -123,3 +142,20 @@ def mangle_error_8(reply: Reply, faults: FaultSwitch, path: str) -> None:
             if value:
                 reply.headers.append((key, value))
     reply.body = orjson.dumps(body)
+
+
+A = TypeVar("A")  # http/headers.py: Reply
+
+
+def bend_outage(reply: A, envelope: bool, internal: Callable[[], A], faults: FaultSwitch) -> A:
+    """The retryable 503 of an area that is out (control/outages.py, the outage step), as two
+    faults bend it (rows: registry.py > Outages): an envelope endpoint answers 500 5000
+    (`internal`, outage_envelope_500); a flat one leaves out Retry-After
+    (outage_retry_after_missing)."""
+    on = faults.on
+    if envelope and FaultName.outage_envelope_500 in on:
+        return internal()
+    if not envelope and FaultName.outage_retry_after_missing in on:
+        seen: Any = reply
+        seen.headers = [(name, value) for name, value in seen.headers if name != b"retry-after"]
+    return reply

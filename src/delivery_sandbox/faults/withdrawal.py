@@ -1,13 +1,12 @@
-"""Fourteenth block of coverage faults (issue 13; README: Requirement proofs): withdrawal of
-series, playlists and Categories. Each fault bends one rule of a withdrawal (how long a withdrawn
+"""Faults of the withdrawal of series, playlists and Categories. Each fault bends one rule of a withdrawal (how long a withdrawn
 item stays listed, its `updated_at`, what withdraws it, what a withdrawn Category does to its
 playlists and as a filter), so the one rule that names it fails; the clean sandbox is unchanged.
 
 Spec section: States and transitions (the Series, Playlist and Category rows).
 
-Hooks: `series_state_14` (endpoints/series.py, where a series' state is read for the list and
-the detail), `playlist_withdrawn_at_14` and `playlist_item_14` (endpoints/playlists.py, where a
-list item is built and kept), `category_usable_14` (endpoints/playlists.py, the Category filter).
+Hooks: `series_state` (endpoints/series.py, where a series' state is read for the list and
+the detail), `playlist_withdrawn_at` and `playlist_item` (endpoints/playlists.py, where a
+list item is built and kept), `category_usable` (endpoints/playlists.py, the Category filter).
 """
 
 # Fault tables hold one row a line, so their long rows are exempt from the line length.
@@ -19,15 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.rows import FaultRow, fault_rows
+from delivery_sandbox.faults.switch import declare
 
 if TYPE_CHECKING:
-    from delivery_sandbox.faults.registry import FaultSwitch
-    from delivery_sandbox.state.store import Film, Playlist, Store
+    from delivery_sandbox.faults.seams import Record, Store
+    from delivery_sandbox.faults.switch import FaultSwitch
 
-__all__ = ["COVERAGE_FAULT_ROWS_14", "category_usable_14", "playlist_item_14",
-           "playlist_withdrawn_at_14", "series_state_14"]  # fmt: skip
+__all__ = ["FAULTS", "FAULT_ROWS", "category_usable", "playlist_item",
+           "playlist_withdrawn_at", "series_state"]  # fmt: skip
 
-COVERAGE_FAULT_ROWS_14: tuple[FaultRow, ...] = fault_rows("""
+FAULT_ROWS: tuple[FaultRow, ...] = fault_rows("""
 series_taken_down_listed_forever     | STATE-006 | a series taken down stays listed as withdrawn past 30 days
 series_withdrawal_keeps_updated_at   | STATE-007 | withdrawing a series leaves its updated_at as it was
 series_licence_change_ignored        | STATE-008 | a licence ended or suspended after the seed leaves its series active
@@ -35,14 +35,25 @@ playlist_withdrawal_keeps_updated_at | STATE-014 | withdrawing a playlist leaves
 category_withdrawal_not_inherited    | STATE-015 | playlists of a withdrawn Category are listed as active
 withdrawn_category_filter_404        | STATE-016 | a withdrawn Category answers 404 as a filter at once
 """)
+FAULTS = declare(
+    FAULT_ROWS,
+    area="States and transitions",
+    seam="step",
+    # Proven only once a Freshness bound has passed (30 s, 60 s).
+    slow=(
+        "playlist_withdrawal_keeps_updated_at", "series_taken_down_listed_forever",
+        "series_licence_change_ignored", "series_withdrawal_keeps_updated_at",
+    ),
+)  # fmt: skip
+
 
 SeriesState = tuple[str, int, int | None]  # status, updated_at, withdrawn_at
 
 
-def series_state_14(faults: FaultSwitch, store: Store, org_id: str, film: Film, now: float
+def series_state(faults: FaultSwitch, store: Store, org_id: str, film: Record, now: float
                     ) -> SeriesState | None:  # fmt: skip
-    """`Store.series_state` with this block's switched-on series faults applied."""
-    state = store.series_state(org_id, film, now)
+    """`Store.series_state` with the switched-on series faults applied."""
+    state: SeriesState | None = store.series_state(org_id, film, now)
     taken_down = store.series_takedowns.get(film.code or "")
     if (
         state is None
@@ -63,15 +74,16 @@ def series_state_14(faults: FaultSwitch, store: Store, org_id: str, film: Film, 
     return state
 
 
-def playlist_withdrawn_at_14(faults: FaultSwitch, store: Store, playlist: Playlist) -> int | None:
+def playlist_withdrawn_at(faults: FaultSwitch, store: Store, playlist: Record) -> int | None:
     """`Store.playlist_withdrawn_at`, blind to the Category's withdrawal under its fault."""
     if not faults.enabled(FaultName.category_withdrawal_not_inherited):
-        return store.playlist_withdrawn_at(playlist)
+        withdrawn_at: int | None = store.playlist_withdrawn_at(playlist)
+        return withdrawn_at
     marks = (playlist.withdrawn_at, store.playlist_withdrawals.get(playlist.code))
     return min((m for m in marks if m is not None), default=None)
 
 
-def playlist_item_14(faults: FaultSwitch, item: dict[str, Any], playlist: Playlist
+def playlist_item(faults: FaultSwitch, item: dict[str, Any], playlist: Record
                      ) -> dict[str, Any]:  # fmt: skip
     """A playlist list item, its `updated_at` left as before the withdrawal under its fault."""
     if item["status"] == "withdrawn" and faults.enabled(
@@ -81,7 +93,7 @@ def playlist_item_14(faults: FaultSwitch, item: dict[str, Any], playlist: Playli
     return item
 
 
-def category_usable_14(faults: FaultSwitch, store: Store, slug: str, now: float) -> bool:
+def category_usable(faults: FaultSwitch, store: Store, slug: str, now: float) -> bool:
     """`Store.category_usable`, false for every withdrawn Category under its fault."""
     category = store.categories.get(slug)
     if (
@@ -90,4 +102,5 @@ def category_usable_14(faults: FaultSwitch, store: Store, slug: str, now: float)
         and faults.enabled(FaultName.withdrawn_category_filter_404)
     ):
         return False
-    return store.category_usable(slug, now)
+    usable: bool = store.category_usable(slug, now)
+    return usable

@@ -1,4 +1,4 @@
-"""Fifteenth block of coverage faults (issue 13; README: Requirement proofs): the scope matrix.
+"""Faults of the scope matrix.
 Each fault moves one cell of the scope table: a scope that no longer opens an endpoint it should,
 or one that opens an endpoint it must not, so the one rule of that cell fails and nothing else;
 the clean sandbox is unchanged.
@@ -6,7 +6,8 @@ the clean sandbox is unchanged.
 Spec section: Authentication (the scope table, `videos:read` for a key bound to an app,
 `webhooks:manage` granting nothing); Endpoints (the scope column).
 
-Hook: `scopes_15` (auth.py, the scope step): the scopes the step weighs for one endpoint.
+Hook: `weighed_scopes` (the scope step of auth.py, through faults/authentication.py:
+`bend_step`): the scopes the step weighs for one endpoint.
 """
 
 # The fault table holds one row a line, so its long rows are exempt from the line length.
@@ -19,12 +20,13 @@ from typing import TYPE_CHECKING
 
 from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.rows import FaultRow
+from delivery_sandbox.faults.switch import declare
 
 if TYPE_CHECKING:
-    from delivery_sandbox.faults.registry import FaultSwitch
-    from delivery_sandbox.state.accounts import Caller
+    from delivery_sandbox.faults.seams import Caller
+    from delivery_sandbox.faults.switch import FaultSwitch
 
-__all__ = ["COVERAGE_FAULT_ROWS_15", "scopes_15"]
+__all__ = ["FAULTS", "FAULT_ROWS", "weighed_scopes"]
 
 When = Callable[["Caller"], bool]
 
@@ -59,16 +61,17 @@ _ROWS: tuple[tuple[str, str, tuple[str, ...], When, str, str], ...] = (
     ("metadata_opens_videos", "AUTH-030", VIDEOS, _holds("metadata:read"), "+videos:read", "metadata:read stands in for videos:read on the videos endpoints"),
     ("webhooks_opens_catalog", "AUTH-032", ("catalog",), _holds("webhooks:manage"), "+metadata:read", "the webhooks:manage scope opens GET /catalog"),
 )  # fmt: skip
-COVERAGE_FAULT_ROWS_15: tuple[FaultRow, ...] = tuple(
+FAULT_ROWS: tuple[FaultRow, ...] = tuple(
     (name, (rule,), summary) for name, rule, _, _, _, summary in _ROWS
 )
+FAULTS = declare(FAULT_ROWS, area="Authentication (scopes)", seam="step")
 _BENDS = {
     FaultName(name): (endpoints, when, change) for name, _, endpoints, when, change, _ in _ROWS
 }
 
 
-def scopes_15(faults: FaultSwitch, endpoint: str, caller: Caller) -> frozenset[str]:
-    """The caller's scopes as the scope step weighs them for `endpoint`, with this block's
+def weighed_scopes(faults: FaultSwitch, endpoint: str, caller: Caller) -> frozenset[str]:
+    """The caller's scopes as the scope step weighs them for `endpoint`, with these
     switched-on faults applied (each adds or takes one scope for some endpoints and callers)."""
     scopes = caller.scopes
     for name in faults.on & _BENDS.keys():

@@ -1,10 +1,13 @@
-"""What the ninth block's answer faults do (rows: `faults/coverage_faults_9.py`, marked "answer"):
+"""What the answer faults of authentication do (rows: `faults/authentication.py`, marked "answer"):
 each bends the finished answer of one request, with the request and the whole sandbox at hand.
 
-They build error answers (`http/errors.py`) and read the playback body's refusal
-(`playback/request.py`), so they live here, above both, and `faults/` stays plain data and pure
-hooks (ARCHITECTURE.md: Import rules; README: Faults). One hook, `mangle_reply_9`, called by
-app.py after the answer is built.
+One hook, `bend_answer`, at the reply seam (control/front_faults.py: `reply_out`). An answer a
+fault rebuilds is built by the serving code's own error builders (`http/errors.py`), and the
+playback body's refusal by its own parser (`playback/request.py: parse`), both handed in at the
+seam, so this module imports nothing above `faults/` (ARCHITECTURE.md: Import rules).
+
+Spec sections: Authentication (order of checks, key, versions, scopes, organisation); Versioning;
+Endpoints > GET /config; Errors > Every path.
 """
 
 # The bend table holds one row a line, so its long rows are exempt from the line length.
@@ -15,35 +18,79 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
-from delivery_sandbox.faults.coverage_faults_9 import ANSWER_FAULTS_9
-from delivery_sandbox.http import errors
-from delivery_sandbox.http.headers import Reply, bearer_key
-from delivery_sandbox.playback.request import BodyError, parse
+from delivery_sandbox.faults import authentication as auth_faults
 
 if TYPE_CHECKING:
-    from delivery_sandbox.http.headers import Exchange
-    from delivery_sandbox.state.context import Sandbox
+    from delivery_sandbox.faults.seams import Answer, Server
+    from delivery_sandbox.faults.switch import FaultSwitch
 
-__all__ = ["mangle_reply_9"]
+__all__ = ["Errors", "bend_answer"]
 
 NOT_SERVED = "2026-05-01"  # service_version_fallback_retired names it
+BEARER = "Bearer "
+
+
+class Errors(Protocol):
+    """The error builders and messages of the serving code (http/errors.py, the module itself)."""
+
+    MSG_NOT_FOUND: str
+    MSG_KEY_INVALID: str
+    MSG_SCOPE: str
+    ORG_SUSPENDED: str
+    APP_NOT_REGISTERED: str
+    VIDEO_NOT_FOUND: str
+
+    def flat(
+        self,
+        exchange: Any,
+        faults: FaultSwitch,
+        status: int,
+        error: str,
+        error_code: str | None = None,
+    ) -> Any: ...
+
+    def rate_limited(
+        self, exchange: Any, faults: FaultSwitch, retry_after: int, limit: int, window: int
+    ) -> Any: ...
+
+    def unsupported_version(
+        self,
+        exchange: Any,
+        faults: FaultSwitch,
+        supported: list[str],
+        latest: str,
+        upgrade_to: str | None = None,
+    ) -> Any: ...
+
+
+Refusal = Callable[[bytes], Any]  # playback/request.py: parse (a malformed body's BodyError)
+
+
+def _bearer_key(header: str | None) -> str | None:
+    """The key of `Authorization: Bearer <key>`, exactly one space (http/headers.py: bearer_key)."""
+    if header is None or not header.startswith(BEARER):
+        return None
+    key = header[len(BEARER) :]
+    return None if not key or " " in key else key
 
 
 @dataclass
 class Seen:
-    """One request and its answer, as the rows below read them."""
+    """One request and its answer, as the rows below read them, and the builders handed in."""
 
-    sb: Sandbox
-    exchange: Exchange
-    reply: Reply
+    sb: Server
+    exchange: Any  # http/headers.py: Exchange
+    reply: Any  # http/headers.py: Reply
     method: str
     parts: list[str]  # path segments after /v1/
     headers: dict[bytes, str]
     body: Any  # the answer's JSON, None when it has none
+    errors: Errors
+    parse: Refusal
 
     @property
     def endpoint(self) -> str:
@@ -51,13 +98,13 @@ class Seen:
 
     @property
     def key(self) -> str | None:
-        return bearer_key(self.headers.get(b"authorization"))
+        return _bearer_key(self.headers.get(b"authorization"))
 
     def flat(self, status: int, error: str, error_code: str | None = None) -> None:
-        self.reply = errors.flat(self.exchange, self.sb.faults, status, error, error_code)
+        self.reply = self.errors.flat(self.exchange, self.sb.faults, status, error, error_code)
         self.body = orjson.loads(self.reply.body)
 
-    def replace(self, reply: Reply) -> None:
+    def replace(self, reply: Answer) -> None:
         self.reply, self.body = reply, orjson.loads(reply.body) if reply.body else None
 
     def set_version(self, version: str | None) -> None:
@@ -91,8 +138,7 @@ def _body_400_first(when: Callable[[Seen], bool]) -> Bend:
 
     def bend(seen: Seen) -> None:
         if seen.method == "POST" and seen.endpoint == "playback" and when(seen):
-            refusal = parse(b"not json")
-            assert isinstance(refusal, BodyError)
+            refusal = seen.parse(b"not json")  # the malformed body's refusal
             seen.flat(400, refusal.error, refusal.error_code)
 
     return bend
@@ -118,17 +164,17 @@ def _invalid_key_before_version(seen: Seen) -> None:
     record = seen.sb.accounts.keys.get(key) if key is not None else None
     invalid = key is not None and (record is None or record.revoked)
     if _unsupported(seen) and invalid and seen.endpoint in ("catalog", "config"):
-        seen.flat(401, errors.MSG_KEY_INVALID)
+        seen.flat(401, seen.errors.MSG_KEY_INVALID)
 
 
 def _rate_limit_before_org(seen: Seen) -> None:
     caller = seen.exchange.caller
-    if seen.endpoint != "catalog" or _error(seen) != errors.ORG_SUSPENDED or caller is None:
+    if seen.endpoint != "catalog" or _error(seen) != seen.errors.ORG_SUSPENDED or caller is None:
         return
     refusal = seen.sb.limits.take_request(caller.org_id, "catalog", seen.sb.now())
     if refusal is not None:
         seen.replace(
-            errors.rate_limited(
+            seen.errors.rate_limited(
                 seen.exchange, seen.sb.faults, refusal.retry_after, refusal.limit, refusal.window
             )
         )
@@ -138,7 +184,7 @@ def _config_needs_metadata(seen: Seen) -> None:
     caller = seen.exchange.caller
     lacks = caller is not None and "metadata:read" not in caller.scopes
     if seen.endpoint == "config" and seen.reply.status == 200 and lacks:
-        seen.flat(403, errors.MSG_SCOPE)
+        seen.flat(403, seen.errors.MSG_SCOPE)
 
 
 def _keys_path_served(seen: Seen) -> None:
@@ -154,8 +200,8 @@ def _production_test_org(seen: Seen) -> None:
 
 
 def _config_suspended_forbidden(seen: Seen) -> None:
-    if seen.endpoint == "config" and _error(seen) == errors.ORG_SUSPENDED:
-        seen.body["error"] = errors.MSG_SCOPE
+    if seen.endpoint == "config" and _error(seen) == seen.errors.ORG_SUSPENDED:
+        seen.body["error"] = seen.errors.MSG_SCOPE
 
 
 def _unsupported_error_null(seen: Seen) -> None:
@@ -169,12 +215,12 @@ def _unsupported_code_list(seen: Seen) -> None:
 
 
 def _app_not_registered_code(seen: Seen) -> None:
-    if _error(seen) == errors.APP_NOT_REGISTERED:
-        seen.body["error_code"] = errors.APP_NOT_REGISTERED
+    if _error(seen) == seen.errors.APP_NOT_REGISTERED:
+        seen.body["error_code"] = seen.errors.APP_NOT_REGISTERED
 
 
 def _video_not_found_array(seen: Seen) -> None:
-    if _error(seen) == errors.VIDEO_NOT_FOUND:
+    if _error(seen) == seen.errors.VIDEO_NOT_FOUND:
         seen.body = [seen.body]
 
 
@@ -188,12 +234,12 @@ def _unknown_path_405(seen: Seen) -> None:
 
 def _wrong_method_404_without_key(seen: Seen) -> None:
     if seen.reply.status == 405 and b"authorization" not in seen.headers:
-        seen.flat(404, errors.MSG_NOT_FOUND, "not_found")
+        seen.flat(404, seen.errors.MSG_NOT_FOUND, "not_found")
 
 
 def _videos_list_missing(seen: Seen) -> None:
     if seen.parts == ["videos"] and seen.reply.status == 200:
-        seen.flat(404, errors.MSG_NOT_FOUND, "not_found")
+        seen.flat(404, seen.errors.MSG_NOT_FOUND, "not_found")
 
 
 def _bare_host_query_dropped(seen: Seen) -> None:
@@ -272,7 +318,7 @@ def _retired_pin_header_ignored(seen: Seen) -> None:
     if retired and header and seen.reply.status == 200:
         seen.set_version(versions.latest)
         seen.replace(
-            errors.unsupported_version(
+            seen.errors.unsupported_version(
                 seen.exchange, seen.sb.faults, versions.supported, versions.latest,
                 upgrade_to=versions.latest,
             )
@@ -294,15 +340,15 @@ def _config(dotted: str, value: Any) -> Bend:
 
 
 def _no_key(seen: Seen) -> bool:
-    return seen.reply.status == 401
+    return bool(seen.reply.status == 401)
 
 
 def _scope_refused(seen: Seen) -> bool:
-    return seen.reply.status == 403 and _error(seen) == errors.MSG_SCOPE
+    return seen.reply.status == 403 and _error(seen) == seen.errors.MSG_SCOPE
 
 
 def _org_refused(seen: Seen) -> bool:
-    return seen.reply.status == 403 and _error(seen) == errors.ORG_SUSPENDED
+    return seen.reply.status == 403 and _error(seen) == seen.errors.ORG_SUSPENDED
 
 
 def _rate_limited(seen: Seen) -> bool:
@@ -353,14 +399,19 @@ _BENDS: dict[str, Bend] = {
     "config_subtitles_srt": _config("subtitles.format", "srt"),
     "config_deprecations_null": _config("deprecations", None),
 }  # fmt: skip
-if _BENDS.keys() != ANSWER_FAULTS_9:
+if _BENDS.keys() != auth_faults.ANSWER_FAULTS:
     raise ImportError(
-        f"answer faults without a bend or bends without a row: {sorted(_BENDS.keys() ^ ANSWER_FAULTS_9)}"
+        f"answer faults without a bend or bends without a row: {sorted(_BENDS.keys() ^ auth_faults.ANSWER_FAULTS)}"
     )
 
 
-def mangle_reply_9(reply: Reply, sb: Sandbox, scope: dict[str, Any], exchange: Exchange) -> Reply:
-    """Apply this block's switched-on answer faults; the answer to send."""
+def bend_answer(
+    reply: Any, sb: Server, scope: dict[str, Any], exchange: Any, errors: Any, parse: Refusal
+) -> Any:
+    """Apply the switched-on answer faults; the answer to send (`reply`: http/headers.py
+    `Reply`; `errors`: the module http/errors.py, read as `Errors` (a module's names outside its
+    `__all__` do not count for a protocol, so it is taken as it is); `parse`:
+    playback/request.py `parse`)."""
     on = sb.faults.on & _BENDS.keys()
     if not on:
         return reply
@@ -371,7 +422,7 @@ def mangle_reply_9(reply: Reply, sb: Sandbox, scope: dict[str, Any], exchange: E
     path: list[str] = scope["path"].rstrip("/").split("/")
     parts = path[path.index("v1") + 1 :] if "v1" in path else path[1:]
     headers = {k.lower(): v.decode("latin-1") for k, v in scope["headers"]}
-    seen = Seen(sb, exchange, reply, scope["method"], parts, headers, body)
+    seen = Seen(sb, exchange, reply, scope["method"], parts, headers, body, errors, parse)
     for name in sorted(on):
         _BENDS[name](seen)
     if seen.body is not body or body is not None:

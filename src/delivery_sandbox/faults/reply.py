@@ -1,12 +1,17 @@
-"""Faults that prove the coverage of rules no other fault breaks (README: Requirement proofs).
+"""The reply seam: the faults that bend a finished answer, and the entry points that apply every
+spec area's faults of that seam.
 
-Each row names the one rule it breaks (spec sections: Common response headers; Endpoints >
-Paging and envelopes; Authentication; Versioning; Resources and their fields; Errors). The rows
-join the single table of `registry.py` (from `coverage_rows.py`). Most act on a finished reply,
-so no handler knows them:
-`mangle_headers` bends the header list (`headers.send_reply`), `mangle_reply` the body of a 200
-by path (`app.py`). The few that change a decision (order of checks, version lookup, reuse,
-licence timeout) sit where the decision is made (`auth.py`, `playback.py`).
+`bend_answer_headers` bends the header list (http/headers.py: `send_reply`): the common headers
+as the header rows of registry.py change them, then every header fault of the final list
+(`bend_headers`); `bend_reply` the answer of a path (control/front_faults.py, once it is built):
+first the rows of this module, then the faults of each spec area's module that act on an answer
+(error formats and codes, catalog, creatives, resource fields, deprecation); `not_found_instead`
+says when a wrong method is answered 404, `bend_request_id` bends the request id at the request
+seam. This module's rows each name the one rule they break (spec sections: Common response
+headers; Endpoints > Paging and envelopes; Authentication; Versioning; Resources and their
+fields; Errors); they join the single table of `registry.py` from `coverage_rows.py`. The few
+that change a decision act where it is made: the steps of the order of checks
+(faults/authentication.py: `bend_step`) and playback (`playback.py`).
 """
 
 from __future__ import annotations
@@ -17,19 +22,27 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from delivery_sandbox.faults import body_tables as bt
-from delivery_sandbox.faults.coverage_faults_7 import mangle_headers_7
-from delivery_sandbox.faults.coverage_faults_12 import mangle_reply_12
+from delivery_sandbox.faults import catalog as catalog_faults
+from delivery_sandbox.faults import creatives as creative_faults
+from delivery_sandbox.faults import deprecation as deprecation_faults
+from delivery_sandbox.faults import error_codes as error_code_faults
+from delivery_sandbox.faults import error_formats as error_format_faults
+from delivery_sandbox.faults import playback as playback_faults
+from delivery_sandbox.faults import resource_fields as resource_field_faults
 from delivery_sandbox.faults.names import FaultName
 
 if TYPE_CHECKING:
-    from delivery_sandbox.faults.registry import FaultSwitch
-    from delivery_sandbox.http.headers import Exchange, Reply
+    from delivery_sandbox.faults.seams import Answer, Request
+    from delivery_sandbox.faults.switch import FaultSwitch
 
 __all__ = [
     "BODY_CHANGES",
     "HEADER_CHANGES",
-    "mangle_headers",
-    "mangle_reply",
+    "bend_answer_headers",
+    "bend_headers",
+    "bend_reply",
+    "bend_request_id",
+    "not_found_instead",
 ]
 
 # Header faults: name -> what it does to the final header list of an answer of that status.
@@ -89,9 +102,16 @@ ENVELOPE_FAULTS = frozenset(
 SUCCESS_ENVELOPE = b'{"code":0,"message":"ok",'
 
 
-def mangle_reply(reply: Reply, faults: FaultSwitch, path: str, exchange: Exchange) -> None:
-    """Apply the switched-on body faults to a 200 JSON answer of `path`, in place."""
-    mangle_reply_12(reply, faults, path, exchange)  # the twelfth block: playback, open videos
+def bend_reply(reply: Answer, faults: FaultSwitch, path: str, exchange: Request) -> None:
+    """The reply seam: apply the switched-on faults that bend a finished answer of `path`, in
+    place: those of this module's rows, then those of each spec area's module."""
+    _bend_by_rows(reply, faults, path, exchange)
+    _bend_by_area(reply, faults, path, exchange)
+
+
+def _bend_by_rows(reply: Answer, faults: FaultSwitch, path: str, exchange: Request) -> None:
+    """This module's body faults on a 200 JSON answer of `path` (after the playback ones)."""
+    playback_faults.bend_reply(reply, faults, path, exchange)
     if BODY_FAULTS.isdisjoint(faults.on) or reply.status != 200 or not reply.body:
         return
     if faults.on & CALLER_FAULTS:
@@ -253,7 +273,7 @@ CALLER_FAULTS = frozenset(
 BODY_FAULTS = ENVELOPE_FAULTS | BODY_CHANGES.keys() | CALLER_FAULTS
 
 
-def _caller_faults(reply: Reply, faults: FaultSwitch, path: str, exchange: Exchange) -> None:
+def _caller_faults(reply: Answer, faults: FaultSwitch, path: str, exchange: Request) -> None:
     """Faults that need the caller or the request: GEN-004, CAT-029, PLS-025."""
     body = orjson.loads(reply.body)
     role = exchange.caller.role if exchange.caller is not None else None
@@ -281,8 +301,127 @@ def _caller_faults(reply: Reply, faults: FaultSwitch, path: str, exchange: Excha
     reply.body = orjson.dumps(body)
 
 
-def mangle_headers(headers: Headers, status: int, faults: FaultSwitch) -> Headers:
-    """The final header list with the switched-on header faults applied."""
+# Rows of registry.py ("Headers and general rules") that bend the common headers of every answer
+# (http/headers.py: `common_headers`), before the answer's own headers join them.
+COMMON_FAULTS = frozenset(
+    {
+        FaultName.api_status_missing,
+        FaultName.video_single_version_header,
+        FaultName.service_version_missing,
+        FaultName.cache_control_public,
+        FaultName.cache_control_missing_on_422,
+        FaultName.cors_header_sent,
+        FaultName.cookie_set,
+        FaultName.deprecation_headers_missing,
+    }
+)
+DEPRECATION = (b"deprecation", b"sunset", b"link")
+
+
+def bend_answer_headers(
+    common: Headers, own: Headers, status: int, exchange: Request, faults: FaultSwitch
+) -> Headers:
+    """The header seam of the reply (http/headers.py: `send_reply`): the common headers with
+    their faults applied, then the answer's own headers, then every header fault of the final
+    list (`bend_headers`)."""
+    if not faults.on:
+        return common + own
+    return bend_headers(_bend_common(common, status, exchange, faults) + own, status, faults)
+
+
+def _bend_common(headers: Headers, status: int, exchange: Request, faults: FaultSwitch) -> Headers:
+    """The common headers as the rows of COMMON_FAULTS change them: Service-API-Status or
+    Service-Version left out, Service-Version on an answer that has none, Cache-Control public
+    or (on a 422) left out, CORS and cookie headers added, the deprecation headers left out."""
+    on = faults.on & COMMON_FAULTS
+    if not on:
+        return headers
+    dropped: set[bytes] = set()
+    if FaultName.api_status_missing in on:
+        dropped.add(b"service-api-status")
+    if FaultName.service_version_missing in on:
+        dropped.add(b"service-version")
+    if FaultName.deprecation_headers_missing in on:
+        dropped.update(DEPRECATION)
+    public = FaultName.cache_control_public in on
+    if status == 422 and not public and FaultName.cache_control_missing_on_422 in on:
+        dropped.add(b"cache-control")
+    one_version = exchange.omit_version and FaultName.video_single_version_header in on
+    one_version = one_version and b"service-version" not in dropped
+    out: Headers = []
+    for name, value in headers:
+        if name in dropped:
+            continue
+        if name == b"cache-control" and FaultName.cache_control_public in on:
+            value = b"public, max-age=60"
+        elif name == b"service-request-id" and one_version:
+            out.append((b"service-version", exchange.version.encode()))
+        out.append((name, value))
+    at = next((i for i, (name, _) in enumerate(out) if name in DEPRECATION), len(out))
+    added = []
+    if FaultName.cors_header_sent in on:
+        added.append((b"access-control-allow-origin", b"*"))
+    if FaultName.cookie_set in on:
+        added.append((b"set-cookie", b"sandbox_session=1; Path=/"))
+    return out[:at] + added + out[at:]
+
+
+def bend_request_id(request_id: str, faults: FaultSwitch) -> str:
+    """The Service-Request-Id an answer carries (header and error body alike), at the request
+    seam: without its `req_` prefix, or the same for every request."""
+    if faults.enabled(FaultName.request_id_bad_format):
+        request_id = request_id.removeprefix("req_")
+    if faults.enabled(FaultName.request_id_repeated):
+        request_id = "req_" + "0" * 26
+    return request_id
+
+
+def not_found_instead(reply: Answer, exchange: Request, faults: FaultSwitch) -> bool:
+    """Whether the answer is to be the flat 404 `not_found` instead (control/front_faults.py
+    builds it): under `wrong_method_404`, a 405 to a wrong method on a real path."""
+    routed = exchange.endpoint not in (None, "unknown")
+    return reply.status == 405 and routed and faults.enabled(FaultName.wrong_method_404)
+
+
+def bend_headers(headers: Headers, status: int, faults: FaultSwitch) -> Headers:
+    """The final header list with the switched-on header faults applied (this module's rows,
+    then the deprecation headers' faults)."""
     for name in faults.on & HEADER_CHANGES.keys():
         headers = HEADER_CHANGES[name](headers, status)
-    return mangle_headers_7(headers, status, faults)  # the seventh block's header faults
+    return deprecation_faults.bend_headers(headers, status, faults)
+
+
+# Roles that lose the last item of a list under `list_per_key`, and the lists they lose it from.
+PER_KEY_LISTS = {"films_metadata": "series", "films_creatives": "creatives"}
+PLAYBACK_REFILL_PER_SECOND = 180
+
+
+def _bend_by_area(reply: Answer, faults: FaultSwitch, path: str, exchange: Request) -> None:
+    """The faults of each spec area's module that bend an answer (errors, catalog, creatives,
+    resource fields, deprecation), then the per-key list and the playback door rows."""
+    error_format_faults.bend_error(reply, faults, path)
+    error_code_faults.bend_error(reply, faults, path)
+    catalog_faults.bend_reply(reply, faults, path, exchange)
+    creative_faults.bend_reply(reply, faults, path, exchange)
+    for bend in (resource_field_faults.bend_body, deprecation_faults.bend_body):
+        bent = bend(reply.status, reply.body, faults, path)
+        if bent is not None:
+            reply.body = bent
+    on = faults.on & {FaultName.list_per_key, FaultName.config_playback_door_per_second}
+    if not on or reply.status != 200 or not reply.body:
+        return
+    body = bt.json_object(reply.body)
+    if body is None:
+        return
+    endpoint = path.rsplit("/", 1)[-1]
+    role = exchange.caller.role if exchange.caller is not None else None
+    if FaultName.list_per_key in on and PER_KEY_LISTS.get(role or "") == endpoint:
+        data = body.get("data")
+        items = data.get("items") if isinstance(data, dict) else None
+        if isinstance(items, list) and items:
+            items.pop()
+    if FaultName.config_playback_door_per_second in on and endpoint == "config":
+        door = body.get("rate_limits", {}).get("doors", {}).get("playback")
+        if isinstance(door, dict):
+            door["limit"] = PLAYBACK_REFILL_PER_SECOND
+    reply.body = orjson.dumps(body)

@@ -1,5 +1,5 @@
-"""Scenarios the kill rate showed missing: each checks one rule on its own, so that a server
-breaking only that rule fails a test naming it (and not a neighbour rule checked first).
+"""Rules checked alone: each scenario checks one rule on its own, so that a server breaking only
+that rule fails a test naming it (and not a neighbour rule checked first).
 
 spec: Errors > Formats (envelope code); Endpoints > GET /creatives (order); Endpoints > GET
 /videos (collection order); Errors > Series and playlists (epoch seconds,

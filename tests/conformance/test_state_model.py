@@ -25,6 +25,7 @@ import listing_support as listing
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
+from hypothesis.errors import FlakyFailure
 from hypothesis.stateful import (
     RuleBasedStateMachine,
     initialize,
@@ -116,7 +117,6 @@ def _machine(client: DeliveryClient, admin: Any, fx: dict[str, str]) -> type:
                 self.model.film = film  # a film the catalog no longer lists is not followed
             return self.model.film
 
-        @precondition(lambda self: self.model.film is None or self.model.film.tracked)
         @rule(title=TITLES)
         def retitle_film(self, title: str) -> None:
             if not self._film().tracked:
@@ -125,7 +125,6 @@ def _machine(client: DeliveryClient, admin: Any, fx: dict[str, str]) -> type:
             self.model.film_retitled(title, time.time())
             self.read_film()
 
-        @precondition(lambda self: self.model.film is None or self.model.film.tracked)
         @rule()
         def toggle_episode(self) -> None:
             if not self._film().tracked:
@@ -135,6 +134,10 @@ def _machine(client: DeliveryClient, admin: Any, fx: dict[str, str]) -> type:
             self.model.episode_toggled(time.time())
             self.read_film()
 
+        # Preconditions read only what the model did, never what the server answered: a server
+        # whose answers vary from one read to the next (several servers, each with its cache)
+        # must draw the same rules when Hypothesis replays a sequence. A rule on a film or a
+        # creative the reads stopped following does nothing instead.
         @precondition(lambda self: self.model.playlist.withdrawn_at_clock is None)
         @rule(title=TITLES)
         def retitle_playlist(self, title: str) -> None:
@@ -175,7 +178,6 @@ def _machine(client: DeliveryClient, admin: Any, fx: dict[str, str]) -> type:
             if self.model.playlist_landed(*pair):
                 self._judge(self.model.playlist_read(*pair))
 
-        @precondition(lambda self: self.model.creative.tracked)
         @rule()
         def read_creative(self) -> None:
             if not self.model.creative.tracked:
@@ -207,16 +209,21 @@ def test_random_sequences_of_changes_keep_the_state_rules(
     ):
         pytest.skip(NOT_EXERCISED_PREFIX + "playlist_code or creative_id is not readable")
     machine = _machine(client, admin, fx)
-    run_state_machine_as_test(
-        machine,
-        settings=settings(
-            max_examples=sequences,
-            stateful_step_count=STEPS,
-            deadline=None,
-            database=None,
-            derandomize=True,
-            suppress_health_check=list(HealthCheck),
-            print_blob=False,
-            phases=[p for p in Phase if p is not Phase.shrink or shrink],
-        ),
-    )
+    try:
+        run_state_machine_as_test(
+            machine,
+            settings=settings(
+                max_examples=sequences,
+                stateful_step_count=STEPS,
+                deadline=None,
+                database=None,
+                derandomize=True,
+                suppress_health_check=list(HealthCheck),
+                print_blob=False,
+                phases=[p for p in Phase if p is not Phase.shrink or shrink],
+            ),
+        )
+    except FlakyFailure as flaky:
+        # The replay of a failing sequence did not fail again: the server answered otherwise
+        # (a cache, another server behind the name). A violation seen once is still one.
+        raise flaky.exceptions[0] from None

@@ -34,13 +34,13 @@ def _folder(run_id: str) -> Path:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The tests that read the kill rate go last (their slow side processes start now)."""
+    """The tests that read the kill rate go last, and their slow side processes start now.
+
+    A worker asks for them here, not when its collection finishes: xdist reports a worker's
+    collection to the controller from its own `pytest_collection_finish`, which may run before
+    ours, and the controller must find the request when that report arrives."""
     items.sort(key=_uses_the_kill_rate)  # stable: every other test keeps its order
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    config = session.config
-    if config.option.collectonly or not any(_uses_the_kill_rate(i) for i in session.items):
+    if config.option.collectonly or not any(_uses_the_kill_rate(i) for i in items):
         return
     run_id = getattr(config, "workerinput", {}).get("testrunuid")
     if run_id is None:  # a session without workers starts its kill rate itself

@@ -62,10 +62,24 @@ class Film:
     changed_at: float = 0.0  # the target's time of that change
     read: tuple[str, bool] = ("", True)  # title and episode state at the last read
     tracked: bool = True  # False once the film left the catalog after a clock step
+    # (title, episode state) after each change since the last read, with the target's time of
+    # that change: a cached copy showing the current state may date from an earlier change
+    # that led to the same state (withdrawn, published, withdrawn again).
+    passed: list[tuple[tuple[str, bool], float]] = field(default_factory=list)
 
     def moved(self) -> bool:
         """Whether the metadata differs from what the last read showed."""
         return (self.title, self.episode_listed) != self.read
+
+    def changed(self, requirement: str, at: float) -> None:
+        self.change, self.changed_at = requirement, at
+        self.passed.append(((self.title, self.episode_listed), at))
+
+    def reached_at(self) -> float:
+        """The earliest time since the last read at which the film reached its current state:
+        the least `metadata_updated_at` a read showing that state may carry."""
+        now = (self.title, self.episode_listed)
+        return min((at for state, at in self.passed if state == now), default=self.changed_at)
 
 
 @dataclass
@@ -111,13 +125,14 @@ class StateModel:
 
     def film_retitled(self, title: str, now: float) -> None:
         assert self.film is not None, "read the film before changing it"
-        self.film.title, self.film.change, self.film.changed_at = title, "CAT-082", self.at(now)
+        self.film.title = title
+        self.film.changed("CAT-082", self.at(now))
         self.steps.append(f"film retitled {title!r}")
 
     def episode_toggled(self, now: float) -> None:
         assert self.film is not None, "read the film before changing it"
         self.film.episode_listed = not self.film.episode_listed
-        self.film.change, self.film.changed_at = "CAT-083", self.at(now)
+        self.film.changed("CAT-083", self.at(now))
         self.steps.append("episode " + ("published" if self.film.episode_listed else "withdrawn"))
 
     def playlist_retitled(self, title: str, now: float) -> None:
@@ -159,12 +174,12 @@ class StateModel:
             found.append(
                 Finding(film.change, f"metadata_version other than {film.version!r}", repr(version))
             )
-        stamp = moment(row.get("metadata_updated_at"))
-        if film.moved() and film.version is not None and _late(stamp, film.changed_at):
+        stamp, since = moment(row.get("metadata_updated_at")), film.reached_at()
+        if film.moved() and film.version is not None and _late(stamp, since):
             found.append(
                 Finding(
                     "CAT-084",
-                    f"metadata_updated_at from {film.changed_at:.0f} on",
+                    f"metadata_updated_at from {since:.0f} on",
                     repr(row.get("metadata_updated_at")),
                 )
             )
@@ -173,6 +188,7 @@ class StateModel:
                 Finding("CAT-029", f"metadata_version still {film.version!r}", repr(version))
             )
         film.version, film.change, film.read = version, "", (film.title, film.episode_listed)
+        film.passed.clear()
         return found
 
     def playlist_landed(self, detail: dict[str, Any] | None, item: dict[str, Any] | None) -> bool:

@@ -40,7 +40,7 @@ from playback_support import (
 from timing_support import EPISODE, ORGANISATION, settle
 
 from delivery_conformance.checks import expect
-from delivery_conformance.target.client import Response
+from delivery_conformance.target.client import DeliveryClient, Response
 
 pytestmark = pytest.mark.needs("role:films", "fixture:episode_encrypted")
 
@@ -127,34 +127,79 @@ def test_without_viewer_ref_every_request_mints_a_new_ticket(client, fixture_id,
     )
 
 
+# The request shapes a reuse rule is repeated in, each with a viewer_ref: single, batch form A
+# (`episodes`, item 0 takes the top-level intent) and batch form B (`next`, the anchor takes it).
+# A reuse cache keyed otherwise in one shape only is seen only by repeating that shape.
+REUSE_SHAPES: dict[str, Any] = {
+    "single": lambda e: {"episode_id": e},
+    "batch_episodes": lambda e: {"episodes": [{"episode_id": e}]},
+    "batch_next": lambda e: {"episode_id": e, "next": 0},
+}
+
+
+def _shaped(shape: str, episode: str, intent: str | None = "play") -> dict[str, Any]:
+    body: dict[str, Any] = {**REUSE_SHAPES[shape](episode), "viewer_ref": new_viewer(), **DEVICE}
+    if intent is not None:
+        body["intent"] = intent
+    return body
+
+
+def _first_token(rid: str, response: Response) -> tuple[Any, Any]:
+    """The ticket of the request's first episode: the single answer's, or batch item 0's (the
+    item that takes the top-level intent); None when that item was not issued."""
+    body = expect_answer(rid, response, 200)
+    items = body.get("items")
+    if not isinstance(items, list):
+        return body.get("play_auth_token"), body.get("expires_at")
+    first = items[0] if items and isinstance(items[0], dict) else {}
+    if first.get("status") != 200:
+        return None, None
+    return first.get("play_auth_token"), first.get("expires_at")
+
+
+def _expect_new_ticket(
+    client: DeliveryClient, rid: str, shape: str, body: dict[str, Any], repeat: dict[str, Any]
+) -> None:
+    first = _first_token(rid, post(client, body))
+    if first[0] is None:
+        pytest.skip(f"not exercised: {shape} issued no ticket for its first episode")
+    response = post(client, repeat)
+    token, _ = _first_token(rid, response)
+    change = ", ".join(k for k in repeat if repeat[k] != body.get(k)) or "nothing"
+    expect(
+        rid,
+        token != first[0],
+        expected=f"a new ticket for the first episode after another {change} ({shape})",
+        actual="the earlier token",
+        response=response,
+    )
+
+
 @pytest.mark.requirement("PLAY-061")
-def test_another_viewer_ref_gets_a_new_ticket(client, episode):
-    body = _viewer_body(episode)
-    first = _ticket("PLAY-061", post(client, body))
-    response = post(client, {**body, "viewer_ref": new_viewer()})
-    _expect_new("PLAY-061", first, response, "another viewer_ref")
+@pytest.mark.parametrize("shape", sorted(REUSE_SHAPES))
+def test_another_viewer_ref_gets_a_new_ticket(client, episode, shape):
+    body = _shaped(shape, episode)
+    _expect_new_ticket(client, "PLAY-061", shape, body, {**body, "viewer_ref": new_viewer()})
 
 
 @pytest.mark.requirement("PLAY-062")
+@pytest.mark.parametrize("shape", sorted(REUSE_SHAPES))
 @pytest.mark.parametrize("field", ["union_info", "drm_kek"])
-def test_other_device_values_get_a_new_ticket(client, episode, field):
-    body = _viewer_body(episode)
-    first = _ticket("PLAY-062", post(client, body))
-    response = post(client, {**body, field: OTHER_DEVICE[field]})
-    _expect_new("PLAY-062", first, response, f"another {field}")
+def test_other_device_values_get_a_new_ticket(client, episode, shape, field):
+    body = _shaped(shape, episode)
+    _expect_new_ticket(client, "PLAY-062", shape, body, {**body, field: OTHER_DEVICE[field]})
 
 
 @pytest.mark.requirement("PLAY-063")
+@pytest.mark.parametrize("shape", sorted(REUSE_SHAPES))
 @pytest.mark.parametrize(
     ("before", "after"), [("play", "prefetch"), ("prefetch", "play"), (None, "prefetch")]
 )
-def test_another_intent_class_gets_a_new_ticket(client, episode, before, after):
-    body: dict[str, Any] = {"episode_id": episode, "viewer_ref": new_viewer(), **DEVICE}
-    if before is not None:
-        body["intent"] = before
-    first = _ticket("PLAY-063", post(client, body))
-    response = post(client, {**body, "intent": after})
-    _expect_new("PLAY-063", first, response, f"intent {before or 'absent'} then {after}")
+def test_another_intent_class_gets_a_new_ticket(client, episode, shape, before, after):
+    """The top-level intent is the class of the single ticket, of batch item 0 and of the
+    anchor of `next` (POST /playback, `episodes` and `next`); `next` items stay prefetch."""
+    body = _shaped(shape, episode, before)
+    _expect_new_ticket(client, "PLAY-063", shape, body, {**body, "intent": after})
 
 
 def _film_of(client, episode: str) -> Any:

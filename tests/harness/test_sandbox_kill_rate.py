@@ -1,5 +1,5 @@
 """The sandbox's targeted kill rate, judged: every fault caught with exact blame, the clean
-sandbox passing three times, and every requirement the suite claims proven by it.
+sandbox passing, and every requirement the suite claims proven by it.
 
 The run comes from the session fixture `targeted_killrate` (conftest.py, killrate_support.py),
 started when the session is collected; the tests that read it live here, alone in their file,
@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from killrate_support import FIGURE, KillRateRun
+from killrate_support import CLEAN_RUNS, FIGURE, KillRateRun
 from proofs_support import LOAD_ANALYSIS, PENDING, SUITE, load_campaign_rows, pending_file
 
 from delivery_conformance.killrate.proofs import Proofs, judge, scan
 from delivery_conformance.spec.requirements import load_requirements
 
 
-def test_every_fault_is_caught_and_the_clean_sandbox_passes_three_times(
+def test_every_fault_is_caught_and_the_clean_sandbox_passes(
     targeted_killrate: KillRateRun, record_property: Callable[[str, object], None]
 ) -> None:
     """Kill rate, blame precision and the false-positive rate of the clean runs."""
@@ -33,7 +33,7 @@ def test_every_fault_is_caught_and_the_clean_sandbox_passes_three_times(
     )
     uncaught = {f["name"]: f["failing_ids"] for f in data["faults"] if not f["caught"]}
     dirty = [run for run in data["clean_runs"] if not run["passed"]]
-    assert data["faults_total"] > 0 and len(data["clean_runs"]) == 3
+    assert data["faults_total"] > 0 and len(data["clean_runs"]) == CLEAN_RUNS
     assert not uncaught, f"faults not caught (failing IDs seen instead): {uncaught}"
     # Blame precision: nothing failed but the fault's own IDs and its declared collateral.
     blamed = {

@@ -37,8 +37,8 @@ from delivery_conformance.target.profile import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 KILLRATE_TIMEOUT = 900  # seconds a run; the main one measured 205 s on the shared 2-core machine
-# One clean run: `make killrate` runs three; the wheel, README, variant and latency self-tests
-# run the clean suite again.
+# One clean run: `make killrate` runs three; the wheel, the CI example, the variant and the latency
+# self-tests run the clean suite again.
 CLEAN_RUNS = 1
 FIGURE = "figure"  # a test's `record_property` name for a line the session summary prints
 POLL_EVERY = 1.0  # seconds between two looks for a run's exit code

@@ -23,20 +23,12 @@ from typing import Any
 
 import listing_support as listing
 import pytest
-from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
-from hypothesis.errors import FlakyFailure
-from hypothesis.stateful import (
-    RuleBasedStateMachine,
-    initialize,
-    precondition,
-    rule,
-    run_state_machine_as_test,
-)
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 from json_support import body_of, objs
 from state_model import DAY, Creative, Film, Finding, Playlist, StateModel
+from stateful_support import judge, run_sequences, sequences_or_skip
 
-from delivery_conformance.checks import expect
 from delivery_conformance.evidence.events import NOT_EXERCISED_PREFIX
 from delivery_conformance.target.client import DeliveryClient
 
@@ -53,9 +45,6 @@ def another(title: str, current: str | None) -> str:
     if title != current:
         return title
     return TITLE_LIST[(TITLE_LIST.index(title) + 1) % len(TITLE_LIST)]
-
-
-STEPS = 8  # steps of one sequence
 
 
 def _catalog_film(client: DeliveryClient, film_id: str, episode: str) -> tuple[Any, bool]:
@@ -87,14 +76,7 @@ def _machine(client: DeliveryClient, admin: Any, fx: dict[str, str]) -> type:
         model: StateModel
 
         def _judge(self, found: list[Finding]) -> None:
-            for finding in found:
-                expect(
-                    finding.requirement,
-                    False,
-                    expected=finding.expected,
-                    actual=f"{finding.actual} after: {'; '.join(self.model.steps)}",
-                    title=f"state model: {finding.requirement} after {len(self.model.steps)} steps",
-                )
+            judge(found, self.model.steps)
 
         @initialize()
         def start(self) -> None:
@@ -211,10 +193,7 @@ def _machine(client: DeliveryClient, admin: Any, fx: dict[str, str]) -> type:
 def test_random_sequences_of_changes_keep_the_state_rules(
     client: DeliveryClient, admin: Any, fixture_id: Any, request: pytest.FixtureRequest
 ) -> None:
-    sequences = int(request.config.getoption("state_sequences") or 0)
-    shrink = not request.config.getoption("no_state_shrink")
-    if sequences < 1:
-        pytest.skip(NOT_EXERCISED_PREFIX + "run --state-sequences 0")
+    sequences = sequences_or_skip(request)
     names = ("film_id", "episode_encrypted", "playlist_code", "creative_id")
     fx = {name: str(fixture_id(name)) for name in names}
     admin.call("POST", "reset", {"keep_faults": True})
@@ -222,22 +201,4 @@ def test_random_sequences_of_changes_keep_the_state_rules(
         client, fx["creative_id"]
     ):
         pytest.skip(NOT_EXERCISED_PREFIX + "playlist_code or creative_id is not readable")
-    machine = _machine(client, admin, fx)
-    try:
-        run_state_machine_as_test(
-            machine,
-            settings=settings(
-                max_examples=sequences,
-                stateful_step_count=STEPS,
-                deadline=None,
-                database=None,
-                derandomize=True,
-                suppress_health_check=list(HealthCheck),
-                print_blob=False,
-                phases=[p for p in Phase if p is not Phase.shrink or shrink],
-            ),
-        )
-    except FlakyFailure as flaky:
-        # The replay of a failing sequence did not fail again: the server answered otherwise
-        # (a cache, another server behind the name). A violation seen once is still one.
-        raise flaky.exceptions[0] from None
+    run_sequences(_machine(client, admin, fx), sequences, request)

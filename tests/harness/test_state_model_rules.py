@@ -1,5 +1,5 @@
-"""The state model of the stateful exploration (tests/conformance/state_model.py), judged on
-its own: pure, every change told its time."""
+"""The models of the stateful explorations (tests/conformance/state_model.py and ticket_model.py),
+judged on their own: pure, every change and request told its time."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conformance"))
 
 from state_model import Creative, Film, Playlist, StateModel  # found on the path above
+from ticket_model import Request, TicketModel
 
 T0 = 1_800_000_000.0
 
@@ -47,3 +48,27 @@ def test_an_unmoved_version_is_charged_to_the_change_and_the_history_is_forgotte
     found = model.film_read(_row("v-listed", T0), episode_listed=False)
     assert [f.requirement for f in found] == ["CAT-083"]
     assert model.film is not None and model.film.passed == []
+
+
+def test_a_ticket_given_back_for_another_request_breaks_the_first_thing_that_differs() -> None:
+    model = TicketModel()
+    assert model.answered(Request("a", "one", "play"), "t1", "E", T0) == []
+    cases = [
+        (Request(None, "one", "play"), "PLAY-059"),
+        (Request("b", "one", "play"), "PLAY-061"),
+        (Request("a", "two", "play"), "PLAY-062"),
+        (Request("a", "one", "prefetch"), "PLAY-063"),
+    ]
+    for request, rule in cases:
+        assert [f.requirement for f in model.answered(request, "t1", "E", T0 + 1)] == [rule]
+
+
+def test_a_reuse_keeps_expires_at_and_stops_five_minutes_before_the_end() -> None:
+    model = TicketModel()
+    same = Request("a", "one", "play")
+    model.answered(same, "t1", "E", T0)
+    assert model.answered(same, "t1", "E", T0 + 60) == []  # reuse is allowed, never required
+    assert [f.requirement for f in model.answered(same, "t1", "E2", T0 + 60)] == ["PLAY-003"]
+    model.clock_moved(26 * 60)  # 4 minutes left
+    assert [f.requirement for f in model.answered(same, "t1", "E", T0 + 60)] == ["PLAY-064"]
+    assert model.answered(same, "t2", "E3", T0 + 61) == []  # a new ticket is always right

@@ -31,6 +31,7 @@ __all__ = [
     "CLOCK_MINUTE",
     "CONTINUOUS",
     "COUNTERS",
+    "Ceiling",
     "CounterCall",
     "admitted_count",
     "drain_play",
@@ -45,6 +46,7 @@ __all__ = [
     "require_fixtures",
     "spend",
     "spend_timed",
+    "spend_to_ceiling",
     "tickets",
 ]
 
@@ -187,6 +189,36 @@ def drain_play(
         if response.status_code == 429 or tickets(response) < 3:
             return answers, response
     return answers, None
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """What `spend_to_ceiling` saw: the answers before the first 429, the 429 (None: none came),
+    and whether the sends got ahead of the refill (a missing 429 is then a finding; else the
+    round trip was too long for this counter and the ceiling was not reached: not exercised)."""
+
+    admitted: list[Response]
+    refused: Response | None
+    outpaced: bool
+
+
+def spend_to_ceiling(
+    send: Callable[[], Response], counter: str, limit: int, *, extra: int = 5, seconds: float = 60
+) -> Ceiling:
+    """Send until the first 429 on a counter of `limit`, at most the limit, plus what refilled
+    while sending, plus `extra`: how long that takes depends on the round trip, never the
+    verdict. A sending that has not got ahead of the refill within `seconds` stops (the target
+    is too far for this counter's refill)."""
+    admitted: list[Response] = []
+    start = time.monotonic()
+    while time.monotonic() - start < seconds and len(admitted) < MAX_SPEND:
+        if len(admitted) > limit + refilled(counter, limit, time.monotonic() - start) + extra:
+            return Ceiling(admitted, None, outpaced=True)
+        response = send()
+        if response.status_code == 429:
+            return Ceiling(admitted, response, outpaced=True)
+        admitted.append(response)
+    return Ceiling(admitted, None, outpaced=False)
 
 
 def spend(

@@ -359,6 +359,113 @@ def test_the_fault_layer_imports_nothing_above_it_not_even_for_a_type() -> None:
     assert upward == []
 
 
+# The fault layer: faults/, and the front's fault seams (control/front_faults.py), which app.py
+# calls. Serving code reaches it only through these named seams, at most a dozen.
+FAULT_LAYER = ("delivery_sandbox.faults.", "delivery_sandbox.control.front_faults")
+FAULT_SEAMS = {
+    "faults.steps.bend": "a step of an endpoint (endpoints/*.py)",
+    "faults.freshness.admin_action": "an admin action (control/admin.py)",
+    "faults.registry.catalogue": "the catalogue GET /_sandbox/faults shows (control/admin.py)",
+    "faults.authentication.bend_step": "a step of authentication (auth.py)",
+    "faults.error_formats.bend_error_body": "an error body (http/errors.py)",
+    "faults.reply.bend_answer_headers": "the common headers (http/headers.py)",
+    "faults.limits.bend_policies": "the cores' policies (state/context.py)",
+    "faults.error_codes.bend_outage": "an outage's answer (control/outages.py)",
+    "faults.catalog.simulation_rules": "a simulated answer (playback/simulate.py)",
+    "control.front_faults.request_in": "the request in (app.py)",
+    "control.front_faults.refused": "a request authentication refused (app.py)",
+    "control.front_faults.reply_out": "the reply out (app.py)",
+}
+
+
+def _top_level(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def layer_functions() -> dict[str, set[str]]:
+    """Fault-layer module -> the functions it defines or takes from another fault-layer module."""
+    mods = {
+        m: p for m, p in package_modules("delivery_sandbox").items() if m.startswith(FAULT_LAYER)
+    }
+    trees = {m: _top_level(p) for m, p in mods.items()}
+    found = {
+        m: {n.name for n in t.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+        for m, t in trees.items()
+    }
+    for _ in range(2):  # a name passed on through one more module
+        for m, tree in trees.items():
+            for node in tree.body:
+                if isinstance(node, ast.ImportFrom) and node.module in found:
+                    taken = {a.asname or a.name for a in node.names if a.name in found[node.module]}
+                    found[m] |= taken
+    return found
+
+
+def fault_calls(path: Path, functions: dict[str, set[str]]) -> dict[str, list[int]]:
+    """Fault-layer function (module.name, without the package) -> the lines of `path` that name
+    it, through an imported name or a module imported under any alias."""
+    tree = _top_level(path)
+    named: dict[str, str] = {}  # local name -> fault-layer function
+    aliases: dict[str, str] = {}  # local name -> fault-layer module
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                local, whole = alias.asname or alias.name, f"{node.module}.{alias.name}"
+                if alias.name in functions.get(node.module, ()):
+                    named[local] = whole
+                elif whole in functions:
+                    aliases[local] = whole
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in functions and alias.asname:
+                    aliases[alias.asname] = alias.name
+    found: dict[str, list[int]] = {}
+    for node in ast.walk(tree):
+        target = None
+        if isinstance(node, ast.Name) and node.id in named:
+            target = named[node.id]
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            module = aliases.get(node.value.id)
+            if module is not None and node.attr in functions[module]:
+                target = f"{module}.{node.attr}"
+        if target is not None:
+            found.setdefault(target.removeprefix("delivery_sandbox."), []).append(node.lineno)
+    return found
+
+
+def test_serving_code_reaches_the_fault_layer_only_through_a_dozen_named_seams() -> None:
+    """Outside the fault layer, the sandbox names its functions only at the seams of
+    FAULT_SEAMS (faults act at a few named seams, at most a dozen): one call per
+    step of an endpoint through `faults.steps.bend`, one per admin action through
+    `faults.freshness.admin_action`, and so on. The switch itself (`FaultSwitch`: on, only,
+    switch) is a class, not a seam, and is not counted."""
+    functions = layer_functions()
+    used: dict[str, list[str]] = {}
+    for module, path in sorted(package_modules("delivery_sandbox").items()):
+        if module.startswith(FAULT_LAYER):
+            continue
+        for name, lines in fault_calls(path, functions).items():
+            used.setdefault(name, []).extend(f"{path.relative_to(ROOT)}:{n}" for n in lines)
+    assert len(FAULT_SEAMS) <= 12
+    assert {n: w for n, w in used.items() if n not in FAULT_SEAMS} == {}
+    assert set(used) == set(FAULT_SEAMS), "a seam no serving code names: drop it from the list"
+
+
+def test_the_seam_reader_sees_a_call_through_an_alias_and_an_imported_name(
+    tmp_path: Path,
+) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "from delivery_sandbox.faults import steps as seam\n"
+        "from delivery_sandbox.faults.freshness import admin_action\n"
+        "seam.bend(sb, 'catalog.film_row', row)\nadmin_action(sb, 'revoke', role='x')\n"
+        "seam.POINTS\n",
+        encoding="utf-8",
+    )
+    found = fault_calls(module, layer_functions())
+    assert found == {"faults.steps.bend": [3], "faults.freshness.admin_action": [4]}
+
+
 def test_the_cycle_finder_finds_a_cycle_and_the_folder_rule_a_wrong_way_import() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []

@@ -1,4 +1,4 @@
-"""Every file, section, make target and command the docs and docstrings cite exists (issue 26).
+"""Every file, section, make target and command the docs and docstrings cite exists.
 
 Read: README.md, ARCHITECTURE.md, docs/*.md, the Unreleased part of CHANGELOG.md (a released
 entry records what was true at its release and may name what is gone since), and the docstrings

@@ -1,7 +1,8 @@
 """The sandbox admin API under /_sandbox/ (ARCHITECTURE: Sandbox admin API).
 
 Its own bearer token; JSON in, JSON out; errors as `{"error": ...}` with 400, 401, 404 or 405.
-Every change bumps the sandbox generation so cached bodies are rebuilt.
+Every change bumps the sandbox generation so cached bodies are rebuilt. The changes the faults
+bend are made through one seam, `faults/freshness.py: admin_action`, named by action.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from typing import Any, TypeVar
 import orjson
 
 from delivery_sandbox.control.outages import AREAS
-from delivery_sandbox.faults import freshness as freshness_faults
 from delivery_sandbox.faults import registry as fault_registry
+from delivery_sandbox.faults.freshness import admin_action
 from delivery_sandbox.faults.registry import UnknownFault
 from delivery_sandbox.http.headers import Exchange, Reply, bearer_key
 from delivery_sandbox.playback.limits import LIMITS
@@ -174,14 +175,14 @@ async def _role_action(sb: Sandbox, role: str, action: str, receive: Any, now: f
     org = _role(sb, role)
     result: dict[str, Any] = {"role": role}
     if action == "revoke":
-        freshness_faults.revoke(sb, role)  # late under the freshness faults
+        admin_action(sb, "revoke", role=role)
     elif action == "rotate":
         try:
-            result["key"] = freshness_faults.rotate(sb, role)  # the rotation and freshness faults
+            result["key"] = admin_action(sb, "rotate", role=role)
         except PermissionError as exc:
             raise AdminError(400, str(exc)) from exc
     elif action == "suspend":
-        freshness_faults.suspend(sb, org)  # late under the freshness faults
+        admin_action(sb, "suspend", org_id=org)
     elif action == "unsuspend":
         sb.accounts.suspended.discard(org)
     elif action == "limits":
@@ -192,9 +193,7 @@ async def _role_action(sb: Sandbox, role: str, action: str, receive: Any, now: f
         limit = _number(body, "limit")
         if limit < 1 or limit != int(limit):
             raise AdminError(400, "limit must be a whole number from 1")
-        freshness_faults.set_limit(
-            sb, org, counter, int(limit), now
-        )  # late under the freshness faults
+        admin_action(sb, "set_limit", org_id=org, counter=counter, limit=int(limit), now=now)
         result["limits"] = sb.limits.snapshot(org, now)
     elif action == "reset-limits":
         sb.limits.reset(org)
@@ -235,7 +234,9 @@ def _outage(sb: Sandbox, body: dict[str, Any]) -> Reply:
 def _licence(sb: Sandbox, film_id: str, action: str, now: float) -> Reply:
     """End, suspend or restore the `films` organisation's licence of a film (STATE-008)."""
     try:
-        licence = freshness_faults.change_licence(sb, FILMS_ORG, film_id, action, int(now))
+        licence = admin_action(
+            sb, "change_licence", org_id=FILMS_ORG, film_id=film_id, action=action, now=int(now)
+        )
     except KeyError as exc:
         raise AdminError(404, f"the films organisation holds no licence of film {film_id}") from exc
     except ValueError as exc:
@@ -255,7 +256,7 @@ def _episode(sb: Sandbox, episode_id: str, action: str) -> Reply:
     """Withdraw (unpublish) or publish again a published episode of the seed."""
     if action not in ("withdraw", "publish"):
         raise AdminError(404, f"no such action {action}")
-    if not freshness_faults.publish_episode(sb, episode_id, action == "publish"):
+    if not admin_action(sb, "publish_episode", episode_id=episode_id, publish=action == "publish"):
         raise AdminError(404, f"no published episode {episode_id} in the seed")
     sb.changed()
     return _ok({"episode_id": episode_id, "published": action == "publish"})
@@ -272,9 +273,9 @@ def _subtitle(sb: Sandbox, episode_id: str, body: dict[str, Any], now: float) ->
         raise AdminError(400, "lang must be a language tag such as de or pt-BR")
     if not isinstance(url, str) or not url.startswith("https://"):
         raise AdminError(400, "url must be an https URL of the subtitle file")
-    episode = freshness_faults.attach_subtitle(
-        sb, episode_id, lang, url, int(now)
-    )  # the subtitle freshness faults
+    episode = admin_action(
+        sb, "attach_subtitle", episode_id=episode_id, lang=lang, url=url, now=int(now)
+    )
     if episode is None:
         raise AdminError(404, f"no published episode {episode_id}")
     sb.changed()
@@ -315,7 +316,7 @@ def _retitle(sb: Sandbox, film_id: str, body: dict[str, Any], now: float) -> Rep
     film = _changed(
         sb,
         f"no film {film_id}",
-        lambda: freshness_faults.retitle_film(sb, film_id, title, int(now)),  # metadata faults
+        lambda: admin_action(sb, "retitle_film", film_id=film_id, title=title, now=int(now)),
     )
     return _ok({"film_id": film_id, "title": film.title, "metadata_version": film.metadata_version})
 
@@ -327,7 +328,7 @@ def _retitle_playlist(sb: Sandbox, code: str, body: dict[str, Any], now: float) 
     playlist = _changed(
         sb,
         f"no playlist {code}",
-        lambda: freshness_faults.retitle_playlist(sb, code, title, int(now)),  # metadata faults
+        lambda: admin_action(sb, "retitle_playlist", code=code, title=title, now=int(now)),
     )
     return _ok(
         {
@@ -348,7 +349,7 @@ def _retitle_creative(sb: Sandbox, creative_id: str, body: dict[str, Any], now: 
         creative = sb.store.creatives.get(creative_id)
         if creative is None or not creative.visible:
             raise KeyError(creative_id)
-        renamed = freshness_faults.renamed(sb.faults, creative, title, int(now))  # stamp faults
+        renamed = admin_action(sb, "rename_creative", creative=creative, name=title, now=int(now))
         sb.store.creatives[creative_id] = renamed
         stamp: int = renamed.updated_at
         return stamp

@@ -5,7 +5,9 @@ placeholder row per planned episode not yet published, grouped by film and sorte
 `episode_no`. Without `limit` and `cursor`: everything, `films` and `episodes` only
 (docs/reading-of-the-spec.md (CAT-059)). Paged: `next_cursor` and `links.next`; each page carries
 all episodes of its films. Bodies are cached per (organisation, version, page) for up to 30 s (spec:
-Freshness).
+Freshness). Faults act at the named steps of the step seam (faults/steps.py: `bend`), one call
+each: the films listed, a film row, a film's episode rows, a cursor refused, the page size and
+the next cursor.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import orjson
 
 from delivery_sandbox.endpoints import cursors, listing
 from delivery_sandbox.endpoints.listing import iso
-from delivery_sandbox.faults import catalog as catalog_faults
+from delivery_sandbox.faults.steps import bend
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.state.accounts import Caller
@@ -105,7 +107,7 @@ def film_row(sb: Sandbox, film: Film, space: str | None, now: int) -> dict[str, 
             for kind in film.materials
         ],
     }
-    return catalog_faults.film_row(row, sb.faults)
+    return bend(sb, "catalog.film_row", row)
 
 
 def _iso(epoch: int | None) -> str | None:
@@ -191,7 +193,7 @@ def episode_rows(sb: Sandbox, film: Film, space: str | None, now: int) -> list[d
             if no not in numbers
         ]
     rows.sort(key=lambda pair: pair[0])
-    return catalog_faults.episode_rows([row for _, row in rows], sb.faults)
+    return bend(sb, "catalog.episode_rows", [row for _, row in rows])
 
 
 def _films(sb: Sandbox, caller: Caller, now: float) -> list[Film]:
@@ -202,7 +204,7 @@ def _films(sb: Sandbox, caller: Caller, now: float) -> list[Film]:
     Requirements: CAT-081.
     """
     films = sb.store.licensed_films(caller.org_id, now)
-    return catalog_faults.films(films, sb.store, caller.org_id, now, sb.faults)
+    return bend(sb, "catalog.films", films, org_id=caller.org_id, now=now)
 
 
 def _page(sb: Sandbox, caller: Caller, films: list[Film], now: int) -> dict[str, Any]:
@@ -240,7 +242,7 @@ def build(
         decoded = cursors.decode(sb.cursor_secret, "catalog", "", cursor)
         resumed = None if decoded is None else sb.paging.split(decoded)
         if resumed is None or len(resumed[0]) != 2:
-            if not catalog_faults.bad_cursor_accepted(sb.faults):
+            if bend(sb, "catalog.bad_cursor_refused", True):
                 return None
             resumed = None
         if resumed is not None:
@@ -249,7 +251,7 @@ def build(
             start = next(
                 (i for i, f in enumerate(films) if (f.display_order, f.id) > after), len(films)
             )
-    size = catalog_faults.page_size(limit, CURSOR_PAGE, sb.faults)
+    size = bend(sb, "catalog.page_size", CURSOR_PAGE if limit is None else limit, limit=limit)
     window = sb.paging.window(start, len(films), size, state)
     page = films[start : window.stop]
     body = _page(sb, caller, page, now)
@@ -259,7 +261,7 @@ def build(
         next_cursor = cursors.encode(
             sb.cursor_secret, "catalog", "", sb.paging.join(list(last or []), window.next_state)
         )
-    next_cursor = catalog_faults.next_cursor(next_cursor, sb.faults)
+    next_cursor = bend(sb, "catalog.next_cursor", next_cursor)
     link = None
     if next_cursor is not None:
         link = f"{exchange.base_url}{PATH}?cursor={quote(next_cursor)}"

@@ -1,7 +1,8 @@
 """GET /config (spec: GET /config; Versioning 5).
 
 The body depends on the key (scopes, pin, organisation limits) and on the version serving the
-request; it is cached per (key record, version, base URL) until something changes.
+request; it is cached per (key record, version, base URL) until something changes. Faults act at
+one step of the step seam (faults/steps.py: `bend`), the body as built.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from delivery_sandbox.faults import config as config_faults
+from delivery_sandbox.faults.steps import bend
 from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.http.versions import date_epoch
 from delivery_sandbox.state.accounts import Caller
@@ -103,10 +104,9 @@ def body(sb: Sandbox, exchange: Exchange, caller: Caller) -> dict[str, Any]:
             "changes": f"{base}/docs/delivery-api-v1/changes",
         },
     }
-    config_faults.bend_body(  # the config body step
-        body, lambda: sb.limits.limit_of(caller.org_id, "video"), sb.faults
+    return bend(
+        sb, "config.body", body, video_limit=lambda: sb.limits.limit_of(caller.org_id, "video")
     )
-    return body
 
 
 async def handle(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:

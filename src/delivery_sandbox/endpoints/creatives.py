@@ -3,7 +3,9 @@ Resources > Creative record; Errors > Creatives).
 
 Envelope family. The list is ordered by `updated_at` then id, `updated_since` is strictly after,
 cursors are bound to `updated_since`. The file answers 302 to a keyless link valid 15 minutes,
-or with `redirect=0` the link as JSON.
+or with `redirect=0` the link as JSON. Faults act at the named steps of the step seam
+(faults/steps.py: `bend`), one call each: a record, the limit read and accepted, `updated_since`,
+the rows a page is cut from, a miss, the file as JSON.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from delivery_sandbox.endpoints.listing import (
     resume,
 )
 from delivery_sandbox.endpoints.share import download_link, export_rights_active
-from delivery_sandbox.faults import creatives as creative_faults
+from delivery_sandbox.faults.steps import bend
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.state.accounts import ORGANISATIONS, Caller
@@ -92,7 +94,7 @@ def creative_record(sb: Sandbox, creative: Creative, base_url: str) -> dict[str,
             "target": dict(TARGET),
         },
     }
-    return creative_faults.bend_record(record, link, sb.faults)
+    return bend(sb, "creatives.record", record, link=link)
 
 
 def _env_error(
@@ -116,13 +118,13 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     Requirements: FRESH-021.
     """
     query, now = call.query, sb.now()
-    raw_limit, default = creative_faults.limit_read(query.get("limit"), DEFAULT_LIMIT, sb.faults)
+    raw_limit, default = bend(sb, "creatives.limit_query", (query.get("limit"), DEFAULT_LIMIT))
     limit = parse_limit(raw_limit, MAX_LIMIT, default)
     if limit is None:
         return _env_error(sb, exchange, 422, 4220, errors.MSG_LIMIT)
-    if creative_faults.limit_fails(limit, MAX_LIMIT, sb.faults):  # the limit accepted
+    if bend(sb, "creatives.limit_fails", False, limit=limit, highest=MAX_LIMIT):
         return errors.flat(exchange, sb.faults, 500, "internal error")
-    since = creative_faults.since(parse_epoch(query.get("updated_since")), sb.faults)
+    since = bend(sb, "creatives.since", parse_epoch(query.get("updated_since")))
     if since is False:
         return _env_error(sb, exchange, 422, 4221, errors.MSG_UPDATED_SINCE)
     scope = cursors.Scope(sb.cursor_secret, "creatives", f"u={since}")
@@ -130,15 +132,22 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     if resumed is False:
         return _env_error(sb, exchange, 422, 4222, errors.MSG_CURSOR)
     after, state = resumed
-    every = sb.store.creatives.values()
     rows = [
         c
-        for c in every
+        for c in sb.store.creatives.values()
         if c.org_id == caller.org_id and c.visible and (since is None or c.updated_at > since)
     ]
     rows.sort(key=lambda c: (c.updated_at, c.id))
     page = paginate(
-        creative_faults.listed(rows, every, caller.org_id, since, after, limit, sb.faults),
+        bend(
+            sb,
+            "creatives.listed",
+            rows,
+            org_id=caller.org_id,
+            since=since,
+            after=after,
+            limit=limit,
+        ),
         lambda c: [c.updated_at, c.id],
         limit,
         after,
@@ -181,8 +190,8 @@ async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call
     """
     creative = _find(sb, caller, call.params["id"])
     if creative is None:
-        status, code = creative_faults.miss(
-            sb.store.creatives, caller.org_id, call.params["id"], sb.faults
+        status, code = bend(
+            sb, "creatives.miss", (404, 4040), org_id=caller.org_id, raw=call.params["id"]
         )
         return _env_error(sb, exchange, status, code, errors.MSG_NO_CREATIVE)
     record = creative_record(sb, creative, exchange.base_url)
@@ -205,7 +214,8 @@ async def handle_file(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     if creative.link_failure:
         return _env_error(sb, exchange, 503, 5032, errors.MSG_LINK_FAILED, [(b"retry-after", b"2")])
     url, expires = download_link(sb, exchange.base_url, creative, now)
-    if creative_faults.file_as_json(call.query.get("redirect"), sb.faults):
+    redirect = call.query.get("redirect")
+    if bend(sb, "creatives.file_as_json", redirect == "0", redirect=redirect):
         links = {"self": f"{exchange.base_url}{PATH}/{creative.id}/file?redirect=0"}
         return Reply(200, ok_envelope({"url": url, "expires_at": expires}, now, links))
     return Reply(302, b"", [(b"location", url.encode())], content_type=None)

@@ -5,11 +5,11 @@ simulated scenarios (simulate.py), the rate-limit gate before the body (admissio
 limits.py), the body (playback/request.py), the per-ticket checks against the store, admission
 and reuse (tickets.py), then one of three shapes: a single ticket, a flat error, or a batch.
 
-The cores run under the sandbox's policies (`Sandbox.policies`). Faults act at named steps, one
-call each: the organisation (faults/playback.py: `org_suspended`), the simulation
-(faults/catalog.py: `simulation_rules`), the gate and the malformed body's cost, the refused
-items, a reuse and each ticket's admission (faults/limits.py), and the items before they are
-rendered (faults/playback.py: `bend_items`).
+The cores run under the sandbox's policies (`Sandbox.policies`). Faults act at named steps of
+the step seam (faults/steps.py: `bend`), one call each: the organisation
+(`playback.org_suspended`), the simulation's rules, the gate and the malformed body's cost, the
+refused items' cost, a reuse's cost and each ticket's admission, and the items before they are
+rendered (`playback.items`).
 """
 
 from __future__ import annotations
@@ -21,10 +21,7 @@ from typing import Any
 
 import orjson
 
-from delivery_sandbox.faults import catalog as simulation_faults
-from delivery_sandbox.faults import limits as limit_faults
-from delivery_sandbox.faults import playback as playback_faults
-from delivery_sandbox.faults.catalog import SimulationRules
+from delivery_sandbox.faults.steps import bend
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Exchange, Reply
 from delivery_sandbox.playback import simulate
@@ -202,7 +199,9 @@ async def _admit(
         order = admission_order([items[i].intent_class for i in pending], limits.policy)
     hold_left = limits.policy.max_hold_s
     viewer_ref = request.viewer_ref
-    limit_faults.charge_refused(sb.faults, limits, org, len(outcomes) - len(pending), sb.now())
+    cost = bend(sb, "playback.refused_cost", 0, refused=len(outcomes) - len(pending))
+    if cost:
+        limits.playback_charge(org, cost, sb.now())
     for position in order:
         index = pending[position]
         item, episode = items[index], outcomes[index]
@@ -211,14 +210,22 @@ async def _admit(
         key = None if viewer_ref is None else _reuse_key(request, item)
         kept = book.find(key, now) if key is not None else None
         if kept is not None:
-            limit_faults.reuse_charge(sb.faults, limits, org, now)
+            cost = bend(sb, "playback.reuse_cost", 0)
+            if cost:
+                limits.playback_charge(org, cost, now)
             outcomes[index] = Outcome(200, ticket=kept, episode=episode)
             continue
         while True:
             decision = limits.playback_ticket(org, item.intent_class, now, hold_left)
             if decision.hold <= 0:
-                decision = limit_faults.ticket_decision(
-                    sb.faults, limits, org, item.intent_class, position, decision, now
+                decision = bend(
+                    sb,
+                    "playback.ticket_decision",
+                    decision,
+                    org_id=org,
+                    intent=item.intent_class,
+                    position=position,
+                    now=now,
                 )
                 break
             await sleep(decision.hold + HOLD_SLACK)
@@ -311,12 +318,13 @@ def _render(
 
     Requirements: LIM-041.
     """
-    pairs = playback_faults.bend_items(  # the render step: the items as the faults show them
+    pairs = bend(  # the render step: the items as the faults show them
         sb,
-        caller.org_id,
+        "playback.items",
         list(zip(request.items, outcomes, strict=True)),
-        request.batch,
-        lambda: admission_order([i.intent_class for i in request.items], sb.limits.policy),
+        org_id=caller.org_id,
+        batch=request.batch,
+        admitted=lambda: admission_order([i.intent_class for i in request.items], sb.limits.policy),
     )
     if not request.batch:
         only = pairs[0][1]
@@ -407,21 +415,28 @@ async def answer(
     Requirements: SIM-003, SIM-005, SIM-006, SIM-007, SIM-008.
     """
     tune = sb.policies()
-    if playback_faults.org_suspended(sb, caller, len(ticket_book(sb))):
+    suspended = bend(
+        sb,
+        "playback.org_suspended",
+        caller.suspended,
+        caller=caller,
+        kept_tickets=len(ticket_book(sb)),
+    )
+    if suspended:
         if tune.suspended_per_item:
             return await _suspended_per_item(sb, exchange, caller, read_body, tune)
         return _suspended(sb, exchange)
     now = sb.now()
-    scenario, rules = None, simulation_faults.DEFAULT_RULES
+    scenario, rules = None, simulate.DEFAULT_RULES
     if simulate_header is not None:
-        rules = simulation_faults.simulation_rules(sb.faults)
+        rules = bend(sb, "playback.simulation_rules", simulate.DEFAULT_RULES)
         test_org = caller.organisation.test or rules.production_honoured
         scenario = simulate.scenario_for(simulate_header, "playback", test_org)
     if scenario is not None and scenario.name != simulate.PARTIAL_BATCH:
         return simulate.respond(
             exchange, sb.faults, sb.limits, caller.org_id, scenario, "playback", now
         )
-    refusal = limit_faults.gate(sb.faults, sb.limits.playback_gate(caller.org_id, now))
+    refusal = bend(sb, "playback.gate", sb.limits.playback_gate(caller.org_id, now))
     if refusal is not None and not sb.limits.playback_holdable(caller.org_id, now):
         return errors.rate_limited(
             exchange, sb.faults, refusal.retry_after, refusal.limit, refusal.window
@@ -433,7 +448,7 @@ async def answer(
         return _flat_error(sb, exchange, caller, _gate_outcome(sb, request, refusal.retry_after))
     now = sb.now()
     if isinstance(request, BodyError):
-        cost = limit_faults.malformed_cost(sb.faults)  # spec: Limits, malformed body = 1
+        cost = bend(sb, "playback.malformed_cost", 1)  # spec: Limits, malformed body = 1
         sb.limits.playback_charge(caller.org_id, cost, now)
         extra: dict[str, Any] = {"fields": list(request.fields)} if request.fields else {}
         return errors.flat(exchange, sb.faults, 400, request.error, request.error_code, **extra)
@@ -455,7 +470,7 @@ async def _issue(
     request: PlaybackRequest,
     scenario: simulate.Scenario | None,
     tune: Policies,
-    rules: SimulationRules,
+    rules: simulate.SimulationRules,
 ) -> Reply:
     """Check every item, answer 500 for the whole request on an unexpected error, then admit and
     render.

@@ -3,7 +3,10 @@ item, Playlist detail; States and transitions > Playlist; Errors > Series and pl
 
 For video partners only: an organisation that licenses films gets 403 4032. The whole library is
 listed with `granted`; withdrawn playlists stay 30 days. A full page always carries a cursor.
-Not granted: `media` null, clips not ready and without a video id.
+Not granted: `media` null, clips not ready and without a video id. Faults act at the named steps
+of the step seam (faults/steps.py: `bend`), one call each: a films organisation refused, the
+query refused, the Category filter, the list query, a playlist's withdrawal, a list item, the
+full page's cursor, a detail as built.
 """
 
 from __future__ import annotations
@@ -12,8 +15,7 @@ import hashlib
 from typing import Any
 
 from delivery_sandbox.endpoints import cursors, listing
-from delivery_sandbox.faults import series_playlists as series_playlist_faults
-from delivery_sandbox.faults import withdrawal as withdrawal_faults
+from delivery_sandbox.faults.steps import bend
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.state.accounts import Caller, OrgKind
@@ -132,7 +134,7 @@ def playlist_detail(sb: Sandbox, caller: Caller, playlist: Playlist, now: int) -
             for i, cid in enumerate(playlist.clips, start=1)
         ],
     }
-    series_playlist_faults.bend_playlist(data, media, caller.org_id, sb.faults)
+    data = bend(sb, "playlists.detail", data, media=media, org_id=caller.org_id)
     stable = {k: v for k, v in data.items() if k not in ("images", "clips")}
     stable["clips"] = [(c["id"], c["ready"], c["vid"]) for c in data["clips"]]
     data["content_version"] = listing.content_hash(stable)
@@ -146,7 +148,9 @@ def _item(sb: Sandbox, caller: Caller, playlist: Playlist, now: int) -> dict[str
 
     Requirements: STATE-009, STATE-010, STATE-011, STATE-014.
     """
-    withdrawn_at = withdrawal_faults.playlist_withdrawn_at(sb.faults, sb.store, playlist)
+    withdrawn_at = bend(
+        sb, "playlists.withdrawn_at", sb.store.playlist_withdrawn_at(playlist), playlist=playlist
+    )
     category = sb.store.categories[playlist.category]
     active = withdrawn_at is None
     return {
@@ -180,7 +184,7 @@ def _film_org(sb: Sandbox, caller: Caller) -> bool:
     Requirements: PLS-033, PLS-034.
     """
     refused = caller.organisation.kind is OrgKind.FILMS
-    return series_playlist_faults.film_org_refused(refused, sb.faults)
+    return bend(sb, "playlists.film_org_refused", refused)
 
 
 async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call) -> Reply:
@@ -202,19 +206,23 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     category = query.get("category")
     slug = sb.readings.category_slug  # docs/reading-of-the-spec.md (PLS-039)
     bad_category = category is not None and not (len(category) <= 100 and slug.match(category))
-    refused = series_playlist_faults.playlists_query(  # the query step
-        since,
-        bad_category,
-        lambda: errors.envelope(exchange, sb.faults, 500, 5000, "internal error", sb.now()),
-        lambda: _error(sb, exchange, 404, 4040, errors.MSG_NO_CATEGORY),
-        sb.faults,
+    refused: Reply | None = bend(  # the query step
+        sb,
+        "playlists.query",
+        None,
+        since=since,
+        bad_category=bad_category,
+        internal=lambda: errors.envelope(
+            exchange, sb.faults, 500, 5000, "internal error", sb.now()
+        ),
+        no_category=lambda: _error(sb, exchange, 404, 4040, errors.MSG_NO_CATEGORY),
     )
     if refused is not None:
         return refused
     if limit is None or since is False or bad_category:
         return _error(sb, exchange, 422, 4220, errors.MSG_INVALID_REQUEST)
-    if category is not None and not withdrawal_faults.category_usable(
-        sb.faults, sb.store, category, now
+    if category is not None and not bend(
+        sb, "playlists.category_usable", sb.store.category_usable(category, now), slug=category
     ):
         return _error(sb, exchange, 404, 4040, errors.MSG_NO_CATEGORY)
     scope = cursors.Scope(sb.cursor_secret, "playlists", f"u={since}&c={category}")
@@ -222,8 +230,8 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     if resumed is False:
         return _error(sb, exchange, 422, 4220, errors.MSG_CURSOR)
     after, state = resumed
-    bent = series_playlist_faults.bend_list(sb.faults, "playlists", limit, since, after, category)
-    limit, since, after, category = bent
+    query_read = bend(sb, "playlists.list_query", (limit, since, after, category))
+    limit, since, after, category = query_read
     key = ("playlists", caller, now // 30)
     rows = sb.cache.get(key)
     if rows is None:
@@ -231,11 +239,8 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         for playlist in sb.store.playlists.values():
             withdrawn_at = sb.store.playlist_withdrawn_at(playlist)
             if withdrawn_at is None or now - withdrawn_at < WITHDRAWN_LISTED:
-                rows.append(
-                    withdrawal_faults.playlist_item(
-                        sb.faults, _item(sb, caller, playlist, now), playlist
-                    )
-                )
+                item = _item(sb, caller, playlist, now)
+                rows.append(bend(sb, "playlists.item", item, playlist=playlist))
         rows.sort(key=listing.by_update)
         sb.cache[key] = rows
     rows = [
@@ -250,7 +255,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
         limit,
         after,
         scope,
-        full_page_cursor=series_playlist_faults.full_page_cursor(sb.faults),
+        full_page_cursor=bend(sb, "playlists.full_page_cursor", True),
         paging=sb.paging,
         state=state,
     )

@@ -4,6 +4,8 @@ transitions > Series; Errors > Series and playlists).
 A series is a film with a code. Its state for an organisation comes from the licence and from
 take-downs (`Store.series_state`): active, or withdrawn and listed for 30 days with
 `content_version` and `episode_count` null. The detail of anything not active is 404 4040.
+Faults act at the named steps of the step seam (faults/steps.py: `bend`), one call each: a
+series' state, a series listed, `updated_since`, the list query, the detail served.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from delivery_sandbox.endpoints import cursors, listing
-from delivery_sandbox.faults import series_playlists as series_playlist_faults
+from delivery_sandbox.faults.steps import bend
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.state.accounts import Caller
@@ -109,6 +111,17 @@ def scheduled_state(
     return ("scheduled", max(film.updated_at, licence.changed_at), None)
 
 
+def _state(
+    sb: Sandbox, caller: Caller, film: Film, now: float, *, listing: bool
+) -> tuple[str, int, int | None] | None:
+    """A series' (status, updated_at, withdrawn_at) for the caller's organisation, in the list
+    or the detail (the series state step); None: the organisation may not see it."""
+    state = sb.store.series_state(caller.org_id, film, now)
+    return bend(
+        sb, "series.state", state, org_id=caller.org_id, film=film, now=now, listing=listing
+    )
+
+
 def _rows(sb: Sandbox, caller: Caller, now: float) -> list[dict[str, Any]]:
     """List items of the series the organisation may stream (withdrawn ones for 30 days), oldest
     change first.
@@ -119,9 +132,7 @@ def _rows(sb: Sandbox, caller: Caller, now: float) -> list[dict[str, Any]]:
     """
     rows = []
     for film in sb.store.films.values():
-        state = series_playlist_faults.series_state(
-            sb.faults, sb.store, caller.org_id, film, now, listing=True
-        )
+        state = _state(sb, caller, film, now, listing=True)
         if state is None and sb.variants.enabled(VariantName.series_status_grows):
             state = scheduled_state(sb.store, caller.org_id, film, now)
         if state is None:
@@ -129,7 +140,7 @@ def _rows(sb: Sandbox, caller: Caller, now: float) -> list[dict[str, Any]]:
         status, updated_at, withdrawn_at = state
         active = status == "active"
         counted = active or status == "scheduled"  # published episodes, whatever the licence
-        if not series_playlist_faults.series_listed(active, sb.faults):
+        if not bend(sb, "series.listed", True, active=active):
             continue
         rows.append(
             {
@@ -163,7 +174,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     query, now = call.query, sb.now()
     limit = listing.parse_limit(query.get("limit"), *listing.PAGE_LIMITS["series"])
     since = listing.parse_epoch(query.get("updated_since"), sb.readings.list_since_digits)
-    since = series_playlist_faults.series_since(since, sb.faults)
+    since = bend(sb, "series.since", since)
     scope = cursors.Scope(sb.cursor_secret, "series", f"u={since}")
     resumed = listing.resume(scope, sb.paging, query.get("cursor"))
     if limit is None or since is False:
@@ -171,9 +182,7 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     if resumed is False:
         return _error(sb, exchange, 422, 4220, errors.MSG_CURSOR)
     after, state = resumed
-    limit, since, after, _ = series_playlist_faults.bend_list(
-        sb.faults, "series", limit, since, after
-    )
+    limit, since, after, _ = bend(sb, "series.list_query", (limit, since, after, None))
     key = ("series", caller, int(now // CACHE_SECONDS))
     rows = sb.cache.get(key)
     if rows is None:
@@ -198,14 +207,8 @@ async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call
     """
     code, now = call.params["code"], sb.now()
     film = sb.store.film_by_code(code)
-    state = (
-        None
-        if film is None
-        else series_playlist_faults.series_state(sb.faults, sb.store, caller.org_id, film, now)
-    )
-    served = state is not None and series_playlist_faults.detail_served(
-        state[0] == "active", sb.faults
-    )
+    state = None if film is None else _state(sb, caller, film, now, listing=False)
+    served = state is not None and bend(sb, "series.detail_served", state[0] == "active")
     if film is None or state is None or not served:
         return _error(sb, exchange, 404, 4040, errors.MSG_NO_SERIES)
     data = series_detail(sb, caller, film, state[1])

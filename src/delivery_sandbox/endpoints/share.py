@@ -12,7 +12,8 @@ Two paths outside `/api/delivery/v1/`, both without a key:
 
 Bodies of the refusals are flat (`error`, `error_code`, `request_id`); the common headers are
 the same as on every other answer (docs/reading-of-the-spec.md (HDR (all))). Neither path spends a
-rate counter.
+rate counter. Faults act at one step of the step seam (faults/steps.py: `bend`): what an open of
+a share link weighs (revoked, rights open, the download link's lifetime).
 """
 
 from __future__ import annotations
@@ -21,8 +22,7 @@ import hashlib
 import hmac
 from urllib.parse import parse_qsl, quote
 
-from delivery_sandbox.faults import creatives as creative_faults
-from delivery_sandbox.faults.creatives import ShareLink
+from delivery_sandbox.faults.steps import bend
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Exchange, Reply
 from delivery_sandbox.state.context import Sandbox
@@ -127,19 +127,16 @@ def open_share_link(sb: Sandbox, exchange: Exchange, token: str) -> Reply:
     now = sb.now()
     if "creatives" in sb.outages:
         return _unavailable(sb, exchange)
-    link = creative_faults.share_link(  # the share-link step
-        ShareLink(
-            creative.id in sb.store.revoked_links,
-            export_rights_active(sb, creative, now),
-            LINK_TTL,
-        ),
-        sb.faults,
+    revoked, rights_open, ttl = bend(  # the share-link step
+        sb,
+        "share.link",
+        (creative.id in sb.store.revoked_links, export_rights_active(sb, creative, now), LINK_TTL),
     )
-    if link.revoked or not creative.visible or not creative.final_ready or not link.rights_open:
+    if revoked or not creative.visible or not creative.final_ready or not rights_open:
         return _refusal(sb, exchange, 410, MSG_SHARE_GONE, "gone")
     if creative.link_failure:
         return _unavailable(sb, exchange)
-    url, _ = download_link(sb, exchange.base_url, creative, now, link.ttl)
+    url, _ = download_link(sb, exchange.base_url, creative, now, ttl)
     return Reply(302, b"", [(b"location", url.encode())], content_type=None)
 
 

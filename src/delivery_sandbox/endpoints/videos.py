@@ -5,7 +5,9 @@ Flat family. Rows in collection order with signed MP4 links valid 1 hour (`refre
 45 minutes); videos not ready are skipped, so a page can be short or empty while more follow.
 Without `collection`, the rows of every granted collection, one collection after the other, a
 collection that cannot be read left out (our reading). The 200 of the single read carries no
-`Service-Version`.
+`Service-Version`. Faults act at the named steps of the step seam (faults/steps.py: `bend`), one
+call each: a bad `limit`, the rows walked and the page size, the rows shown, the id read, the
+video served.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import orjson
 
 from delivery_sandbox.endpoints import cursors
 from delivery_sandbox.endpoints.listing import iso, list_links, parse_limit
-from delivery_sandbox.faults import playback as playback_faults
+from delivery_sandbox.faults.steps import bend
 from delivery_sandbox.http import errors
 from delivery_sandbox.http.headers import Call, Exchange, Reply
 from delivery_sandbox.state.accounts import Caller
@@ -97,10 +99,11 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     query, now = call.query, int(sb.now())
     limit = parse_limit(query.get("limit"), MAX_LIMIT, DEFAULT_LIMIT)
     if limit is None:
-        return playback_faults.bad_limit(  # the query step
+        return bend(  # the query step
+            sb,
+            "videos.bad_limit",
             _bad(sb, exchange, MSG_BAD_QUERY),
-            lambda: errors.flat(exchange, sb.faults, 400, MSG_BAD_QUERY, "invalid_request"),
-            sb.faults,
+            coded=lambda: errors.flat(exchange, sb.faults, 400, MSG_BAD_QUERY, "invalid_request"),
         )
     wanted = query.get("collection")
     binding = f"c={wanted}"
@@ -122,13 +125,11 @@ async def handle_list(sb: Sandbox, exchange: Exchange, caller: Caller, call: Cal
     if any(c.broken for c in chosen):
         return _read_failed(sb, exchange)
     sequence = [(c.code, i, vid) for c in chosen for i, vid in enumerate(c.videos, start=1)]
-    sequence, limit = playback_faults.video_list(
-        sb, wanted, granted, sequence, limit
-    )  # coverage faults
+    sequence, limit = bend(sb, "videos.list", (sequence, limit), wanted=wanted, granted=granted)
     cut = sb.paging.window(start, len(sequence), limit, state)
     window = sequence[start : cut.stop]
     videos = sb.store.videos
-    shown = playback_faults.videos_listed(window, lambda vid: _playable(videos[vid]), sb.faults)
+    shown = bend(sb, "videos.listed", [r for r in window if _playable(videos[r[2]])], window=window)
     rows = [video_row(sb, videos[vid], code, pos, now) for code, pos, vid in shown]
     next_cursor = None
     if cut.next_state is not None:
@@ -151,7 +152,7 @@ async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call
 
     Requirements: HDR-004, VID-014, VID-015, VID-016, VID-017, VID-020, VID-027.
     """
-    raw, now = playback_faults.video_id(sb, call.params["id"]), int(sb.now())  # coverage faults
+    raw, now = bend(sb, "videos.id", call.params["id"]), int(sb.now())
     try:
         video_id = str(uuid.UUID(raw))
     except ValueError:
@@ -164,9 +165,7 @@ async def handle_one(sb: Sandbox, exchange: Exchange, caller: Caller, call: Call
         for c in sb.store.granted_collections(caller.org_id)
         if video_id in c.videos
     ]
-    playable = video is not None and playback_faults.video_served(
-        _playable(video), video, sb.faults
-    )
+    playable = video is not None and bend(sb, "videos.served", _playable(video), video=video)
     if video is None or not homes or not playable:
         return errors.flat(exchange, sb.faults, 404, errors.VIDEO_NOT_FOUND)
     if video.broken:

@@ -7,11 +7,12 @@ Spec sections: Resources and their fields > Film, Episode (the field tables); En
 `Service-Simulate` header and its scenarios).
 
 Hooks: `bend_reply` (faults/reply.py, after an answer is built; app.py keeps the
-request's `Service-Simulate` in `exchange.extra`); the steps of endpoints/catalog.py, one call
-each: `films` (which films, in which order), `film_row`, `episode_rows`, `bad_cursor_accepted`
-(a cursor read), `page_size`, `next_cursor` (the cursor written); `simulation_rules`
-(the simulation step: playback/simulate.py `respond` and endpoints/playback.py: how a simulated
-answer is counted and marked).
+request's `Service-Simulate` in `exchange.extra`); the steps of endpoints/catalog.py at the
+step seam (faults/steps.py: `bend`): `films` (which films, in which order), `film_row`,
+`episode_rows`, `bad_cursor_refused` (a cursor read), `page_size`, `next_cursor` (the cursor
+written); `simulation_rules` (the simulation step: playback/simulate.py `respond`, and
+endpoints/playback.py through the step seam, `bent_rules`: how a simulated answer is counted
+and marked).
 """
 
 from __future__ import annotations
@@ -27,12 +28,12 @@ from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.switch import declare
 
 if TYPE_CHECKING:
-    from delivery_sandbox.faults.seams import Answer, Record, Request
+    from delivery_sandbox.faults.seams import Answer, Record, Request, Server
     from delivery_sandbox.faults.switch import FaultSwitch
 
-__all__ = ["DEFAULT_RULES", "FAULTS", "FAULT_ROWS", "SimulationRules", "bad_cursor_accepted",
-           "bend_reply", "episode_rows", "film_row", "films", "next_cursor", "page_size",
-           "simulation_rules", "with_refused"]  # fmt: skip
+__all__ = ["DEFAULT_RULES", "FAULTS", "FAULT_ROWS", "SimulationRules", "bad_cursor_refused",
+           "bend_reply", "bent_rules", "episode_rows", "film_row", "films", "next_cursor",
+           "page_size", "simulation_rules", "with_refused"]  # fmt: skip
 
 Body = dict[str, Any]
 When = Callable[[int, list[str], Body], bool]  # status, path parts, body
@@ -322,7 +323,14 @@ FAULTS = declare(
     FAULT_ROWS,
     area="GET /catalog; simulated answers (Service-Simulate)",
     seam="reply",
-    seams={"simulated_partial_batch_spends_two": "step"},
+    seams=dict.fromkeys(  # at the steps of endpoints/catalog.py and endpoints/playback.py
+        (
+            "catalog_outside_window_listed", "catalog_refused_licence_listed",
+            "catalog_limit_plus_one", "catalog_cursor_page_one",
+            "simulated_partial_batch_spends_two",
+        ),
+        "step",
+    ),
     # Proven only once a Freshness bound has passed (30 s, 60 s).
     slow=(
         "catalog_cursor_page_one", "series_withdrawn_gone_at_29_days",
@@ -349,11 +357,11 @@ def with_refused(films: list[Record], store: Any, org_id: str, now: float, fault
     return sorted(films + extra, key=lambda f: (f.display_order, f.id))
 
 
-def films(films: list[Record], store: Any, org_id: str, now: float, faults: FaultSwitch
-          ) -> list[Record]:  # fmt: skip
+def films(sb: Server, films: list[Record], *, org_id: str, now: float) -> list[Record]:
     """The films GET /catalog lists (the films step): `films` plus the refused ones a fault lets
     in (`with_refused`), the unpublished licensed ones (catalog_lists_unpublished), sorted by
     title descending (catalog_sort_broken)."""
+    faults, store = sb.faults, sb.store
     films = with_refused(films, store, org_id, now, faults)
     if faults.enabled(FaultName.catalog_lists_unpublished):
         films += unpublished_licensed(store, org_id, now)
@@ -362,41 +370,42 @@ def films(films: list[Record], store: Any, org_id: str, now: float, faults: Faul
     return films
 
 
-def film_row(row: Body, faults: FaultSwitch) -> Body:
+def film_row(sb: Server, row: Body) -> Body:
     """One film row as built (the film row step); display_order a string under
     catalog_display_order_string."""
-    if faults.enabled(FaultName.catalog_display_order_string):
+    if sb.faults.enabled(FaultName.catalog_display_order_string):
         row["display_order"] = str(row["display_order"])
     return row
 
 
-def episode_rows(rows: list[Body], faults: FaultSwitch) -> list[Body]:
+def episode_rows(sb: Server, rows: list[Body]) -> list[Body]:
     """One film's episode rows in `episode_no` order (the episode rows step): without the
     placeholders (catalog_placeholders_missing), in descending order
     (catalog_episode_order_broken)."""
-    if faults.enabled(FaultName.catalog_placeholders_missing):
+    if sb.faults.enabled(FaultName.catalog_placeholders_missing):
         rows = [row for row in rows if row.get("status") != "planned"]
-    if faults.enabled(FaultName.catalog_episode_order_broken):
+    if sb.faults.enabled(FaultName.catalog_episode_order_broken):
         rows.reverse()
     return rows
 
 
-def bad_cursor_accepted(faults: FaultSwitch) -> bool:
-    """A cursor the catalog did not issue is read as none (the cursor step,
-    catalog_bad_cursor_accepted)."""
-    return faults.enabled(FaultName.catalog_bad_cursor_accepted)
+def bad_cursor_refused(sb: Server, refused: bool) -> bool:
+    """A cursor the catalog did not issue is refused (the cursor step); read as none under
+    catalog_bad_cursor_accepted."""
+    return refused and not sb.faults.enabled(FaultName.catalog_bad_cursor_accepted)
 
 
-def next_cursor(cursor: str | None, faults: FaultSwitch) -> str | None:
+def next_cursor(sb: Server, cursor: str | None) -> str | None:
     """The page's next_cursor (the cursor-out step); none under catalog_cursor_missing."""
-    return None if faults.enabled(FaultName.catalog_cursor_missing) else cursor
+    return None if sb.faults.enabled(FaultName.catalog_cursor_missing) else cursor
 
 
-def page_size(limit: int | None, default: int, faults: FaultSwitch) -> int:
-    """The films of one catalog page (CAT-060, CAT-061 under their faults)."""
+def page_size(sb: Server, size: int, *, limit: int | None) -> int:
+    """The films of one catalog page: `limit`, or the default `size` without one (CAT-060,
+    CAT-061 under their faults)."""
     if limit is not None:
-        return limit + 1 if faults.enabled(FaultName.catalog_limit_plus_one) else limit
-    return 1 if faults.enabled(FaultName.catalog_cursor_page_one) else default
+        return size + 1 if sb.faults.enabled(FaultName.catalog_limit_plus_one) else size
+    return 1 if sb.faults.enabled(FaultName.catalog_cursor_page_one) else size
 
 
 class SimulationRules(NamedTuple):
@@ -413,18 +422,27 @@ class SimulationRules(NamedTuple):
 DEFAULT_RULES = SimulationRules()
 
 
-def simulation_rules(faults: FaultSwitch) -> SimulationRules:
+def simulation_rules(
+    faults: FaultSwitch, rules: SimulationRules = DEFAULT_RULES
+) -> SimulationRules:
     """The rules of a simulated answer as the switched-on faults bend them (the simulation step):
     simulated_counter_not_counted, simulated_consumes_limit, simulated_header_missing,
     production_honours_simulate, simulated_partial_batch_spends_two."""
     on = faults.on
     return SimulationRules(
-        counted=FaultName.simulated_counter_not_counted not in on,
-        spends_endpoint=FaultName.simulated_consumes_limit in on,
-        header=FaultName.simulated_header_missing not in on,
-        production_honoured=FaultName.production_honours_simulate in on,
-        partial_batch_extra=1 if FaultName.simulated_partial_batch_spends_two in on else 0,
+        counted=rules.counted and FaultName.simulated_counter_not_counted not in on,
+        spends_endpoint=rules.spends_endpoint or FaultName.simulated_consumes_limit in on,
+        header=rules.header and FaultName.simulated_header_missing not in on,
+        production_honoured=rules.production_honoured
+        or FaultName.production_honours_simulate in on,
+        partial_batch_extra=rules.partial_batch_extra
+        + (1 if FaultName.simulated_partial_batch_spends_two in on else 0),
     )
+
+
+def bent_rules(sb: Server, rules: SimulationRules) -> SimulationRules:
+    """`simulation_rules` at the step seam (faults/steps.py: POST /playback's simulation step)."""
+    return simulation_rules(sb.faults, rules)
 
 
 def bend_reply(reply: Answer, faults: FaultSwitch, path: str, exchange: Request) -> None:

@@ -1,10 +1,10 @@
 """Faults of the creatives endpoints and their share links. Record fields are bent in every record of a list page and of a single read alike (so
 the two reads still agree); error codes are bent after the error is built; a few choices the
-handlers make go through the small hooks at the bottom, one call at each step: the record
-(`bend_record`), the list's limit (`limit_read`, `limit_fails`), `since`, rows (`listed`), a
-miss (`miss`), the file (`file_as_json`), a share link (`share_link`: endpoints/share.py; its
-rows are in coverage_rows.py), and a ticket's refusal on POST /playback (`missing_code`,
-`refusal`, through faults/playback.py: `bend_items`).
+handlers make go through the small hooks at the bottom, at the step seam (faults/steps.py:
+`bend`), one call at each step: the record (`bend_record`), the list's limit (`limit_read`,
+`limit_fails`), `since`, rows (`listed`), a miss (`miss`), the file (`file_as_json`), a share
+link (`share_link`: endpoints/share.py; its rows are in coverage_rows.py); and a ticket's
+refusal on POST /playback (`missing_code`, `refusal`, through faults/playback.py: `bend_items`).
 
 Spec sections: Resources and their fields > Creative record; Endpoints > GET /creatives,
 GET /creatives/{id}, GET /creatives/{id}/file; Errors > Creatives list, single read and file;
@@ -27,7 +27,7 @@ from delivery_sandbox.faults.rows import FaultRow, fault_rows
 from delivery_sandbox.faults.switch import declare
 
 if TYPE_CHECKING:
-    from delivery_sandbox.faults.seams import Answer, Request
+    from delivery_sandbox.faults.seams import Answer, Request, Server
     from delivery_sandbox.faults.switch import FaultSwitch
 
 __all__ = [
@@ -262,24 +262,26 @@ def _suspension_forbidden(reply: Answer, exchange: Request) -> None:
 # -- hooks of the creatives handlers and of the share link --------------------------------------
 
 
-def limit_read(raw: str | None, default: int, faults: FaultSwitch) -> tuple[str | None, int]:
-    """GET /creatives's `limit` and its default as the limit step reads them: an empty `limit=`
-    read as none (creatives_empty_limit_accepted), a default of 60 (creatives_default_limit_60)."""
-    if raw == "" and faults.enabled(FaultName.creatives_empty_limit_accepted):
+def limit_read(sb: Server, query: tuple[str | None, int]) -> tuple[str | None, int]:
+    """GET /creatives's raw `limit` and its default as the limit step reads them: an empty
+    `limit=` read as none (creatives_empty_limit_accepted), a default of 60
+    (creatives_default_limit_60)."""
+    raw, default = query
+    if raw == "" and sb.faults.enabled(FaultName.creatives_empty_limit_accepted):
         raw = None
-    return raw, default_limit(default, faults)
+    return raw, default_limit(default, sb.faults)
 
 
-def limit_fails(limit: int, highest: int, faults: FaultSwitch) -> bool:
+def limit_fails(sb: Server, fails: bool, *, limit: int, highest: int) -> bool:
     """The highest limit answers 500 (creatives_limit_max_500, a property test's fault)."""
-    return limit == highest and faults.enabled(FaultName.creatives_limit_max_500)
+    return fails or (limit == highest and sb.faults.enabled(FaultName.creatives_limit_max_500))
 
 
-def bend_record(record: dict[str, Any], link: str | None, faults: FaultSwitch) -> dict[str, Any]:
+def bend_record(sb: Server, record: dict[str, Any], *, link: str | None) -> dict[str, Any]:
     """A creative record as built (the record step): `updated_at` a string under
     creative_updated_at_iso; its share `link` (None: none to show) listed although revoked
     under revoked_link_still_listed."""
-    on = faults.on
+    on = sb.faults.on
     if FaultName.creative_updated_at_iso in on:
         record["updated_at"] = f"{record['updated_at']}"
     if FaultName.revoked_link_still_listed in on:
@@ -298,20 +300,20 @@ _LIST_FAULTS = frozenset(
 
 
 def listed(
+    sb: Server,
     rows: list[Any],
-    every: Any,
+    *,
     org_id: str,
     since: int | None,
     after: list[Any] | None,
     limit: int,
-    faults: FaultSwitch,
 ) -> list[Any]:
     """The creatives a page of GET /creatives is cut from (the rows step): `rows` (the caller's
     visible creatives after `since`, by updated_at then id), or as the faults choose them from
-    `every` creative: of every organisation (creatives_foreign_listed), from `since` itself on
-    (creatives_updated_since_inclusive), newest first (creatives_order_broken), one skipped
-    (`walk_rows`)."""
-    on = faults.on & _LIST_FAULTS
+    every creative of the store: of every organisation (creatives_foreign_listed), from `since`
+    itself on (creatives_updated_since_inclusive), newest first (creatives_order_broken), one
+    skipped (`walk_rows`)."""
+    on = sb.faults.on & _LIST_FAULTS
     if not on:
         return rows
     foreign = FaultName.creatives_foreign_listed in on
@@ -319,7 +321,7 @@ def listed(
     if foreign or inclusive:
         rows = [
             c
-            for c in every
+            for c in sb.store.creatives.values()
             if (c.org_id == org_id or foreign)
             and c.visible
             and (since is None or c.updated_at > since or (inclusive and c.updated_at == since))
@@ -327,7 +329,7 @@ def listed(
         rows.sort(key=lambda c: (c.updated_at, c.id))
     if FaultName.creatives_order_broken in on:
         rows.sort(key=lambda c: (-c.updated_at, c.id))
-    return walk_rows(rows, after, limit, faults)
+    return walk_rows(rows, after, limit, sb.faults)
 
 
 def walk_rows(
@@ -340,10 +342,10 @@ def walk_rows(
     return [c for c in rows if [c.updated_at, c.id] > after][1:]
 
 
-def since(since: int | bool | None, faults: FaultSwitch) -> int | bool | None:
+def since(sb: Server, since: int | bool | None) -> int | bool | None:
     """The parsed `updated_since`; False (refused) for 11 digits under creatives_since_10_digits."""
     if isinstance(since, int) and not isinstance(since, bool) and since >= 10**10:
-        return False if faults.enabled(FaultName.creatives_since_10_digits) else since
+        return False if sb.faults.enabled(FaultName.creatives_since_10_digits) else since
     return since
 
 
@@ -351,25 +353,26 @@ def default_limit(limit: int, faults: FaultSwitch) -> int:
     return 60 if faults.enabled(FaultName.creatives_default_limit_60) else limit
 
 
-def miss(known: Any, org_id: str, raw: str, faults: FaultSwitch) -> tuple[int, int]:
-    """(status, envelope code) for a creative id the single read does not find: 404 4040 for
-    all, bent by creative_foreign_403, creative_unknown_410 or creative_malformed_404_4041.
-    `known` is the store's creatives by id."""
-    found = known.get(raw.lower())
+def miss(sb: Server, answer: tuple[int, int], *, org_id: str, raw: str) -> tuple[int, int]:
+    """(status, envelope code) for a creative id the single read does not find: `answer` (404
+    4040) for all, bent by creative_foreign_403, creative_unknown_410 or
+    creative_malformed_404_4041."""
+    faults, found = sb.faults, sb.store.creatives.get(raw.lower())
     if found is not None and found.org_id != org_id:
-        return (403, 4030) if faults.enabled(FaultName.creative_foreign_403) else (404, 4040)
+        return (403, 4030) if faults.enabled(FaultName.creative_foreign_403) else answer
     if found is None and len(raw) == 36 and raw.count("-") == 4:
-        return (410, 4100) if faults.enabled(FaultName.creative_unknown_410) else (404, 4040)
+        return (410, 4100) if faults.enabled(FaultName.creative_unknown_410) else answer
     if found is None:
-        return (404, 4041) if faults.enabled(FaultName.creative_malformed_404_4041) else (404, 4040)
-    return 404, 4040
+        return (404, 4041) if faults.enabled(FaultName.creative_malformed_404_4041) else answer
+    return answer
 
 
-def file_as_json(redirect: str | None, faults: FaultSwitch) -> bool:
-    """The file is answered as JSON: `redirect=0`, or any value / none under the faults."""
+def file_as_json(sb: Server, as_json: bool, *, redirect: str | None) -> bool:
+    """The file is answered as JSON (`as_json`: `redirect=0`), or for any value or none under
+    the faults."""
     if redirect is None:
-        return faults.enabled(FaultName.creative_file_json_by_default)
-    return redirect == "0" or faults.enabled(FaultName.creative_file_json_any_redirect)
+        return as_json or sb.faults.enabled(FaultName.creative_file_json_by_default)
+    return as_json or sb.faults.enabled(FaultName.creative_file_json_any_redirect)
 
 
 def missing_code(withdrawn: set[str], episode_id: str | None, faults: FaultSwitch) -> str:
@@ -402,13 +405,15 @@ class ShareLink(NamedTuple):
     ttl: int  # seconds the download link it redirects to is valid
 
 
-def share_link(link: ShareLink, faults: FaultSwitch) -> ShareLink:
-    """`link` as the share-link faults bend it: a revoked link still opens
-    (revoked_link_still_opens), after the rights ended too (share_link_ignores_rights), and
-    its download link lives twice as long (share_download_link_30_minutes)."""
-    on = faults.on
+def share_link(sb: Server, link: tuple[bool, bool, int]) -> ShareLink:
+    """`link` (revoked, rights open, ttl) as the share-link faults bend it: a revoked link
+    still opens (revoked_link_still_opens), after the rights ended too
+    (share_link_ignores_rights), and its download link lives twice as long
+    (share_download_link_30_minutes)."""
+    revoked, rights_open, ttl = link
+    on = sb.faults.on
     return ShareLink(
-        link.revoked and FaultName.revoked_link_still_opens not in on,
-        link.rights_open or FaultName.share_link_ignores_rights in on,
-        2 * link.ttl if FaultName.share_download_link_30_minutes in on else link.ttl,
+        revoked and FaultName.revoked_link_still_opens not in on,
+        rights_open or FaultName.share_link_ignores_rights in on,
+        2 * ttl if FaultName.share_download_link_30_minutes in on else ttl,
     )

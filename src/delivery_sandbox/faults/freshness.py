@@ -12,8 +12,9 @@ the suite has waited that bound out, so the targeted kill rate of `make test` ru
 processes of their own beside the main one (tests/harness/killrate_support.py). Each delay is
 the bound plus a few seconds, so the scenario's wait ends before the change lands.
 
-Hooks, each one call in control/admin.py where the change is made (the admin-action seam):
-`revoke`, `rotate`, `publish_episode`, `change_licence`, `suspend` (also late under
+The admin-action seam: control/admin.py makes each change through one function,
+`admin_action(sb, action, **args)`, and `ACTIONS` names the hook of each action: `revoke`,
+`rotate`, `publish_episode`, `change_licence`, `suspend` (also late under
 suspension_seen_late), `set_limit`, `attach_subtitle`, `retitle_film`, `retitle_playlist`
 (what a retitle keeps under the metadata faults) and `renamed` (a creative renamed by the admin
 API: its `updated_at`, `creative_stamp`, FRESH-022; its `created_at`, CRE-065). Their rows:
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from delivery_sandbox.faults.authentication import rotate_key
 from delivery_sandbox.faults.names import FaultName
@@ -39,10 +40,12 @@ if TYPE_CHECKING:
     from delivery_sandbox.faults.switch import FaultSwitch
 
 __all__ = [
+    "ACTIONS",
     "COLLATERAL",
     "FAULTS",
     "FAULT_ROWS",
     "SLOW",
+    "admin_action",
     "attach_subtitle",
     "change_licence",
     "creative_stamp",
@@ -224,9 +227,10 @@ def creative_stamp(faults: FaultSwitch, before: int, now: int) -> int:
     return before if faults.enabled(FaultName.creative_update_keeps_stamp) else now
 
 
-def renamed(faults: FaultSwitch, creative: Record, name: str, now: int) -> Record:
+def renamed(sb: Server, creative: Record, name: str, now: int) -> Record:
     """A creative renamed at `now`: its `updated_at` moves (`creative_stamp`), its `created_at`
     stays (the rename time under `creative_rename_restamps_created_at`)."""
+    faults = sb.faults
     created = now if faults.enabled(FaultName.creative_rename_restamps_created_at) else None
     return dataclasses.replace(
         creative,
@@ -281,3 +285,24 @@ def _land(sb: Server, changed: Record) -> None:
     """The held-back record reaches the API: the episode and `/config` read it, tickets too."""
     sb.store.put_episode(changed)
     sb.store.held_subtitles.pop(changed.id, None)
+
+
+# The admin-action seam: control/admin.py names the action, the hook above makes the change.
+ACTIONS: dict[str, Callable[..., Any]] = {
+    "revoke": revoke,  # a key revoked (late under the revocation faults)
+    "rotate": rotate,  # a key rotated (the rotation faults; the old secret dropped late)
+    "suspend": suspend,  # an organisation suspended (late under the suspension faults)
+    "set_limit": set_limit,  # a counter's limit set (a catalog raise late)
+    "change_licence": change_licence,  # a licence ended, suspended or restored
+    "publish_episode": publish_episode,  # an episode withdrawn or published again
+    "attach_subtitle": attach_subtitle,  # a subtitle attached or replaced
+    "retitle_film": retitle_film,  # a film retitled (what its metadata_version does)
+    "retitle_playlist": retitle_playlist,  # a playlist retitled (its updated_at, version)
+    "rename_creative": renamed,  # a creative renamed (its updated_at, created_at)
+}
+
+
+def admin_action(sb: Server, action: str, /, **args: Any) -> Any:
+    """Make the admin change `action` with `args`, as the switched-on faults bend it (an
+    action not in `ACTIONS` is a KeyError)."""
+    return ACTIONS[action](sb, **args)

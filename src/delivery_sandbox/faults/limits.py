@@ -11,9 +11,9 @@ Seams, each one call where the sandbox decides:
   (admission, the limiter's quirks, tickets, body rules, batch refusal) bent from their bases;
 - `count_refused` (control/front_faults.py, when authentication refuses): a refused request still counted;
 - `hold_refusal` (control/front_faults.py, after the answer is built): a 429 held before it is sent;
-- `gate`, `malformed_cost`, `charge_refused`, `reuse_charge`, `ticket_decision`
-  (endpoints/playback.py): the gate before the body, the cost of a malformed body, of refused
-  items and of a reused ticket, and each ticket's admission.
+- `gate`, `malformed_cost`, `refused_cost`, `reuse_cost`, `ticket_decision` (endpoints/playback.py,
+  at the step seam: faults/steps.py): the gate before the body, the cost of a malformed body, of
+  refused items and of a reused ticket, and each ticket's admission.
 The faults never import the cores: the limiter, its bucket and each decision come in at the
 seam, and a decision is bent with `dataclasses.replace`.
 """
@@ -41,12 +41,12 @@ __all__ = [
     "FAULT_ROWS",
     "NAMES",
     "bend_policies",
-    "charge_refused",
     "count_refused",
     "gate",
     "hold_refusal",
     "malformed_cost",
-    "reuse_charge",
+    "refused_cost",
+    "reuse_cost",
     "ticket_decision",
 ]
 
@@ -240,47 +240,41 @@ async def hold_refusal(reply: Answer, faults: FaultSwitch, path: str) -> None:
 R = TypeVar("R")  # playback/limits.py: Refusal
 
 
-def gate(faults: FaultSwitch, refusal: R | None) -> R | None:
+def gate(sb: Server, refusal: R | None) -> R | None:
     """The refusal before the body; under `body_read_before_gate` there is none (the ceiling is
     judged per ticket, after the body)."""
-    return None if FaultName.body_read_before_gate in faults.on else refusal
+    return None if FaultName.body_read_before_gate in sb.faults.on else refusal
 
 
-def malformed_cost(faults: FaultSwitch) -> int:
-    """Tickets a malformed body costs (spec: Limits, 1)."""
-    return 0 if FaultName.malformed_body_free in faults.on else 1
+def malformed_cost(sb: Server, cost: int) -> int:
+    """Tickets a malformed body costs (spec: Limits, 1): none under `malformed_body_free`."""
+    return 0 if FaultName.malformed_body_free in sb.faults.on else cost
 
 
-def reuse_charge(faults: FaultSwitch, limits: Any, org_id: str, now: float) -> None:
-    """Under `reuse_counted`, a reused ticket spends a ticket of the limit."""
-    if FaultName.reuse_counted in faults.on:
-        limits.playback_charge(org_id, 1, now)
+def reuse_cost(sb: Server, cost: int) -> int:
+    """Tickets a reused ticket costs (none): one under `reuse_counted`."""
+    return 1 if FaultName.reuse_counted in sb.faults.on else cost
 
 
-def charge_refused(faults: FaultSwitch, limits: Any, org_id: str, refused: int, now: float) -> None:
-    """Under `refused_ticket_costs_one`, charge a ticket for each item refused before admission."""
-    if refused and FaultName.refused_ticket_costs_one in faults.on:
-        limits.playback_charge(org_id, refused, now)
+def refused_cost(sb: Server, cost: int, *, refused: int) -> int:
+    """Tickets the items refused before admission cost (none): one each under
+    `refused_ticket_costs_one`."""
+    return refused if FaultName.refused_ticket_costs_one in sb.faults.on else cost
 
 
 D = TypeVar("D")  # playback/admission.py: Decision
 
 
 def ticket_decision(
-    faults: FaultSwitch,
-    limits: Any,
-    org_id: str,
-    intent: Any,
-    position: int,
-    decision: D,
-    now: float,
+    sb: Server, decision: D, *, org_id: str, intent: Any, position: int, now: float
 ) -> D:
-    """The admission decision for one ticket (`limits`: playback/limits.py `Limits`; `intent`:
-    the item's `IntentClass`), as the limit faults bend it.
+    """The admission decision for one ticket (`intent`: the item's `IntentClass`), as the
+    limit faults bend it (the limiter: `sb.limits`, playback/limits.py `Limits`).
 
     `batch_costs_one_ticket`: a ticket after the request's first is given back.
     `play_refused_while_shedding`: a shed prefetch marks the organisation; while marked and
     under the shedding band, a play ticket is refused (its unit given back)."""
+    faults, limits = sb.faults, sb.limits
     on = faults.on & NAMES
     if not on:
         return decision

@@ -3,7 +3,10 @@ answer, or one rule of the open video rows and their flat errors.
 
 Two hooks: `bend_request_body` (control/front_faults.py, the request-in seam of POST /playback) bends the body a request sent before the
 sandbox reads it, and notes what the answer needs to know about it in `Request.extra`;
-`bend_reply` (faults/reply.py) bends the answer once it is built.
+`bend_reply` (faults/reply.py) bends the answer once it is built. At the step seam
+(faults/steps.py: `bend`): `org_suspended` and `bend_items` (endpoints/playback.py: the
+organisation step, the items before they are rendered), and the open video handlers' steps
+(endpoints/videos.py: `bad_limit`, `video_list`, `videos_listed`, `video_id`, `video_served`).
 
 Spec sections: Endpoints > POST /playback (body table, batch forms, reuse, the two ticket
 shapes, subtitles); Errors > Playback; Resources > Open video row; Endpoints > GET /videos;
@@ -506,9 +509,10 @@ Sequence = list[tuple[str, int, str]]  # (collection code, position, video id) i
 
 
 def video_list(
-    sb: Server, wanted: str | None, granted: list[Any], sequence: Sequence, limit: int
+    sb: Server, walk: tuple[Sequence, int], *, wanted: str | None, granted: list[Any]
 ) -> tuple[Sequence, int]:
-    """The rows GET /videos walks and its page size, with the list faults applied."""
+    """The rows GET /videos walks and its page size (`walk`), with the list faults applied."""
+    sequence, limit = walk
     on = sb.faults.on
     if "videos_list_not_granted" in on and wanted is None:
         others = [c for c in sb.store.collections.values() if c not in granted and not c.broken]
@@ -525,28 +529,25 @@ def video_list(
 A = TypeVar("A")  # http/headers.py: Reply
 
 
-def bad_limit(answer: A, coded: Callable[[], A], faults: FaultSwitch) -> A:
+def bad_limit(sb: Server, answer: A, *, coded: Callable[[], A]) -> A:
     """GET /videos's answer to a bad `limit` (the query step): `answer`, or with an error_code
     under videos_bad_limit_coded (a property test's fault)."""
-    return coded() if FaultName.videos_bad_limit_coded in faults.on else answer
+    return coded() if FaultName.videos_bad_limit_coded in sb.faults.on else answer
 
 
-def videos_listed(
-    window: Sequence, playable: Callable[[str], bool], faults: FaultSwitch
-) -> Sequence:
-    """The rows of a GET /videos page shown (the rows step): those ready to play, in collection
-    order; under videos_not_ready_listed every row, under videos_order_broken in reverse."""
-    on = faults.on
-    shown = window if FaultName.videos_not_ready_listed in on else [
-        row for row in window if playable(row[2])
-    ]  # fmt: skip
+def videos_listed(sb: Server, shown: Sequence, *, window: Sequence) -> Sequence:
+    """The rows of a GET /videos page shown (the rows step): `shown`, those of the page's
+    `window` ready to play, in collection order; under videos_not_ready_listed every row of the
+    window, under videos_order_broken in reverse."""
+    on = sb.faults.on
+    shown = window if FaultName.videos_not_ready_listed in on else shown
     return shown[::-1] if FaultName.videos_order_broken in on else shown
 
 
-def video_served(playable: bool, video: Any, faults: FaultSwitch) -> bool:
+def video_served(sb: Server, playable: bool, *, video: Any) -> bool:
     """GET /videos/{id} serves a video ready to play; under video_not_ready_served any video
     not archived (the served step)."""
-    bent = FaultName.video_not_ready_served in faults.on and not video.archived
+    bent = FaultName.video_not_ready_served in sb.faults.on and not video.archived
     return playable or bent
 
 
@@ -565,16 +566,16 @@ _ORG_ROWS: tuple[tuple[str, tuple[str, ...], str], ...] = (
 ORG_CACHE_SECONDS = 35.0  # past the 30 s within which the suite wants a suspension seen
 
 
-def org_suspended(sb: Server, caller: Any, kept_tickets: int) -> bool:
+def org_suspended(sb: Server, suspended: bool, *, caller: Any, kept_tickets: int) -> bool:
     """Whether POST /playback sees the caller's organisation suspended (the organisation step):
-    read on every request, or under `org_state_cached_per_key` once per key (the key's role) and
-    kept 35 s; under `reuse_skips_organisation_check` not read while the sandbox keeps tickets
-    for reuse (`kept_tickets`)."""
+    read on every request (`suspended`), or under `org_state_cached_per_key` once per key (the
+    key's role) and kept 35 s; under `reuse_skips_organisation_check` not read while the sandbox
+    keeps tickets for reuse (`kept_tickets`)."""
     on = sb.faults.on
     if FaultName.reuse_skips_organisation_check in on and kept_tickets > 0:
         return False
     if "org_state_cached_per_key" not in on:
-        return bool(caller.suspended)
+        return suspended
     cache: dict[str, tuple[bool, float]] = sb.faults.memo("org_state_cached_per_key", lambda on: {})
     now, kept = sb.now(), cache.get(caller.role)
     if kept is None or now - kept[1] >= ORG_CACHE_SECONDS:
@@ -667,8 +668,9 @@ def _item_answer(sb: Server, org_id: str, item: Any, answer: Any, on: frozenset[
 
 def bend_items(
     sb: Server,
-    org_id: str,
     pairs: list[tuple[Any, Any]],
+    *,
+    org_id: str,
     batch: bool,
     admitted: Callable[[], list[int]],
 ) -> list[tuple[Any, Any]]:

@@ -76,7 +76,7 @@ def _by_heading(
     return tuple(found)
 
 
-# The rules these faults break are asked inline where the serving code decides (`inline`).
+# The rules these faults break, each bent at the seam its row names (at a step by default).
 _TABLE: tuple[Fault, ...] = _by_heading(
     """
 # Headers and general rules
@@ -139,7 +139,7 @@ video_not_ready_served             | VID-027                    | GET /videos/{i
 # A `should` alone (the severity proof: a warning, exit 0; --strict: exit 1)
 suspension_seen_late               | FRESH-007                  | an organisation suspension takes effect 4 s after it is made (within 30 s, not about 1 s)
 """,
-    seam="inline",
+    seam="step",
     # Moved to the seams: the common headers (faults/reply.py), error bodies as they are built
     # (faults/error_formats.py) and answers (control/front_faults.py) at the reply seam; the
     # request id at the request seam; the order of checks at its steps (faults/authentication.py).

@@ -5,9 +5,9 @@ Spec sections: Resources and their fields > Series, Playlist detail; Endpoints >
 GET /playlists; Errors > Series and playlists (envelope).
 
 Hooks: `bend_reply` (the reply seam, control/front_faults.py: it sees the query, so an error
-row can tell a bad `limit` from a forged `cursor`) and `bend_list` (the list handlers of
-series.py and playlists.py, after the query is validated); the steps of the handlers, one call
-each: `film_org_refused`, `playlists_query`, `full_page_cursor`, `bend_playlist`
+row can tell a bad `limit` from a forged `cursor`); at the step seam (faults/steps.py: `bend`),
+one call each: `bend_list` (the list handlers of series.py and playlists.py, after the query
+is validated), `film_org_refused`, `playlists_query`, `full_page_cursor`, `bend_playlist`
 (endpoints/playlists.py), `series_state`, `series_listed`, `series_since`, `detail_served`
 (endpoints/series.py).
 """
@@ -31,7 +31,7 @@ from delivery_sandbox.faults.names import FaultName
 from delivery_sandbox.faults.switch import declare
 
 if TYPE_CHECKING:
-    from delivery_sandbox.faults.seams import Answer, Request
+    from delivery_sandbox.faults.seams import Answer, Request, Server
     from delivery_sandbox.faults.switch import FaultSwitch
 
 __all__ = [
@@ -313,17 +313,16 @@ _SINCE = {
 }
 
 
-def bend_list(
-    faults: FaultSwitch,
-    endpoint: str,
-    limit: int,
-    since: int | None,
-    after: list[Any] | None,
-    category: str | None = None,
-) -> tuple[int, int | None, list[Any] | None, str | None]:
-    """(limit, updated_since, cursor position, category) of a validated list query, as the
-    switched-on list faults read them. A cursor position whose code loses its last letter
-    sorts just before the row it named, so the next page starts with that row again."""
+ListQuery = tuple[int, int | None, list[Any] | None, str | None]
+
+
+def bend_list(sb: Server, query: ListQuery, *, endpoint: str) -> ListQuery:
+    """(limit, updated_since, cursor position, category) of a validated list query of
+    `endpoint` (series or playlists), as the switched-on list faults read them. A cursor
+    position whose code loses its last letter sorts just before the row it named, so the next
+    page starts with that row again."""
+    limit, since, after, category = query
+    faults = sb.faults
     if limit == 1 and faults.enabled(_LIMIT_ONE[endpoint]):
         limit = 2
     if faults.enabled(_SINCE[endpoint]):
@@ -336,80 +335,89 @@ def bend_list(
 
 
 def bend_playlist(
-    data: dict[str, Any], media: dict[str, Any], org_id: str, faults: FaultSwitch
-) -> None:
-    """A playlist detail as built, before its content_version (the playlist detail step), in
-    place: the `media` of a playlist not granted shown (playlist_ungranted_media_shown), the
+    sb: Server, data: dict[str, Any], *, media: dict[str, Any], org_id: str
+) -> dict[str, Any]:
+    """A playlist detail as built, before its content_version (the playlist detail step): the
+    `media` of a playlist not granted shown (playlist_ungranted_media_shown), the
     metadata_version per organisation (playlist_metadata_version_per_org)."""
-    on = faults.on
+    on = sb.faults.on
     if FaultName.playlist_ungranted_media_shown in on:
         data["media"] = media
     if FaultName.playlist_metadata_version_per_org in on:
         data["metadata_version"] = f"{data['metadata_version']}-{org_id}"
+    return data
 
 
-def film_org_refused(refused: bool, faults: FaultSwitch) -> bool:
+def film_org_refused(sb: Server, refused: bool) -> bool:
     """An organisation that licenses films is refused the playlists, unless
     playlists_open_to_film_orgs."""
-    return refused and not faults.enabled(FaultName.playlists_open_to_film_orgs)
+    return refused and not sb.faults.enabled(FaultName.playlists_open_to_film_orgs)
 
 
 A = TypeVar("A")  # http/headers.py: Reply
 
 
 def playlists_query(
+    sb: Server,
+    refusal: A | None,
+    *,
     since: int | bool | None,
     bad_category: bool,
     internal: Callable[[], A],
     no_category: Callable[[], A],
-    faults: FaultSwitch,
 ) -> A | None:
     """The answer two property-test faults give a GET /playlists query (the query step), else
-    None: 500 for an updated_since past 2038-01-19 (playlists_since_2038_500), 404 4040 for a
-    malformed category (playlists_bad_category_404)."""
+    `refusal` (None): 500 for an updated_since past 2038-01-19 (playlists_since_2038_500),
+    404 4040 for a malformed category (playlists_bad_category_404)."""
+    faults = sb.faults
     if since and since > 2**31 - 1 and faults.enabled(FaultName.playlists_since_2038_500):
         return internal()
     if bad_category and faults.enabled(FaultName.playlists_bad_category_404):
         return no_category()
-    return None
+    return refusal
 
 
-def full_page_cursor(faults: FaultSwitch) -> bool:
+def full_page_cursor(sb: Server, cursor: bool) -> bool:
     """A full last page of playlists carries a cursor (the paging step); none under
     playlists_full_page_without_cursor."""
-    return not faults.enabled(FaultName.playlists_full_page_without_cursor)
+    return cursor and not sb.faults.enabled(FaultName.playlists_full_page_without_cursor)
+
+
+SeriesState = tuple[str, int, int | None]  # status, updated_at, withdrawn_at
 
 
 def series_state(
-    faults: FaultSwitch, store: Any, org_id: str, film: Any, now: float, listing: bool = False
-) -> tuple[str, int, int | None] | None:
+    sb: Server, state: SeriesState | None, *, org_id: str, film: Any, now: float, listing: bool
+) -> SeriesState | None:
     """A series' (status, updated_at, withdrawn_at) for the organisation (the series state step):
-    `Store.series_state` as the withdrawal faults bend it (faults/withdrawal.py), and in the
-    list a series not licensed shown active (series_unlicensed_listed)."""
-    state = withdrawal_faults.series_state(faults, store, org_id, film, now)
+    `Store.series_state` (`state`) as the withdrawal faults bend it (faults/withdrawal.py), and
+    in the list a series not licensed shown active (series_unlicensed_listed)."""
+    faults = sb.faults
+    state = withdrawal_faults.series_state(faults, sb.store, org_id, film, now, state)
     if listing and state is None:
         return unlicensed_state(faults, film.code, film.updated_at)
     return state
 
 
-def series_listed(active: bool, faults: FaultSwitch) -> bool:
+def series_listed(sb: Server, listed: bool, *, active: bool) -> bool:
     """A series that is not active is listed (its withdrawal shown for 30 days); not under
     series_withdrawn_unlisted (the list row step)."""
-    return active or not faults.enabled(FaultName.series_withdrawn_unlisted)
+    return listed and (active or not sb.faults.enabled(FaultName.series_withdrawn_unlisted))
 
 
-def series_since(since: int | bool | None, faults: FaultSwitch) -> int | bool | None:
+def series_since(sb: Server, since: int | bool | None) -> int | bool | None:
     """GET /series's parsed updated_since; 0 refused (False) under series_since_zero_refused,
     a property test's fault (the query step)."""
-    if since is not False and since == 0 and faults.enabled(FaultName.series_since_zero_refused):
+    zero = since is not False and since == 0
+    if zero and sb.faults.enabled(FaultName.series_since_zero_refused):
         return False
     return since
 
 
-def detail_served(served: bool, faults: FaultSwitch) -> bool:
+def detail_served(sb: Server, served: bool) -> bool:
     """GET /series/{code} serves an active series; a withdrawn one too under
     series_withdrawn_detail_served (the served step)."""
-    return served or faults.enabled(FaultName.series_withdrawn_detail_served)
+    return served or sb.faults.enabled(FaultName.series_withdrawn_detail_served)
 
 
 def unlicensed_state(

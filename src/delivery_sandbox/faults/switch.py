@@ -7,8 +7,8 @@ defined (`declare`): its name, the requirement IDs it breaks, a summary, the spe
 breaks, the seam it acts at, what it breaks beside its own IDs (each with the reason), and
 whether its proof waits out a bound. The seams (`SEAMS`): `reply` bends a finished answer
 (faults/reply.py), `request` the request as it comes in, `step` is a hook at one step of the
-pipeline or one decision of a handler, `admin` bends an admin action (control/admin.py),
-`inline` is still asked inline in the serving code (`sb.faults.enabled`), at no seam yet.
+pipeline or one decision of a handler (an endpoint's steps: faults/steps.py; authentication's:
+faults/authentication.py), `admin` bends an admin action (faults/freshness.py: `admin_action`).
 
 `FaultSwitch` is the set of faults switched on in one sandbox: code asks
 `sb.faults.enabled(FaultName.<name>)`, and a module keeps what it derives from the switched-on
@@ -28,7 +28,7 @@ from delivery_sandbox.faults.names import FaultName
 __all__ = ["SEAMS", "Collateral", "Fault", "FaultSwitch", "UnknownFault", "declare"]
 
 _KNOWN = frozenset(str(name) for name in FaultName)
-SEAMS = frozenset({"reply", "request", "step", "admin", "inline"})
+SEAMS = frozenset({"reply", "request", "step", "admin"})
 Collateral = tuple[tuple[str, str], ...]  # (requirement ID, why it breaks too)
 
 

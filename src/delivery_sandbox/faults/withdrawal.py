@@ -4,9 +4,11 @@ playlists and as a filter), so the one rule that names it fails; the clean sandb
 
 Spec section: States and transitions (the Series, Playlist and Category rows).
 
-Hooks: `series_state` (endpoints/series.py, where a series' state is read for the list and
-the detail), `playlist_withdrawn_at` and `playlist_item` (endpoints/playlists.py, where a
-list item is built and kept), `category_usable` (endpoints/playlists.py, the Category filter).
+Hooks: `series_state` (through faults/series_playlists.py: `series_state`, where
+endpoints/series.py reads a series' state for the list and the detail); at the step seam
+(faults/steps.py: `bend`), `playlist_withdrawn_at` and `playlist_item` (endpoints/playlists.py,
+where a list item is built and kept), `category_usable` (endpoints/playlists.py, the Category
+filter).
 """
 
 # Fault tables hold one row a line, so their long rows are exempt from the line length.
@@ -21,7 +23,7 @@ from delivery_sandbox.faults.rows import FaultRow, fault_rows
 from delivery_sandbox.faults.switch import declare
 
 if TYPE_CHECKING:
-    from delivery_sandbox.faults.seams import Record, Store
+    from delivery_sandbox.faults.seams import Record, Server, Store
     from delivery_sandbox.faults.switch import FaultSwitch
 
 __all__ = ["FAULTS", "FAULT_ROWS", "category_usable", "playlist_item",
@@ -50,10 +52,9 @@ FAULTS = declare(
 SeriesState = tuple[str, int, int | None]  # status, updated_at, withdrawn_at
 
 
-def series_state(faults: FaultSwitch, store: Store, org_id: str, film: Record, now: float
-                    ) -> SeriesState | None:  # fmt: skip
-    """`Store.series_state` with the switched-on series faults applied."""
-    state: SeriesState | None = store.series_state(org_id, film, now)
+def series_state(faults: FaultSwitch, store: Store, org_id: str, film: Record, now: float,
+                 state: SeriesState | None) -> SeriesState | None:  # fmt: skip
+    """`state` (`Store.series_state`) with the switched-on series faults applied."""
     taken_down = store.series_takedowns.get(film.code or "")
     if (
         state is None
@@ -74,33 +75,32 @@ def series_state(faults: FaultSwitch, store: Store, org_id: str, film: Record, n
     return state
 
 
-def playlist_withdrawn_at(faults: FaultSwitch, store: Store, playlist: Record) -> int | None:
-    """`Store.playlist_withdrawn_at`, blind to the Category's withdrawal under its fault."""
-    if not faults.enabled(FaultName.category_withdrawal_not_inherited):
-        withdrawn_at: int | None = store.playlist_withdrawn_at(playlist)
+def playlist_withdrawn_at(sb: Server, withdrawn_at: int | None, *, playlist: Record
+                          ) -> int | None:  # fmt: skip
+    """`withdrawn_at` (`Store.playlist_withdrawn_at`), blind to the Category's withdrawal under
+    its fault."""
+    if not sb.faults.enabled(FaultName.category_withdrawal_not_inherited):
         return withdrawn_at
-    marks = (playlist.withdrawn_at, store.playlist_withdrawals.get(playlist.code))
+    marks = (playlist.withdrawn_at, sb.store.playlist_withdrawals.get(playlist.code))
     return min((m for m in marks if m is not None), default=None)
 
 
-def playlist_item(faults: FaultSwitch, item: dict[str, Any], playlist: Record
-                     ) -> dict[str, Any]:  # fmt: skip
+def playlist_item(sb: Server, item: dict[str, Any], *, playlist: Record) -> dict[str, Any]:
     """A playlist list item, its `updated_at` left as before the withdrawal under its fault."""
-    if item["status"] == "withdrawn" and faults.enabled(
+    if item["status"] == "withdrawn" and sb.faults.enabled(
         FaultName.playlist_withdrawal_keeps_updated_at
     ):
         item["updated_at"] = playlist.updated_at
     return item
 
 
-def category_usable(faults: FaultSwitch, store: Store, slug: str, now: float) -> bool:
-    """`Store.category_usable`, false for every withdrawn Category under its fault."""
-    category = store.categories.get(slug)
+def category_usable(sb: Server, usable: bool, *, slug: str) -> bool:
+    """`usable` (`Store.category_usable`), false for every withdrawn Category under its fault."""
+    category = sb.store.categories.get(slug)
     if (
         category is not None
         and category.withdrawn_at is not None
-        and faults.enabled(FaultName.withdrawn_category_filter_404)
+        and sb.faults.enabled(FaultName.withdrawn_category_filter_404)
     ):
         return False
-    usable: bool = store.category_usable(slug, now)
     return usable

@@ -20,17 +20,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from delivery_sandbox.faults import catalog as simulation_faults
+from delivery_sandbox.faults.catalog import DEFAULT_RULES, SimulationRules
 from delivery_sandbox.faults.switch import FaultSwitch
 from delivery_sandbox.http.errors import flat, rate_limited
 from delivery_sandbox.http.headers import Exchange, Reply
 from delivery_sandbox.playback.limits import LIMITS, Limits, Refill
 
 __all__ = [
+    "DEFAULT_RULES",
     "HEADER",
     "PARTIAL_BATCH",
     "SCENARIOS",
     "SIMULATED_HEADER",
     "Scenario",
+    "SimulationRules",
     "respond",
     "scenario_for",
     "scenarios_for",

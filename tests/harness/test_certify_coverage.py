@@ -1,6 +1,6 @@
 """The client rules the certification catalogue does not cover are exactly the ones
 docs/certification.md lists under "Not covered by the catalogue", each with its reason, and the
-share it states is the computed one (issue 24 asks for at most 5 %; the figure is printed)."""
+share it states is the computed one (the aim is at most 5 %; the figure is printed)."""
 
 from __future__ import annotations
 

@@ -196,6 +196,19 @@ def _has(name: str) -> Callable[[Body], bool]:
     return lambda body: name in body
 
 
+def _set_each(values: dict[str, object], when: Callable[[Body], bool]) -> Callable[..., Body]:
+    def change(body: Body, seen: Seen) -> Body:
+        if when(body):
+            body.update(values)
+        return body
+
+    return change
+
+
+def _batch_with_viewer(body: Body) -> bool:
+    return ("episodes" in body or "next" in body) and "viewer_ref" in body
+
+
 def _in_batch(body: Body) -> bool:
     return "episodes" in body
 
@@ -242,6 +255,9 @@ _REQUEST_ROWS: tuple[tuple[str, tuple[str, ...], str, RequestChange], ...] = (
     ("reuse_never", ("PLAY-060",), "viewer_ref is ignored: every repeat mints a new ticket", _pop("viewer_ref")),
     ("reuse_ignores_viewer_ref", ("PLAY-061",), "every viewer_ref shares one reuse key", _set("viewer_ref", "everyone", _has("viewer_ref"))),
     ("reuse_ignores_intent_class", ("PLAY-063",), "a prefetch with a viewer_ref reuses the play ticket", _set("intent", "play", _prefetch_with_viewer)),
+    ("batch_reuse_ignores_viewer_ref", ("PLAY-061",), "batch requests share one reuse key whatever their viewer_ref", _set("viewer_ref", "everyone-batch", _batch_with_viewer)),
+    ("batch_reuse_ignores_device", ("PLAY-002", "PLAY-062"), "batch requests with a viewer_ref reuse tickets issued for other device values", _set_each({"union_info": "batch-union-info", "drm_kek": "batch-drm-kek-0000"}, _batch_with_viewer)),
+    ("batch_reuse_ignores_intent_class", ("PLAY-063",), "a batch whose first item is a prefetch reuses its play ticket", _set("intent", "play", lambda b: _batch_with_viewer(b) and b.get("intent") == "prefetch")),
 )  # fmt: skip
 _REQUEST = {name: change for name, _, _, change in _REQUEST_ROWS}
 

@@ -165,14 +165,15 @@ def test_retry_after_window_passes_inside_fails_early_and_without_jitter() -> No
     assert judge("retried_after_wait", good[:1])[0] == FAILED
 
 
-def test_backoff_waits_are_judged_from_below_over_nine_waits() -> None:
-    def chains(share: float) -> list[Entry]:
+def test_backoff_waits_are_judged_from_both_sides_over_nine_waits() -> None:
+    def chains(share: float, *others: float) -> list[Entry]:
+        shares = iter(others)
         found: list[Entry] = []
         for run in range(3):
             at = 10.0 * run
             for bound in (0.5, 1.0, 2.0):
                 found.append(entry(len(found) + 1, at, at + 0.1, 500, injected="r", phase=run))
-                at += 0.1 + share * bound
+                at += 0.1 + next(shares, share) * bound
             found.append(entry(len(found) + 1, at, at + 0.1, 200, phase=run))
         return found
 
@@ -181,6 +182,12 @@ def test_backoff_waits_are_judged_from_below_over_nine_waits() -> None:
     assert status == FAILED and "under 10 %" in actual
     assert judge("backoff_spread", chains(0.5), params)[0] == PASSED
     assert judge("backoff_spread", chains(0.1)[:8], params)[0] == NOT_EXERCISED
+    # no jitter: every wait the whole bound (plus overhead) fails, one lower wait is enough
+    status, actual = judge("backoff_spread", chains(1.02), params)
+    assert status == FAILED and "no jitter" in actual
+    assert judge("backoff_spread", chains(0.92), params)[0] == FAILED
+    assert judge("backoff_spread", chains(1.0, 0.6), params)[0] == PASSED
+    assert judge("backoff_spread", chains(1.0)[:8], params)[0] == NOT_EXERCISED
 
 
 def test_the_attempt_timeout_is_judged_on_both_sides() -> None:
@@ -386,17 +393,23 @@ def test_rights_and_vid_ready_are_judged_on_the_export() -> None:
     injector = Injector([parse_injection({"rights_ends": [0, -2]}, "r")], clock=lambda: 5.5 * day)
     plan = injector.decide("GET", "/api/delivery/v1/creatives", {}, 1)
     page = {"data": {"items": [{"creative_id": "a", "rights": {"ends_at": None}},
-                               {"creative_id": "b"}]}}  # fmt: skip
+                               {"creative_id": "b"},
+                               {"creative_id": "c", "rights": {"ends_at": None}},
+                               {"creative_id": "d", "rights": {"ends_at": 9 * day}}]}}  # fmt: skip
     injector.rewrite(plan, "/api/delivery/v1/creatives", 200, page)
-    assert plan.extra["rights_ends"] == {"a": 5 * day, "b": 3 * day}
+    # the served null (no end on record) is noted too; a served date is not the proxy's to judge
+    assert plan.extra["rights_ends"] == {"a": 5 * day, "b": 3 * day, "c": None}
     seen = Entry.from_dict({**entry(1, 0, 1, extra=plan.extra).to_dict(), "wall": 5.5 * day})
 
-    def export(a: bool, b: bool) -> tuple[FlowRun, ...]:
-        items = [{"creative_id": "a", "usable": a}, {"creative_id": "b", "usable": b}]
+    def export(a: bool, b: bool, c: bool = True) -> tuple[FlowRun, ...]:
+        items = [{"creative_id": "a", "usable": a}, {"creative_id": "b", "usable": b},
+                 {"creative_id": "c", "usable": c}]  # fmt: skip
         return (FlowRun(1, 0, 1.0, {"creatives": {"items": items}}),)
 
     assert judge("export_usable", [seen], {}, export(True, False))[0] == PASSED
     assert judge("export_usable", [seen], {}, export(False, False))[0] == FAILED
+    status, actual = judge("export_usable", [seen], {}, export(True, False, c=False))
+    assert status == FAILED and "no rights end on record" in actual
     assert judge("export_usable", [entry(1, 0, 1)], {}, export(True, False))[0] == NOT_EXERCISED
     nulled = Injector([parse_injection({"null_field": "vid_ready"}, "n")])
     plan = nulled.decide("GET", CATALOG, {}, 2)
@@ -455,3 +468,85 @@ def test_a_plan_with_unknown_keys_or_flows_is_refused_in_one_line() -> None:
             parse_plan({"flows": {"catalog": "x"}, "per_item_failure_exit": bad})
     assert parse_plan({"flows": {"catalog": "x"}, "per_item_failure_exit": 3}
                       ).per_item_failure_exit == 3  # fmt: skip
+
+
+# -- answers that differ the ways the spec allows (CLI-006, CLI-047) ------------------------
+
+
+def test_opaque_ids_put_one_legal_non_ulid_id_in_the_header_and_the_body() -> None:
+    """Common response headers: `req_` and 26 characters, not to be parsed (CLI-006)."""
+    injector = Injector([parse_injection({"opaque_ids": True, "times": 0}, "o"),
+                         parse_injection({"respond": {"status": 500}}, "r")])  # fmt: skip
+    path = "/api/delivery/v1/creatives"
+    injected = injector.decide("GET", path, {}, 1)
+    assert injected.respond is not None
+    status, headers, raw = injected.respond
+    rid = headers["service-request-id"]
+    assert status == 500 and json.loads(raw)["request_id"] == rid
+    forwarded = injector.decide("GET", path, {}, 1)
+    body = injector.rewrite(forwarded, path, 200, {"data": {"items": []}, "request_id": "req_X"})
+    for value in (rid, forwarded.headers["service-request-id"]):
+        assert value.startswith("req_u") and len(value) == 30 and value.isascii()
+        assert value != value.upper()  # lowercase: no Crockford reader takes it
+    assert body["request_id"] == forwarded.headers["service-request-id"]
+    with pytest.raises(InjectionError, match="opaque_ids"):
+        parse_injection({"opaque_ids": 1}, "o")
+
+
+def test_older_copy_moves_metadata_back_and_changes_its_version() -> None:
+    """Limits > Freshness: calls seconds apart can differ (CLI-047)."""
+    injector = Injector([parse_injection({"older_copy": 3600}, "c")])
+    plan = injector.decide("GET", CATALOG, {}, 1)
+    films = [{"id": "f1", "metadata_updated_at": "2026-11-29T10:00:00Z", "metadata_version": "h1"},
+             {"id": "f2", "metadata_updated_at": None, "metadata_version": None}]  # fmt: skip
+    body = injector.rewrite(plan, CATALOG, 200, {"films": films, "episodes": []})
+    assert body["films"][0] == {"id": "f1", "metadata_updated_at": "2026-11-29T09:00:00Z",
+                                "metadata_version": "older-h1"}  # fmt: skip
+    assert body["films"][1]["metadata_updated_at"] is None and plan.extra["older_copy"] == ["f1"]
+    with pytest.raises(InjectionError, match="older_copy"):
+        parse_injection({"older_copy": 1.5}, "c")
+
+
+def test_a_moved_updated_since_is_charged_where_it_happens_and_explains_the_stop() -> None:
+    """CLI-029 is judged in every creatives scenario: a cursor sent back with another
+    updated_since fails it; the same value, or a fresh sync without a cursor, passes."""
+    path = "/api/delivery/v1/creatives"
+    first = entry(1, 0, 1, path=path, query={"updated_since": "100"},
+                  extra={"next_cursor": "c1"})  # fmt: skip
+    moved = entry(2, 2, 3, 422, path=path, query={"updated_since": "150", "cursor": "c1"})
+    kept = entry(2, 2, 3, path=path, query={"updated_since": "100", "cursor": "c1"})
+    fresh = entry(2, 2, 3, path=path, query={"updated_since": "150"})
+    status, actual = judge("cursor_kept_updated_since", [first, moved], {"path": "creatives"})
+    assert status == FAILED and "updated_since=150" in actual
+    assert judge("cursor_kept_updated_since", [first, kept], {"path": "creatives"})[0] == PASSED
+    assert judge("cursor_kept_updated_since", [first, fresh])[0] == NOT_EXERCISED
+
+
+def test_a_standing_failure_turns_the_end_of_flow_judges_of_its_scenario_to_not_exercised(
+    tmp_path: Path,
+) -> None:
+    """judges.STANDING / FINISH_JUDGES (runner): a creatives flow that stopped after sending a
+    cursor back with another updated_since is charged CLI-029 where it happened; the scenario's
+    exit judge says "not exercised" (never passed), a judge of the traffic still fails."""
+    from delivery_conformance.certify.runner import CertifyOptions, Upstream, _ScenarioRun
+    from delivery_conformance.certify.scenarios import Expectation, Scenario
+    from delivery_conformance.evidence.events import Outcome
+
+    path = "/api/delivery/v1/creatives"
+    first = entry(1, 0, 1, path=path, query={"updated_since": "100"}, injected="unknown",
+                  extra={"next_cursor": "c1"})  # fmt: skip
+    moved = entry(2, 2, 3, 422, path=path, query={"updated_since": "150", "cursor": "c1"})
+    scenario = Scenario(
+        id="s", family="f", title="t", flow="creatives", exit="zero", injections=(),
+        expectations=(Expectation("CLI-001", "exit_zero", {}),
+                      Expectation("CLI-005", "retried", {"injected": "unknown"})),
+    )  # fmt: skip
+    run = _ScenarioRun(scenario, parse_plan({"flows": {"creatives": "x"}}), Upstream("u", {}),
+                       CertifyOptions(tmp_path), SecretBook())  # fmt: skip
+    failed = Observation((first, moved), (FlowRun(1, 1, 1.0),))
+    tests = {t.requirement_ids[0]: t.outcome for t in run._judge(failed, "http://p")}
+    assert tests == {"CLI-029": Outcome.FAILED, "CLI-001": Outcome.NOT_EXERCISED,
+                     "CLI-005": Outcome.FAILED}  # fmt: skip
+    finished = Observation((first,), (FlowRun(1, 1, 1.0),))  # no standing failure: exit judged
+    tests = {t.requirement_ids[0]: t.outcome for t in run._judge(finished, "http://p")}
+    assert tests["CLI-001"] is Outcome.FAILED and "CLI-029" not in tests

@@ -5,17 +5,23 @@ film where it asked for an episode."""
 
 from __future__ import annotations
 
+import shlex
+import subprocess
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from delivery_conformance.certify.runner import Upstream, embedded_upstream
+from delivery_conformance.certify.plan import load_plan, parse_plan
+from delivery_conformance.certify.runner import Upstream, _fill, _values, embedded_upstream
+from delivery_conformance.exceptions import UsageError
 from delivery_conformance.target.embedded import EmbeddedSandbox
 from delivery_conformance.target.profile import load_profile
 
 API = "/api/delivery/v1"
+NODE_PLAN = Path(__file__).parent / "independent_clients" / "node" / "plan.toml"
 
 
 @pytest.fixture(scope="module")
@@ -99,3 +105,43 @@ def test_every_placeholder_the_sandbox_supplies_has_a_check(upstream: Upstream) 
 @pytest.mark.parametrize("name", sorted(CHECKS))
 def test_the_placeholder_is_what_its_name_says(upstream: Upstream, name: str) -> None:
     CHECKS[name](upstream)
+
+
+def test_plan_dir_names_the_folder_of_the_plan_file_in_flows_and_vars(tmp_path: Path) -> None:
+    """`{plan_dir}`: the absolute folder of the plan file, shell-quoted, filled in flows and
+    in [vars] values; shell text of a var (`${HOME}`) is left as written."""
+    folder = tmp_path / "my client"
+    folder.mkdir()
+    (folder / "plan.toml").write_text(
+        '[vars]\nclient = "node {plan_dir}/partner.mjs ${HOME:-x}"\n'
+        '[flows]\ncatalog = "{client} pull --state {state}/s.json"\n'
+        'config = "ls {plan_dir}"\n',
+        encoding="utf-8",
+    )
+    plan = load_plan(folder / "plan.toml")
+    assert plan.plan_dir == str(folder.resolve())
+    values = _values({"episode": "ep_1"}, plan, tmp_path / "state")
+    quoted = shlex.quote(str(folder.resolve()))
+    assert _fill(plan.flows["catalog"], values, "catalog") == (
+        f"node {quoted}/partner.mjs ${{HOME:-x}} pull --state "
+        f"{shlex.quote(str(tmp_path / 'state'))}/s.json"
+    )
+    assert _fill(plan.flows["config"], values, "config") == f"ls {quoted}"
+    shell = subprocess.run(["/bin/sh", "-c", _fill("cd {plan_dir} && ls", values, "x")],
+                           capture_output=True, text=True, check=True)  # fmt: skip
+    assert shell.stdout.split() == ["plan.toml"]
+
+
+def test_plan_dir_is_refused_when_the_plan_came_from_no_file() -> None:
+    plan = parse_plan({"flows": {"config": "ls {plan_dir}"}})
+    assert plan.plan_dir is None
+    with pytest.raises(UsageError, match="plan_dir"):
+        _fill(plan.flows["config"], _values({}, plan, Path("/tmp")), "flow config")
+
+
+def test_the_node_plan_names_its_client_through_plan_dir() -> None:
+    plan = load_plan(NODE_PLAN)
+    assert "{plan_dir}" in plan.vars["client"] and "PARTNER_NODE_DIR" not in plan.text
+    command = _fill(plan.flows["config"], _values({}, plan, Path("/tmp")), "config")
+    assert command.split()[:3] == ["node", f"{NODE_PLAN.parent.resolve()}/partner.mjs",
+                                   "show-config"]  # fmt: skip

@@ -29,8 +29,16 @@ next `times` (0: every one); with `each_new`, only the first time each distinct 
                a not_entitled `reason`);
   null_field   set this field of every catalog episode to null (an episode field a client keeps
                from the previous walk when null, e.g. `vid_ready`; CAT-078);
+  opaque_ids   request ids of another shape the spec allows (`req_` and 26 characters, here
+               lowercase and outside the Crockford alphabet) on the answers it matches, in the
+               Service-Request-Id header and the body's `request_id` alike, injected answers
+               included (Common response headers: not to be parsed; CLI-006);
+  older_copy   serve every catalog film as an older copy another server's cache still holds:
+               `metadata_updated_at` this many seconds earlier, another `metadata_version`
+               (Limits > Freshness: calls seconds apart can differ; CLI-047);
   rights_ends  set `rights.ends_at` of the first items of a creatives page to midnights (UTC)
-               this many days from today (Resources > Creative record; CLI-034).
+               this many days from today (Resources > Creative record; CLI-034), and note the
+               items of that page served with a null `rights.ends_at` (no end on record).
 
 `Injector.decide` turns one request into a `Plan`; `Injector.rewrite` applies the plan's body
 changes to the upstream answer. Counters live in the injector, so one scenario run is one object.
@@ -45,12 +53,13 @@ import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 __all__ = [
     "ACTIONS", "Injection", "InjectionError", "Injector", "Plan", "endpoint_format",
-    "new_request_id", "parse_injection",
+    "new_request_id", "opaque_request_id", "parse_injection",
 ]  # fmt: skip
 
 API_PREFIX = "/api/delivery/v1/"
@@ -58,7 +67,7 @@ ACTIONS = frozenset(
     {
         "respond", "reset", "delay", "unknown", "page_limit", "wrap_cursors", "empty_page",
         "repeat_item", "drop_item", "batch_item", "rights_ends",
-        "null_field",
+        "null_field", "opaque_ids", "older_copy",
     }
 )  # fmt: skip
 _MATCH_KEYS = frozenset({"method", "path", "phase"})
@@ -84,6 +93,15 @@ RATE_LIMITS = {"playback": 10_800, "catalog": 3_000, "series": 3_000, "playlists
 def new_request_id() -> str:
     """An id of the server's form (Common response headers): `req_` and 26 characters."""
     return "req_" + "".join(secrets.choice(CROCKFORD) for _ in range(26))
+
+
+OPAQUE = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def opaque_request_id() -> str:
+    """An id the spec allows (`req_` and 26 characters) that no ULID or Crockford reader takes:
+    lowercase, with a `u` (outside Crockford's alphabet) first."""
+    return "req_u" + "".join(secrets.choice(OPAQUE) for _ in range(25))
 
 
 def endpoint_format(path: str, status: int, code: Any = None) -> str:
@@ -160,8 +178,12 @@ def parse_injection(data: Mapping[str, Any], where: str) -> Injection:
         isinstance(value, list) and value and all(type(v) is int for v in value)
     ):
         raise InjectionError(f"{where}: rights_ends is a list of whole days from today")
+    elif action == "opaque_ids" and value is not True:
+        raise InjectionError(f"{where}: opaque_ids = true")
     elif action == "unknown" and value not in ("fields", "enums", "both"):
         raise InjectionError(f"{where}: unknown is fields, enums or both")
+    elif action == "older_copy" and not (type(value) is int and value > 0):
+        raise InjectionError(f"{where}: older_copy is a whole number of seconds")
     elif action in ("delay", "page_limit") and not (
         isinstance(value, int | float) and not isinstance(value, bool) and value > 0
     ):
@@ -193,6 +215,7 @@ class Plan:
     labels: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)  # set on a forwarded answer
 
 
 def error_body(
@@ -260,6 +283,11 @@ class Injector:
             injection.matches(method, path, phase) and self._fire(index, key)
             for index, injection in enumerate(self.injections)
         ]
+        opaque = any(f and i.action == "opaque_ids" for i, f in zip(self.injections, firing,
+                                                                    strict=True))  # fmt: skip
+        new_id = opaque_request_id if opaque else self.request_id
+        if opaque:
+            plan.extra["request_id"] = plan.headers["service-request-id"] = new_id()
         for injection, fire in zip(self.injections, firing, strict=True):
             if not fire:
                 continue
@@ -267,7 +295,7 @@ class Injector:
             action, value = injection.action, injection.value
             if action == "respond":
                 status = int(value["status"])
-                rid = self.request_id()
+                rid = new_id()
                 headers = {**common_headers(rid), "content-type": "application/json"}
                 if "retry_after" in value:
                     headers["retry-after"] = str(value["retry_after"])
@@ -291,8 +319,7 @@ class Injector:
                 token = self._token(query.get("cursor"), plan.query.get("cursor"))
                 page = {"films": [], "episodes": [], "next_cursor": token,
                         "links": {"next": None}}  # fmt: skip
-                headers = {**common_headers(self.request_id()),
-                           "content-type": "application/json"}  # fmt: skip
+                headers = {**common_headers(new_id()), "content-type": "application/json"}
                 plan.respond = (200, headers, json.dumps(page).encode())
                 plan.labels.append("empty_page")
                 plan.extra["handed_cursor"] = token
@@ -334,8 +361,12 @@ class Injector:
                 body = self._rights(body, injection.value, plan)
             elif action == "null_field" and status == 200:
                 body = _null_field(body, str(injection.value), plan)
+            elif action == "older_copy" and status == 200:
+                body = _older_copy(body, int(injection.value), plan)
             elif action == "wrap_cursors" and status == 200:
                 body = self._wrap(body, plan)
+            elif action == "opaque_ids" and isinstance(body, dict) and "request_id" in body:
+                body["request_id"] = plan.extra["request_id"]
         items = _items(body)
         if items:
             self.last_items[short] = items[-1]
@@ -377,13 +408,18 @@ class Injector:
 
     def _rights(self, body: Any, days: list[int], plan: Plan) -> Any:
         today = int(self.clock()) // 86_400 * 86_400
-        ends: dict[str, int] = {}
-        for item, offset in zip(_items(body) or [], days, strict=False):
-            if isinstance(item, dict) and isinstance(item.get("creative_id"), str):
-                rights = item.get("rights")
-                kept = rights if isinstance(rights, dict) else {}
-                item["rights"] = {**kept, "ends_at": today + offset * 86_400}
-                ends[item["creative_id"]] = item["rights"]["ends_at"]
+        ends: dict[str, int | None] = {}
+        items = [i for i in _items(body) or [] if isinstance(i, dict)
+                 and isinstance(i.get("creative_id"), str)]  # fmt: skip
+        for item, offset in zip(items, days, strict=False):
+            rights = item.get("rights")
+            kept = rights if isinstance(rights, dict) else {}
+            item["rights"] = {**kept, "ends_at": today + offset * 86_400}
+            ends[item["creative_id"]] = item["rights"]["ends_at"]
+        for item in items[len(days) :]:  # served as they are: no end on record stays usable
+            rights = item.get("rights")
+            if isinstance(rights, dict) and "ends_at" in rights and rights["ends_at"] is None:
+                ends[item["creative_id"]] = None
         if ends:
             plan.extra["rights_ends"] = ends
         return body
@@ -433,6 +469,27 @@ def _add_unknown(body: Any, what: str) -> Any:
         return out
     if isinstance(body, list):
         return [_add_unknown(item, what) for item in body]
+    return body
+
+
+def _older_copy(body: Any, seconds: int, plan: Plan) -> Any:
+    """Each film with a `metadata_updated_at` as an older cache would hold it: that time moved
+    `seconds` back and a `metadata_version` of that older copy."""
+    films = body.get("films") if isinstance(body, dict) else None
+    aged = []
+    for film in films or []:
+        stamp = film.get("metadata_updated_at") if isinstance(film, dict) else None
+        try:
+            when = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        older = when.astimezone(UTC) - timedelta(seconds=seconds)
+        film["metadata_updated_at"] = older.strftime("%Y-%m-%dT%H:%M:%SZ")
+        if isinstance(film.get("metadata_version"), str):
+            film["metadata_version"] = f"older-{film['metadata_version']}"
+        aged.append(film.get("id"))
+    if aged:
+        plan.extra["older_copy"] = aged
     return body
 
 

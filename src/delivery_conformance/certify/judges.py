@@ -26,7 +26,15 @@ from delivery_conformance.certify.journal import Entry
 from delivery_conformance.certify.request_judges import REQUEST_JUDGES
 from delivery_conformance.certify.state_judges import STATE_JUDGES
 
-__all__ = ["JUDGES", "FlowRun", "JudgeResult", "Observation", "request_key"]
+__all__ = [
+    "FINISH_JUDGES",
+    "JUDGES",
+    "STANDING",
+    "FlowRun",
+    "JudgeResult",
+    "Observation",
+    "request_key",
+]
 
 PASSED, FAILED, NOT_EXERCISED = "passed", "failed", "not exercised"
 DEFAULT_SLACK = 0.35  # seconds of client and proxy overhead allowed on top of a spec window
@@ -232,14 +240,19 @@ def backoff_window(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
 SPREAD_WAITS = 9  # waits needed to judge that backoff waits fill their whole window
 SPREAD_LOW = 0.10  # a wait under this share of its bound (plus overhead) is "low"
 SPREAD_OVERHEAD = 0.05  # seconds of client and proxy overhead in a measured wait
+SPREAD_HIGH = 0.90  # a wait of at least this share of its bound (as measured) is "high"
 
 
 def backoff_spread(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
-    """The waits are random over the whole of [0, bound], so a base ten times too small is
-    seen from below: over 9 waits or more, not every one is under 10 % of its bound (plus
-    0.05 s of overhead). A uniform wait is that low with probability 0.1 + 0.05 / bound; for
-    the interactive bounds 0.5, 1 and 2 s met three times each, all nine are with probability
-    (0.2 x 0.15 x 0.125)^3 = 5e-8. A client with a tenth of the base always is."""
+    """The waits are random over the whole of [0, bound], seen from both ends over 9 waits or
+    more. From below, a base ten times too small: not every wait is under 10 % of its bound
+    (plus 0.05 s of overhead). A uniform wait is that low with probability 0.1 + 0.05 / bound;
+    for the interactive bounds 0.5, 1 and 2 s met three times each, all nine are with
+    probability (0.2 x 0.15 x 0.125)^3 = 5e-8. A client with a tenth of the base always is.
+    From above, no jitter at all (every wait the whole bound): not every measured wait is at
+    least 90 % of its bound. Overhead only lengthens a measured wait, so a uniform wait gets
+    there with probability 0.1 + overhead / bound: with 0.05 s the same 5e-8, with 0.2 s of a
+    loaded machine (0.5 x 0.3 x 0.2)^3 = 2.7e-5. A client waiting the whole bound always does."""
     base, cap = float(params["base"]), float(params["cap"])
     needed = int(params.get("waits", SPREAD_WAITS))
     expected = "waits drawn at random between 0 and min(cap, base x 2^k)"
@@ -254,6 +267,9 @@ def backoff_spread(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
     if all(low < SPREAD_LOW for _, low, _, _ in ratios):
         low = f"every wait under {SPREAD_LOW * 100:g} % of its bound ({shown})"
         return JudgeResult(FAILED, expected, low, (ratios[0][2], ratios[0][3]))
+    if all(ratio >= SPREAD_HIGH for ratio, _, _, _ in ratios):
+        high = f"every wait at least {SPREAD_HIGH * 100:g} % of its bound, no jitter ({shown})"
+        return JudgeResult(FAILED, expected, high, (ratios[0][2], ratios[0][3]))
     return JudgeResult(PASSED, expected, f"wait / bound {shown}")
 
 
@@ -502,6 +518,44 @@ def same_updated_since(obs: Observation, params: Mapping[str, Any]) -> JudgeResu
     if pages < 2:
         return JudgeResult(NOT_EXERCISED, expected, "the sync had a single page")
     return JudgeResult(PASSED, expected, f"{pages} pages with one value")
+
+
+def cursor_kept_updated_since(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
+    """A page asked with a cursor carries the `updated_since` of the page that handed that
+    cursor out: a cursor ties the pages of one sync, so a value that moved on the way is a
+    sync that did not keep one value (CLI-029), whatever the server then answered. Judged in
+    every scenario of the flows that list creatives (`STANDING`), not only the paging one."""
+    expected = "a page asked with a cursor keeps the updated_since of the page that gave it"
+    path = "/" + str(params.get("path", "creatives"))
+    pages = sorted((e for e in obs.entries if e.method == "GET" and e.path.endswith(path)),
+                   key=lambda e: e.started)  # fmt: skip
+    linked = 0
+    for index, page in enumerate(pages):
+        cursor = page.query.get("cursor")
+        if not cursor:
+            continue
+        giver = next((e for e in reversed(pages[:index]) if _handed(e) == cursor
+                      and e.phase == page.phase), None)  # fmt: skip
+        if giver is None:
+            continue
+        linked += 1
+        before, after = giver.query.get("updated_since"), page.query.get("updated_since")
+        if before != after:
+            return JudgeResult(FAILED, expected, f"the cursor of a page asked with "
+                               f"updated_since={before} sent with updated_since={after}",
+                               (giver, page))  # fmt: skip
+    if not linked:
+        return JudgeResult(NOT_EXERCISED, expected, "no page was asked with a cursor")
+    return JudgeResult(PASSED, expected, f"{linked} cursors sent with their updated_since")
+
+
+# Rules judged in every scenario of a flow (runner.py), beside the scenario's own expectations:
+# (flows, requirement, judge, params). A standing rule that fails also explains a flow that did
+# not finish, so the judges of FINISH_JUDGES there are not exercised rather than failed.
+STANDING: tuple[tuple[frozenset[str], str, str, Mapping[str, Any]], ...] = (
+    (frozenset({"creatives", "download"}), "CLI-029", "cursor_kept_updated_since",
+     {"path": "creatives"}),
+)  # fmt: skip
 
 
 def _export(obs: Observation, phase: int | None = None) -> Any:
@@ -862,7 +916,8 @@ def poll_interval(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
 
 def export_usable(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
     """Each creative whose `rights.ends_at` the proxy set is exported `usable` exactly while
-    the wall clock is before `ends_at` + 86400 (the whole last day included)."""
+    the wall clock is before `ends_at` + 86400 (the whole last day included); each one served
+    on that page with a null `rights.ends_at` (no end on record) is exported usable."""
     grace = int(params.get("grace", 86_400))
     expected = f"usable until rights.ends_at + {grace} s"
     ends, entry = _extra(obs, "rights_ends")
@@ -871,13 +926,17 @@ def export_usable(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
         return JudgeResult(NOT_EXERCISED, expected, "no rights set or no exported state")
     rows = {i.get("creative_id"): i for i in items if isinstance(i, dict)}
     for creative, end in ends.items():
-        want = entry.wall < end + grace
+        want = end is None or entry.wall < end + grace
         got = rows.get(creative, {}).get("usable")
         if got is not want:
-            days = (end - entry.wall) / 86_400
-            return JudgeResult(FAILED, expected, f"rights ending {days:+.1f} days from now: "
-                               f"exported usable={got}, want {want}", (entry,))  # fmt: skip
-    return JudgeResult(PASSED, expected, f"{len(ends)} creatives judged")
+            days = 0.0 if end is None else (end - entry.wall) / 86_400
+            when = ("no rights end on record (null)" if end is None
+                    else f"rights ending {days:+.1f} days from now")  # fmt: skip
+            return JudgeResult(FAILED, expected, f"{when}: exported usable={got}, want {want}",
+                               (entry,))  # fmt: skip
+    open_ended = sum(end is None for end in ends.values())
+    return JudgeResult(PASSED, expected, f"{len(ends)} creatives judged, {open_ended} of them "
+                       "with no rights end on record")  # fmt: skip
 
 
 JUDGES: dict[str, Judge] = {
@@ -913,6 +972,7 @@ JUDGES: dict[str, Judge] = {
     "poll_interval": poll_interval,
     "export_usable": export_usable,
     "export_kept": export_kept,
+    "cursor_kept_updated_since": cursor_kept_updated_since,
 }
 
 
@@ -927,3 +987,8 @@ def _adopted(judge: Callable[[Observation, Mapping[str, Any]], tuple[Any, ...]])
 
 
 JUDGES |= {name: _adopted(j) for name, j in {**STATE_JUDGES, **REQUEST_JUDGES}.items()}
+
+# Judges that decide from how the flow ended (its exit status, its exported state): a flow
+# stopped by a standing rule's failure never showed them, so they are "not exercised" there.
+FINISH_JUDGES = frozenset({"exit_zero", "export_unique", "export_later_copy", "export_available",
+                           "export_kept", "export_usable", *STATE_JUDGES})  # fmt: skip

@@ -6,6 +6,7 @@
                                        # says "handled, but an item was refused"
     [flows]                            # one shell command per supported flow (scenarios.FLOWS)
     catalog = "delivery-client --state {state}/c.sqlite sync-catalog"
+    series = "node {plan_dir}/partner.mjs pull-series"   # {plan_dir}: the plan file's folder
     [export]
     command = "delivery-client --state {state}/c.sqlite --export-state - export"
     [vars]                             # extra {placeholders}; the embedded sandbox adds its own
@@ -15,7 +16,10 @@
     key_env = "PARTNER_DELIVERY_KEY"   # the environment variable holding the key (never the key)
 
 Commands run through /bin/sh with DELIVERY_BASE_URL (the proxy) and DELIVERY_API_KEY set, in a
-fresh working folder per scenario (`{state}`). Unknown keys are refused (exit 2).
+fresh working folder per scenario (`{state}`). `{plan_dir}` is the absolute folder that holds
+the plan file, so a plan kept beside its client can name it from any working folder. Built-in
+placeholders are filled in [vars] values too (by name; nothing else there is touched, so shell
+text such as `${HOME}` stays as written). Unknown keys are refused (exit 2).
 
 A flow's exit status means only what the plan says it means: 0 is success, and
 `per_item_failure_exit` (when given) is the status by which the client says it finished but
@@ -27,7 +31,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,13 +58,14 @@ class Plan:
     key_env: str | None = None
     per_item_failure_exit: int | None = None  # the exit of "handled, an item was refused"
     text: str = ""  # the plan file as read (it holds no secret: keys come from the environment)
+    plan_dir: str | None = None  # the absolute folder of the plan file (None: not read from one)
 
 
 def load_plan(path: Path) -> Plan:
     data, text = read_parsed(
         path, _toml_and_text, "not TOML", tomllib.TOMLDecodeError, UsageError, where="plan "
     )
-    return parse_plan(data, str(path), text)
+    return replace(parse_plan(data, str(path), text), plan_dir=str(path.resolve().parent))
 
 
 def _toml_and_text(text: str) -> tuple[dict[str, Any], str]:

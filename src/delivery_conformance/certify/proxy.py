@@ -251,6 +251,7 @@ class RefereeProxy:
             )
             if status is not None:
                 content = self._rewrite(plan, path, status, out_headers, content)
+                out_headers = {**out_headers, **plan.headers}
         if gave_up is not None:
             self._record(scope, started, wall, method, path, query, headers, body, None, {},
                          b"", 0.0, plan, phase, sent, error)  # fmt: skip

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -153,6 +154,20 @@ def _run_shell(command: str, env: Mapping[str, str], cwd: Path, timeout: float) 
     return _Command(code, out.decode("utf-8", "replace"), time.monotonic() - started)
 
 
+def _values(upstream_vars: Mapping[str, str], plan: Plan, workdir: Path) -> dict[str, str]:
+    """The placeholders of a scenario's commands: the built-in ones shell-quoted (`{state}`,
+    `{plan_dir}` when the plan came from a file, the upstream's fixtures), then the plan's [vars]
+    as written, with the built-in placeholders they name filled in (nothing else in them is
+    touched: a var is shell text, `${HOME}` included)."""
+    builtin = {**upstream_vars, "state": str(workdir)}
+    if plan.plan_dir is not None:
+        builtin["plan_dir"] = plan.plan_dir
+    quoted = {k: shlex.quote(v) for k, v in builtin.items()}
+    named = re.compile(r"\{(" + "|".join(map(re.escape, sorted(quoted))) + r")\}")
+    own = {k: named.sub(lambda m: quoted[m.group(1)], v) for k, v in plan.vars.items()}
+    return {**quoted, **own}
+
+
 def _fill(template: str, values: Mapping[str, str], where: str) -> str:
     """Placeholders of a command: built-in values are shell-quoted, plan [vars] are not (the
     plan's author writes them as shell text, e.g. a command prefix)."""
@@ -207,8 +222,7 @@ class _ScenarioRun:
             with RefereeProxy(self.upstream.base_url, journal=journal,
                               injector=Injector(list(scenario.injections)),
                               secrets=self.secrets) as proxy:  # fmt: skip
-                builtin = {**self.upstream.vars, "state": str(workdir)}
-                values = {**{k: shlex.quote(v) for k, v in builtin.items()}, **plan.vars}
+                values = _values(self.upstream.vars, plan, workdir)
                 command = _fill(plan.flows[scenario.flow], values, f"flow {scenario.flow}")
                 env = {**os.environ, "DELIVERY_BASE_URL": proxy.base_url,
                        "DELIVERY_API_KEY": self.upstream.keys[scenario.flow]}  # fmt: skip
@@ -332,12 +346,38 @@ class _ScenarioRun:
             nodeid, (rid,), outcome, reason, violations, shown, checked=checked
         )
 
-    def _judge(self, obs: Observation, base: str) -> list[events.TestFinished]:
+    def _standing(self, obs: Observation, base: str) -> list[events.TestFinished]:
+        """The standing rules of this scenario's flow (judges.STANDING) that it does not judge
+        itself: only a failure is reported (charged to the rule, like a printed secret)."""
+        own = {e.requirement for e in self.scenario.expectations}
         tests = []
+        for flows, rid, name, params in judges.STANDING:
+            if self.scenario.flow not in flows or rid in own:
+                continue
+            result = judges.JUDGES[name](obs, params)
+            if result.status == judges.FAILED:
+                title = f"{rid} not met in {self.scenario.id}"
+                tests.append(events.TestFinished(
+                    f"{self.scenario.id}::{rid}::{name}", (rid,), Outcome.FAILED, "",
+                    (_violation(rid, result, base, title),),
+                    tuple(e.exchange(base) for e in result.entries[:4]), checked=(rid,),
+                ))  # fmt: skip
+        return tests
+
+    def _judge(self, obs: Observation, base: str) -> list[events.TestFinished]:
+        tests = self._standing(obs, base)
+        accepted = self._accepted_exits()
+        stopped = bool(tests) and any(r.exit_code not in accepted for r in obs.runs)
         for n, expectation in enumerate(self.scenario.expectations):
             rid = expectation.requirement
             result = judges.JUDGES[expectation.judge](obs, expectation.params)
             reason = self.options.expected_failures.get((self.scenario.id, rid))
+            if (result.status == judges.FAILED and stopped
+                    and expectation.judge in judges.FINISH_JUDGES):  # fmt: skip
+                why = "the flow did not finish: it broke " + ", ".join(
+                    t.requirement_ids[0] for t in tests
+                )
+                result = replace(result, status=judges.NOT_EXERCISED, actual=why)
             if result.status == judges.FAILED:
                 title = f"{rid} not met in {self.scenario.id}"
                 found = _violation(rid, result, base, title)

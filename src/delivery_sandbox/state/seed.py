@@ -259,6 +259,15 @@ class _Seeder:
         self.episodes[old.id] = new
         return new
 
+    def unrated_with_tier(self, films: list[Film]) -> list[Film]:
+        """Give the first unrated series among `films` (a code, no `content_rating`) a quality
+        `tier`, so an unrated series with a tier is served (Resources > Series detail: `tier` is
+        not an age rating; CLI-053). No random draw, so the rest of the seed is unchanged."""
+        film = next(f for f in films if f.code and f.content_rating is None and f.tier is None)
+        tiered = Film(**{**film.__dict__, "tier": "C"})
+        self.films[film.id] = tiered
+        return [tiered if f.id == film.id else f for f in films]
+
     def licence(
         self,
         org: str,
@@ -315,6 +324,7 @@ class _Seeder:
             ).id
         self.film(5, published_eps=2, planned=None, full=False, code=False)
         general = [self.film(i, published_eps=self.rng.randint(1, 10)) for i in range(6, N_FILMS)]
+        general = self.unrated_with_tier(general)
         licensed = [self.films[k] for k in list(self.films)[:6]] + general
         for org in FILM_ORGS:
             for film in licensed:

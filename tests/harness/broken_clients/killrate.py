@@ -22,7 +22,6 @@ Exit 0 when every variant is caught with exact blame and every clean run is cert
 from __future__ import annotations
 
 import argparse
-import shlex
 import shutil
 import sys
 import tempfile
@@ -164,9 +163,8 @@ def load_expected_failures(path: Path = NODE_EXPECTED) -> dict[tuple[str, str], 
 
 
 def node_plan(client_dir: Path, name: str) -> Plan:
-    plan = load_plan(NODE_PLAN)
-    client = f"node {shlex.quote(str(client_dir / 'partner.mjs'))}"
-    return replace(plan, name=name, vars={**plan.vars, "client": client})
+    """The node plan run on the copy in `client_dir`: its `{client}` names `{plan_dir}`."""
+    return replace(load_plan(NODE_PLAN), name=name, plan_dir=str(client_dir))
 
 
 def plan_for(client: str) -> Plan:

@@ -179,6 +179,54 @@ def _no_content_type(request: Any) -> None:
     request.headers.pop("content-type", None)  # the body goes out as bare bytes
 
 
+def _response_hook(hook: Callable[[Any], None]) -> Callable[[], None]:
+    """A client whose HTTP layer reads every answer it gets (an httpx response hook)."""
+
+    def patch() -> None:
+        from delivery_client import client
+
+        original = client.DeliveryClient.__init__
+
+        def init(self: Any, *args: Any, **kwargs: Any) -> None:
+            original(self, *args, **kwargs)
+            self._http.event_hooks = {"request": [], "response": [hook]}
+
+        client.DeliveryClient.__init__ = init  # type: ignore[method-assign]
+
+    return patch
+
+
+_ULID = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def _request_time(response: Any) -> None:
+    """Decodes the ULID time of the Service-Request-Id ("when the server saw it"), so an id of
+    another shape, which the spec allows, stops the client."""
+    rid = response.headers.get("service-request-id", "")
+    stamp = 0
+    for char in rid.removeprefix("req_")[:10]:
+        stamp = stamp * 32 + _ULID.index(char)  # ValueError on a character outside Crockford
+
+
+def _rejects_older_copy() -> None:
+    """A catalog sync that refuses a walk in which a film's metadata is older than the copy it
+    stored ("the server went back in time"), though answers seconds apart may differ."""
+    from delivery_client import sync
+
+    original = sync.apply_walk
+
+    def apply(previous: Any, walk: Any) -> Any:
+        for film_id, (film, _) in walk.items():
+            old = previous.get(film_id)
+            was = old.film.get("metadata_updated_at") if old is not None else None
+            now = film.get("metadata_updated_at")
+            if isinstance(was, str) and isinstance(now, str) and now < was:
+                raise RuntimeError(f"film {film_id}: the catalog went back in time")
+        return original(previous, walk)
+
+    sync.apply_walk = apply
+
+
 def _key_in_query(request: Any) -> None:
     key = request.headers.get("authorization", "").partition(" ")[2]
     request.url = request.url.copy_add_param("api_key", key)  # "for the logs of a gateway"
@@ -817,11 +865,15 @@ _MORE = (
        _request_hook(_no_content_type), quick="requests-playback-post"),
     _v("key_in_query", "CLI-050", "also sends the key as an api_key query parameter",
        _request_hook(_key_in_query)),
-    _v("reads_error_text", "CLI-003", "takes the code from the error message when it looks "
+    _v("reads_error_text", "CLI-003 ERR-011", "takes the code from the error message when it looks "
        "like one", _reads_error_text),
     _v("keeps_unknown_image_kinds", "CLI-036", "keeps series images of kinds it does not know",
        _keeps_every_image_kind),
     _v("maps_tags_by_name", "CLI-036", "maps series tags by name instead of slug", _tags_by_name),
+    _v("parses_request_id", "CLI-006", "decodes the ULID time of each Service-Request-Id",
+       _response_hook(_request_time)),
+    _v("rejects_older_copy", "CLI-047", "refuses a catalog walk with a film older than stored",
+       _rejects_older_copy, quick="tolerate-older-copy"),
     _v("iso_updated_since", "CLI-055", "asks creatives updated_since as an ISO 8601 string",
        _request_hook(_iso_updated_since)),
     _v("taps_as_prefetch", "CLI-056", "sends the episode the viewer tapped as a prefetch",

@@ -297,19 +297,19 @@ def _scope(check: Check, run: Callable[[], Any]) -> Any:
     metadata = "metadata:read"
     if check.endpoint.scope == metadata and _on(check, FaultName.scope_not_enforced):
         check.scopes = check.scopes | {metadata}
-    outcome = run()
-    coded = check.format == "flat" and _on(check, FaultName.scope_flat_error_code)
-    if coded and _refuses(outcome, SCOPE_MISSING):
-        return check.answer(outcome, error_code="forbidden")
-    return outcome
+    return _flat_coded(check, run(), FaultName.scope_flat_error_code, SCOPE_MISSING, "forbidden")
 
 
 def _organisation(check: Check, run: Callable[[], Any]) -> Any:
     """`org_suspended_with_error_code` codes the flat org_suspended 403."""
-    outcome = run()
-    coded = check.format == "flat" and _on(check, FaultName.org_suspended_with_error_code)
-    if coded and _refuses(outcome, ORG_SUSPENDED):
-        return check.answer(outcome, error_code="org_suspended")
+    fault = FaultName.org_suspended_with_error_code
+    return _flat_coded(check, run(), fault, ORG_SUSPENDED, "org_suspended")
+
+
+def _flat_coded(check: Check, outcome: Any, fault: FaultName, refusal: str, code: str) -> Any:
+    """A flat refusal `refusal` answered with `error_code` `code` while `fault` is on."""
+    if check.format == "flat" and _on(check, fault) and _refuses(outcome, refusal):
+        return check.answer(outcome, error_code=code)
     return outcome
 
 

@@ -57,3 +57,24 @@ def test_the_reset_gives_a_renamed_creative_its_name_back(api: Api) -> None:
     assert api.get(f"creatives/{creative}", "films").json()["data"]["name"] == "Renamed"
     api.admin("POST", "reset")
     assert api.get(f"creatives/{creative}", "films").json()["data"] == before
+
+
+def _config_limit(api: Api, role: str) -> int:
+    response = api.get("config", role)
+    assert response.status_code == 200, response.text
+    limit: int = response.json()["rate_limits"]["doors"]["config"]["limit"]
+    return limit
+
+
+def test_restore_puts_back_only_the_roles_organisation(api: Api) -> None:
+    """`roles/{role}/restore`: start limits, full counters, not suspended; other roles untouched."""
+    for role in ("limits", "films"):
+        assert api.admin(
+            "POST", f"roles/{role}/limits", {"counter": "config", "limit": 7}
+        ).is_success
+    api.admin("POST", "roles/limits/suspend")
+    assert api.get("config", "limits").status_code == 403
+    assert api.admin("POST", "roles/limits/restore").is_success
+    assert _config_limit(api, "limits") == 600  # the start limit, and answered: not suspended
+    assert _config_limit(api, "films") == 7
+    assert api.admin("POST", "reset").is_success

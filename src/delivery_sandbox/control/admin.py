@@ -197,6 +197,9 @@ async def _role_action(sb: Sandbox, role: str, action: str, receive: Any, now: f
         result["limits"] = sb.limits.snapshot(org, now)
     elif action == "reset-limits":
         sb.limits.reset(org)
+    elif action == "restore":
+        sb.limits.restore(org)
+        sb.accounts.suspended.discard(org)
     else:
         raise AdminError(404, f"no such action {action}")
     sb.changed()

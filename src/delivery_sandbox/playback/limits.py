@@ -383,6 +383,13 @@ class Limits:
             if org in (org_id, "*"):  # "*": a counter shared by a fault (faults/limits.py)
                 found.fill()
 
+    def restore(self, org_id: str) -> None:
+        """The organisation's counters back to the start state: limits as at start, full."""
+        for key in [k for k in self._overrides if k[0] == org_id]:
+            del self._overrides[key]
+        for key in [k for k in self._counters if k[0] in (org_id, "*")]:
+            del self._counters[key]
+
     def clear(self) -> None:
         """Back to the start state: no counters, no overrides."""
         self._counters.clear()

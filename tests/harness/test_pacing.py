@@ -1,6 +1,13 @@
+from pathlib import Path
+
 import pytest
 
-from delivery_conformance.target.pacing import DEFAULT_LIMITS, Pacer, limits_from_config
+from delivery_conformance.target.pacing import (
+    DEFAULT_LIMITS,
+    Pacer,
+    SharedPacer,
+    limits_from_config,
+)
 
 
 def test_pacer_allows_half_the_limit_then_waits_for_the_oldest_to_leave_the_window() -> None:
@@ -67,3 +74,28 @@ def test_update_limits_changes_the_budget() -> None:
 def test_pacer_refuses_a_silly_fraction() -> None:
     with pytest.raises(ValueError):
         Pacer(fraction=0)
+
+
+def test_shared_pacers_of_one_run_spend_one_budget(tmp_path: Path) -> None:
+    """Two workers' pacers on one record: together they get half the limit, not twice that."""
+    first = SharedPacer(tmp_path / "pacing.json", {"config": 10})
+    second = SharedPacer(tmp_path / "pacing.json", {"config": 10})
+    for second_of_run in range(3):
+        first.record("config", 1, float(second_of_run))
+    second.record("config", 1, 3.0)
+    assert first.wait_time("config", 1, 4.0) == 0.0
+    first.record("config", 1, 4.0)
+    assert second.used("config", 4.5) == 5
+    assert second.wait_time("config", 1, 5.0) == pytest.approx(55.0)
+    assert first.wait_time("config", 1, 60.5) == 0.0
+
+
+def test_shared_pacer_starts_from_an_empty_record_and_ignores_unknown_counters(
+    tmp_path: Path,
+) -> None:
+    pacer = SharedPacer(tmp_path / "pacing.json", {"config": 4})
+    assert pacer.wait_time("config", 1, 0.0) == 0.0
+    pacer.record("mystery", 1, 0.0)
+    assert not (tmp_path / "pacing.json").exists()
+    (tmp_path / "pacing.json").write_text("{not json")  # a record cut short: start again
+    assert pacer.used("config", 1.0) == 0

@@ -10,18 +10,24 @@ continuously refilled counters and the clock-minute ones.
     pacer = Pacer()
     delay = pacer.wait_time("catalog", 1, now)   # seconds to sleep first (0.0: go)
     pacer.record("catalog", 1, now + delay)
+
+`SharedPacer(path)` keeps the same record in a file, for the worker processes of one run.
 """
 
 from __future__ import annotations
 
+import fcntl
+import json
 import math
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from delivery_conformance.spec.limits import SPEC_LIMITS
 
-__all__ = ["DEFAULT_LIMITS", "WINDOW_SECONDS", "Pacer", "limits_from_config"]
+__all__ = ["DEFAULT_LIMITS", "WINDOW_SECONDS", "Pacer", "SharedPacer", "limits_from_config"]
 
 WINDOW_SECONDS = 60.0
 # spec: Limits (the one table, spec/limits.py).
@@ -96,3 +102,64 @@ class Pacer:
     def record(self, counter: str, cost: int, now: float) -> None:
         if counter in self._limits:
             self._live(counter, now).append((now, cost))
+
+
+class SharedPacer(Pacer):
+    """One budget shared by every process of a run (`run --workers N`): the spending record
+    lives in `path` (JSON), read and written under an exclusive `flock` of `path`.lock, so N
+    workers together stay under the same fraction of each counter as one would alone (never N
+    times the budget). The window arithmetic is `Pacer`'s; only where the record lives differs.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        limits: Mapping[str, int] = DEFAULT_LIMITS,
+        *,
+        fraction: float = 0.5,
+        window: float = WINDOW_SECONDS,
+    ) -> None:
+        super().__init__(limits, fraction=fraction, window=window)
+        self.path = path
+        self._lock_path = path.with_name(path.name + ".lock")
+
+    @contextmanager
+    def _shared_record(self, write: bool) -> Iterator[None]:
+        with self._lock_path.open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                self._spent = _read_record(self.path)
+                yield
+                if write:
+                    data = {name: list(spent) for name, spent in self._spent.items()}
+                    temporary = self.path.with_name(self.path.name + ".tmp")
+                    temporary.write_text(json.dumps(data))
+                    temporary.replace(self.path)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def used(self, counter: str, now: float) -> int:
+        with self._shared_record(write=False):
+            return super().used(counter, now)
+
+    def wait_time(self, counter: str, cost: int, now: float) -> float:
+        with self._shared_record(write=False):
+            return super().wait_time(counter, cost, now)
+
+    def record(self, counter: str, cost: int, now: float) -> None:
+        if counter not in self._limits:
+            return
+        with self._shared_record(write=True):
+            super().record(counter, cost, now)
+
+
+def _read_record(path: Path) -> dict[str, deque[tuple[float, int]]]:
+    try:
+        data = json.loads(path.read_text())
+    except (FileNotFoundError, ValueError):
+        return {}  # the first request of the run (or a record cut short: start again empty)
+    return {
+        name: deque((float(at), int(cost)) for at, cost in entries)
+        for name, entries in data.items()
+        if isinstance(entries, list)
+    }

@@ -58,8 +58,8 @@ from delivery_conformance.suite.runner import DEFAULT_SEED, RunOptions, run_suit
 from delivery_conformance.suite.selection import select
 from delivery_conformance.target import latency
 from delivery_conformance.target.embedded import EmbeddedSandbox
-from delivery_conformance.target.preflight import expectation, probe
-from delivery_conformance.target.profile import load_profile, target_from_env
+from delivery_conformance.target.preflight import chosen_workers, expectation, probe
+from delivery_conformance.target.profile import MAX_WORKERS, load_profile, target_from_env
 from delivery_conformance.verdict import EXIT_USAGE, Verdict
 
 __all__ = ["COMMANDS", "main"]
@@ -74,6 +74,13 @@ def _seed(text: str) -> int:
     if not text.isdigit():
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}")
     return int(text)
+
+
+def _workers(text: str) -> int:
+    number = _seed(text)
+    if not 1 <= number <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"from 1 to {MAX_WORKERS} workers, not {number}")
+    return number
 
 
 def _sequences(text: str) -> int:
@@ -137,6 +144,15 @@ def parser() -> argparse.ArgumentParser:
         default=DEFAULT_MAX_DURATION,
         metavar="SECONDS",
         help=f"stop the run there with a partial report, exit 5 (default {DEFAULT_MAX_DURATION:g})",
+    )
+    run.add_argument(
+        "--workers",
+        type=_workers,
+        default=None,
+        metavar="N",
+        help="run N scenarios at once against the target, under one pacing budget (default: "
+        "the profile's `workers`, else chosen from the measured round trip; 1 for the "
+        "embedded sandbox)",
     )
     run.add_argument(
         "--seed", type=_seed, default=DEFAULT_SEED, help=f"generation seed (default {DEFAULT_SEED})"
@@ -265,6 +281,7 @@ def command_run(args: argparse.Namespace) -> int:
     profile = load_profile(args.target) if args.target is not None else None
     options = RunOptions(
         target=args.target or Path("embedded"),
+        workers=args.workers or 1,
         run_dir=run_dir,
         keyword=args.keyword,
         requirements=tuple(args.requirement),
@@ -284,9 +301,14 @@ def command_run(args: argparse.Namespace) -> int:
     prepare_outputs(run_dir, args.summary_md)  # exit 2 before the target is touched
     signal.signal(signal.SIGTERM, _terminate)
     if profile is not None:
-        print(expectation(probe(profile), args.max_duration), flush=True)
-        summary = run_suite(options)
+        rtt = probe(profile)
+        workers, why = chosen_workers(rtt, args.workers, profile.workers)
+        print(expectation(rtt, args.max_duration, workers=workers), flush=True)
+        print(f"workers: {workers} ({why})", flush=True)
+        summary = run_suite(dataclasses.replace(options, workers=workers))
     else:
+        why = "--workers" if args.workers else "the embedded sandbox is nearby: one is fastest"
+        print(f"workers: {options.workers} ({why})", flush=True)
         with EmbeddedSandbox() as target:
             embedded = dataclasses.replace(options, target=target, pacing=False, from_sandbox=True)
             summary = run_suite(embedded)

@@ -37,6 +37,7 @@ from timing_support import round_trip
 from delivery_conformance.checks import ConformanceFailure, expect, violation
 from delivery_conformance.evidence import ledger
 from delivery_conformance.evidence.events import NOT_EXERCISED_PREFIX
+from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION
 from delivery_conformance.target.client import Response
 
 # The catalog limit LIM-045 lowers the counter to: its refill (one call every 2 s) leaves a
@@ -46,6 +47,7 @@ CATALOG_CEILING = 30
 pytestmark = [
     pytest.mark.needs("admin", "role:limits", "fixture:episode_encrypted"),
     pytest.mark.usefixtures("dedicated_counters"),
+    pytest.mark.exclusive(LIMITS_ORGANISATION),
 ]
 
 SHED_LIMIT = 100

@@ -54,10 +54,12 @@ from playback_support import (
 from timing_support import round_trip
 
 from delivery_conformance.checks import expect, expect_status
+from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION, TARGET
 
 pytestmark = [
     pytest.mark.needs("admin", "role:limits"),
     pytest.mark.usefixtures("dedicated_counters"),
+    pytest.mark.exclusive(LIMITS_ORGANISATION),
 ]
 
 UNKNOWN_KEY = "svc_live_" + "Lm9" * 10 + "q2"
@@ -69,6 +71,7 @@ def _ticket_body(fixture_id) -> dict:
     return play_body(fixture_id, intent="play")
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION, TARGET)  # it moves the clock
 @pytest.mark.requirement("LIM-006", "LIM-007")
 @pytest.mark.needs("role:limits_videos")
 @pytest.mark.parametrize("counter", list(COUNTERS))
@@ -101,6 +104,7 @@ def test_lowered_counter_admits_its_limit_and_no_more(client, admin, fixture_id,
     )
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION, TARGET)  # it lowers a shared organisation
 @pytest.mark.requirement("LIM-001")
 @pytest.mark.needs("role:films", "role:films_metadata")
 def test_two_keys_of_one_organisation_share_a_counter(client, admin):
@@ -158,6 +162,7 @@ def test_another_organisation_is_not_refused(client, admin):
     expect_status("LIM-002", response, 200, expected="200 for another organisation")
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION, TARGET)  # it moves the clock
 @pytest.mark.requirement("LIM-003")
 def test_raised_limit_takes_effect(client, admin):
     """The target's clock then moves on by the bound, as the refill scenarios move it (the
@@ -184,6 +189,7 @@ def test_raised_limit_takes_effect(client, admin):
     )
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION, TARGET)  # it lowers a shared organisation
 @pytest.mark.requirement("LIM-004")
 @pytest.mark.needs("role:revoked", "role:films")
 def test_requests_without_a_valid_key_are_not_counted(client, admin, key):
@@ -246,6 +252,7 @@ def test_full_allowance_is_available_as_a_burst(client, admin, fixture_id):
         expect_status("LIM-006", extra, 429, expected="429 past the 30 tickets")
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION, TARGET)  # it moves the clock
 @pytest.mark.parametrize(
     ("counter", "rid"),
     [
@@ -390,6 +397,7 @@ def test_series_and_catalog_share_the_catalog_counter(client, admin):
     expect_status("LIM-021", response, 429, expected="429 on /catalog after 6 series calls")
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION, TARGET)  # it lowers a shared organisation
 @pytest.mark.requirement("LIM-021")
 @pytest.mark.needs("role:videos", "fixture:playlist_code")
 def test_playlists_and_catalog_share_the_catalog_counter(client, admin, fixture_id):
@@ -402,6 +410,7 @@ def test_playlists_and_catalog_share_the_catalog_counter(client, admin, fixture_
     expect_status("LIM-021", response, 429, expected="429 on /catalog after 4 playlist calls")
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION, TARGET)  # it moves the clock
 @pytest.mark.requirement("LIM-023")
 @pytest.mark.needs("fixture:creative_id")
 @pytest.mark.parametrize("last", ["list", "single", "file"])
@@ -430,6 +439,7 @@ def test_creatives_endpoints_share_one_counter(client, admin, fixture_id, last):
     expect_status("LIM-023", response, 429, expected=f"429 on {last} after 6 calls")
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION, TARGET)  # it moves the clock
 @pytest.mark.requirement("LIM-027")
 @pytest.mark.needs("role:limits_videos", "fixture:video_id")
 @pytest.mark.parametrize("exhausted", ["videos", "video"])

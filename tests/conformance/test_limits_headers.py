@@ -26,11 +26,13 @@ from playback_support import body_of
 
 from delivery_conformance.checks import ConformanceFailure, expect, expect_status, violation
 from delivery_conformance.evidence import ledger
+from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION, TARGET
 from delivery_conformance.target.client import Response
 
 pytestmark = [
     pytest.mark.needs("admin", "role:limits", "role:limits_videos"),
     pytest.mark.usefixtures("dedicated_counters"),
+    pytest.mark.exclusive(LIMITS_ORGANISATION),
 ]
 
 LOWERED = 3
@@ -57,6 +59,7 @@ def _int_header(response: Response, name: str) -> int | None:
     return int(value) if value.isdigit() else None
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION, TARGET)  # it moves the clock
 @pytest.mark.requirement("LIM-029", "LIM-030", "LIM-031", "LIM-032", "LIM-011")
 @pytest.mark.parametrize("counter", list(limits.COUNTERS))
 def test_ceiling_answers_flat_429_with_rate_limit_headers(client, admin, fixture_id, counter):
@@ -102,6 +105,7 @@ def test_ceiling_answers_flat_429_with_rate_limit_headers(client, admin, fixture
         raise ConformanceFailure(wrong)
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION, TARGET)  # it moves the clock
 @pytest.mark.requirement("LIM-033")
 @pytest.mark.parametrize("counter", limits.CONTINUOUS)
 def test_continuous_retry_after_is_the_wait_for_one_unit(client, admin, fixture_id, counter):
@@ -135,6 +139,7 @@ def _set_second(admin, second: int) -> tuple[float, float, float]:
     return minute + second - (before + after) / 2, (after - before) / 2, minute
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION, TARGET)  # it moves the clock
 @pytest.mark.requirement("LIM-034")
 @pytest.mark.parametrize("counter", limits.CLOCK_MINUTE)
 def test_clock_minute_retry_after_is_the_rest_of_the_minute(client, admin, fixture_id, counter):
@@ -156,6 +161,7 @@ def test_clock_minute_retry_after_is_the_rest_of_the_minute(client, admin, fixtu
     )
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION, TARGET)  # it moves the clock
 @pytest.mark.requirement("LIM-024")
 @pytest.mark.parametrize("counter", limits.CLOCK_MINUTE)
 def test_clock_minute_counter_refills_at_the_next_minute_and_not_before(

@@ -81,6 +81,15 @@ def test_bad_arguments_exit_2_in_one_line(capsys) -> None:
     assert "not a whole number" in one_line(capsys.readouterr().err)
 
 
+@pytest.mark.parametrize("value", ["0", "33", "two"])
+def test_a_bad_worker_count_exits_2_in_one_line(value: str, capsys) -> None:
+    with pytest.raises(SystemExit) as caught:
+        cli.main(["run", "--workers", value])
+    assert caught.value.code == 2
+    line = one_line(capsys.readouterr().err)
+    assert "workers" in line or "whole number" in line
+
+
 def test_run_with_no_suite_installed_is_a_harness_error_not_a_pass(
     tmp_path: Path, capsys, monkeypatch
 ) -> None:

@@ -73,6 +73,8 @@ CASES = {
         GOOD + f'[admin]\nurl = "http://a:{PASSWORD}@127.0.0.1:9/_sandbox"\ntoken = "t"\n',
         "[admin] url must not carry user:password@",
     ),
+    "workers_zero": ('workers = 0\n' + GOOD, "workers must be a whole number from 1 to 32"),
+    "workers_text": ('workers = "many"\n' + GOOD, "workers must be a whole number from 1 to 32"),
     "misspelt_role": (GOOD + f'flims = "{KEY2}"\n', "'flims' (did you mean 'films'?)"),
     "misspelt_roles": (
         GOOD + f'vidoes = "{KEY2}"\nzzz = "{KEY2}"\n',

@@ -59,6 +59,7 @@ class RunStarted:
     seed: int | None = None
     pacing: bool = True
     policy: RunPolicy = field(default_factory=RunPolicy)
+    workers: int = 1  # processes judging scenarios at once (`run --workers N`)
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from fnmatch import fnmatchcase
 from typing import Any
+from urllib.parse import urlsplit
 
 from delivery_conformance.evidence.events import (
     Event,
@@ -43,6 +44,7 @@ from delivery_conformance.evidence.events import (
     TestFinished,
 )
 from delivery_conformance.evidence.violation import Severity, Violation
+from delivery_conformance.spec.endpoints import match_endpoint
 from delivery_conformance.spec.requirements import Level, Requirement, Role
 from delivery_conformance.verdict import Verdict
 
@@ -171,6 +173,19 @@ class RunSummary:
     policy: RunPolicy = field(default_factory=RunPolicy)
     stopped: str | None = None
     unattributed: tuple[Violation, ...] = ()
+    workers: int = 1
+
+    def exchange_counts(self) -> dict[str, Any]:
+        """Requests the run sent: in all, and per rate counter of the spec (spec: Limits)."""
+        per_counter: Counter[str] = Counter()
+        total = 0
+        for test in self.tests:
+            for exchange in test.exchanges:
+                total += 1
+                endpoint = match_endpoint(exchange.method, urlsplit(exchange.url).path)
+                if endpoint is not None and endpoint.counter is not None:
+                    per_counter[endpoint.counter] += 1
+        return {"total": total, "per_counter": dict(sorted(per_counter.items()))}
 
     def test_counts(self) -> dict[str, int]:
         counts = Counter(t.outcome.value for t in self.tests)
@@ -300,6 +315,8 @@ class RunSummary:
                 "duration_seconds": round(self.duration, 3),
                 "seed": self.seed,
                 "pacing": self.pacing,
+                "workers": self.workers,
+                "exchanges": self.exchange_counts(),
                 "exit_code": verdict.exit_code,
                 "verdict_word": verdict.word,
                 "verdict": self.line(),
@@ -403,6 +420,7 @@ def summarise(
         duration=finished.duration if finished else 0.0,
         seed=started.seed if started else None,
         pacing=started.pacing if started else True,
+        workers=started.workers if started else 1,
         pytest_status=finished.pytest_status if finished else None,
         service_versions=tuple(v for v, _ in versions.most_common()),
         tests=tuple(tests),

@@ -51,13 +51,20 @@ from delivery_conformance.evidence.events import (
 from delivery_conformance.evidence.exchange import Exchange
 from delivery_conformance.evidence.redact import redact_text
 from delivery_conformance.evidence.violation import ConformanceFailure, Violation
-from delivery_conformance.exceptions import HarnessError, RunStopped, TargetGarbage
+from delivery_conformance.exceptions import (
+    HarnessError,
+    HarnessFailure,
+    RunStopped,
+    TargetGarbage,
+)
 from delivery_conformance.spec.endpoints import SUCCESS_SHAPE, match_endpoint
+from delivery_conformance.suite import distributed
+from delivery_conformance.suite.exclusive import LIMITS_ROLES, TARGET, ResourceLocks, holdings
 from delivery_conformance.suite.selection import matches, select
 from delivery_conformance.target.admin import AdminClient
 from delivery_conformance.target.changes import run_change
 from delivery_conformance.target.client import DeliveryClient
-from delivery_conformance.target.pacing import Pacer
+from delivery_conformance.target.pacing import Pacer, SharedPacer
 from delivery_conformance.target.profile import TargetProfile, load_profile
 
 __all__ = [
@@ -178,11 +185,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="no_state_shrink",
         help="report a failing sequence of the stateful exploration as found, unshrunk",
     )
+    group.addoption(
+        "--shared-state",
+        default=None,
+        dest="shared_state",
+        metavar="DIR",
+        help="a folder the worker processes of one run share (pacing record, locks of the "
+        "resources a test holds alone); `run --workers N` sets it",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "requirement(*ids): requirement IDs this test proves")
     config.addinivalue_line("markers", "needs(*what): roles, fixtures or admin API needed")
+    config.addinivalue_line(
+        "markers", "exclusive(*resources): what the test holds alone on several workers"
+    )
     ledger.soften(should_requirement_ids())
     # Hypothesis keeps files (a constants cache) in ./.hypothesis; a run writes only into its
     # report folder, so they go to a folder of their own, removed when the run ends.
@@ -192,6 +210,10 @@ def pytest_configure(config: pytest.Config) -> None:
     state = _RunState(config)
     config.stash[_STATE] = state
     config.pluginmanager.register(state, "delivery-conformance-run")
+    if distributed.is_worker(config) and state.shared_dir is not None:
+        locks = ResourceLocks(state.shared_dir)
+        stopping = distributed.WorkerLocks(locks, lambda: state.stop_reason() is not None)
+        config.pluginmanager.register(stopping, "delivery-conformance-locks")
     if config.getoption("report_dir"):
         from delivery_conformance.reports.writer import ReportWriter
 
@@ -246,6 +268,11 @@ class _RunState:
         self._signalled = False
         self._watchdog: threading.Timer | None = None
         self._saved_handlers: dict[int, Any] = {}
+        shared = config.getoption("shared_state")
+        self.shared_dir = Path(shared) if shared else None
+        self.worker = distributed.is_worker(config)
+        self.gathered: distributed.Gathered | None = None  # the controller of several workers
+        self._deselected: list[events.TestDeselected] = []
         self.policy = events.RunPolicy(
             selectors=tuple(config.getoption("conformance_ids")),
             keyword=config.getoption("keyword") or None,
@@ -278,7 +305,21 @@ class _RunState:
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         for item in items:
-            self.emit(events.TestDeselected(item.nodeid, _ids(item)))
+            self._deselected.append(events.TestDeselected(item.nodeid, _ids(item)))
+            self.emit(self._deselected[-1])
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.worker and self.shared_dir is not None:
+            locks = self.config.pluginmanager.get_plugin("delivery-conformance-locks")
+            order = locks.order if isinstance(locks, distributed.WorkerLocks) else {}
+            items = sorted(session.items, key=lambda item: order.get(item.nodeid, 0))
+            ids = {item.nodeid: _ids(item) for item in items}  # as a sequential run orders them
+            collection = distributed.Collection(ids, tuple(self._deselected))
+            distributed.write_collection(self.shared_dir, collection)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.gathered is not None:
+            self.gathered.report(report)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -288,15 +329,22 @@ class _RunState:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> None:
-        if not session.items or session.config.option.collectonly:
+        controller = distributed.is_controller(session.config)
+        if controller:
+            self.gathered = distributed.Gathered()  # the workers collect; the events come here
+        elif not session.items or session.config.option.collectonly:
             return
         try:
             profile = self.profile()
         except HarnessError as error:
             pytest.exit(str(error), returncode=3)
         self.deadline = time.monotonic() + self.max_duration
+        workers = int(session.config.getoption("numprocesses", 1) or 1) if controller else 1
+        started = time.time()
         self.emit(
-            events.RunStarted(profile.base_url, time.time(), self.seed, self.pacing, self.policy)
+            events.RunStarted(
+                profile.base_url, started, self.seed, self.pacing, self.policy, workers
+            )
         )
 
         self._catch_signals()
@@ -320,7 +368,7 @@ class _RunState:
 
     def stop_reason(self) -> str | None:
         """ "interrupted" after SIGINT/SIGTERM, "timed out" past --max-duration, else None."""
-        if self._signalled:
+        if self._signalled or distributed.stop_requested(self.shared_dir):
             return "interrupted"
         if time.monotonic() >= self.deadline:
             return "timed out"
@@ -338,6 +386,8 @@ class _RunState:
         if self._signalled and signum == signal.SIGINT:
             raise KeyboardInterrupt
         self._signalled = True
+        if self.gathered is not None and self.shared_dir is not None:
+            distributed.request_stop(self.shared_dir)  # the workers stop between requests
 
     def _restore_signals(self) -> None:
         for signum, handler in self._saved_handlers.items():
@@ -364,6 +414,8 @@ class _RunState:
         self._restore_signals()
         if int(exitstatus) == int(pytest.ExitCode.INTERRUPTED) or self._signalled:
             self.stopped = "interrupted"
+        if self.gathered is not None:
+            self._hand_over_gathered()
         elapsed = time.time() - self.t0
         self.emit(events.RunFinished(time.time(), elapsed, int(exitstatus), self.stopped))
         self.close()
@@ -371,7 +423,23 @@ class _RunState:
     # -- plumbing ------------------------------------------------------------------------------
 
     def emit(self, event: events.Event) -> None:
+        if self.gathered is not None and isinstance(event, events.TestFinished):
+            self.gathered.keep(event)  # handed over in collection order when the run ends
+            return
         self.config.hook.pytest_conformance_event(event=event)
+
+    def _hand_over_gathered(self) -> None:
+        """The controller: every worker's event, in the order a sequential run gives them."""
+        gathered, self.gathered = self.gathered, None
+        assert gathered is not None
+        stop = self.stop_reason() or self.stopped
+        collection = distributed.read_collection(self.shared_dir)
+        for event in gathered.in_order(collection, STOP_REASONS.get(stop or "")):
+            if isinstance(event, events.TestFinished):
+                for said, reason in STOP_REASONS.items():
+                    if event.reason == reason:
+                        self.stopped = said
+            self.emit(event)
 
     def profile(self) -> TargetProfile:
         if self._profile is None:
@@ -390,7 +458,10 @@ class _RunState:
     def client(self) -> DeliveryClient:
         if self._client is None:
             profile = self.profile()
-            pacer = Pacer() if self.pacing else None
+            pacer: Pacer | None = None
+            if self.pacing:  # one budget for every worker of the run
+                shared = self.shared_dir
+                pacer = SharedPacer(shared / "pacing.json") if shared is not None else Pacer()
             self._client = DeliveryClient(profile, pacer=pacer, on_exchange=self.exchanges.append)
             self._client.stop_check = self.stop_reason
             self._client.on_wait = self._announce_wait
@@ -492,6 +563,8 @@ class _RunState:
                 duration,
                 tuple(sorted(ledger.checked() & set(_ids(item)))),
             )
+            if self.worker:
+                setattr(report, distributed.EVENT_ATTRIBUTE, distributed.encode(finished))
             self.emit(finished)
 
     def close(self) -> None:
@@ -635,10 +708,28 @@ def fixture_id(profile: TargetProfile) -> Callable[[str], str]:
 
 @pytest.fixture
 def admin(request: pytest.FixtureRequest) -> Iterator[AdminClient]:
-    """The admin API; the target is reset after the test (tests using it change state)."""
-    api = _state(request.config).admin()
+    """The admin API; the target is reset after the test (tests using it change state).
+
+    A test that holds only the limits organisation alone (`exclusive`, suite/exclusive.py) puts
+    back only that organisation: a whole reset would disturb the tests running beside it.
+    """
+    state = _state(request.config)
+    api = state.admin()
+    api.changed.clear()
     yield api
-    api.reset()
+    alone, _ = holdings(request.node)
+    beyond = api.changed - {f"role:{role}" for role in LIMITS_ROLES}
+    if TARGET in alone or beyond:
+        api.reset()
+        if TARGET not in alone:  # a declaration that no longer matches what the scenario does
+            raise HarnessFailure(
+                f"{request.node.nodeid} holds only {', '.join(sorted(alone))} alone "
+                f"(@pytest.mark.exclusive) but changed {', '.join(sorted(beyond))}"
+            )
+        return
+    for role in LIMITS_ROLES:
+        if role in state.profile().keys:
+            api.restore(role)
 
 
 class ChangeMaker:

@@ -11,7 +11,10 @@ from the events, never from pytest's text output.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +46,7 @@ class RunOptions:
     max_duration: float | None = None
     state_sequences: int | None = None  # the stateful exploration's budget (None: its default)
     from_sandbox: bool = False  # the target profile was written by the embedded sandbox
+    workers: int = 1  # processes running scenarios at once (pytest-xdist; suite/distributed.py)
     tests_root: Path = field(default_factory=lambda: tests_root())
     extra_args: Sequence[str] = field(default_factory=tuple)
 
@@ -91,6 +95,20 @@ def pytest_args(options: RunOptions, paths: Sequence[Path]) -> list[str]:
     return args + list(options.extra_args)
 
 
+@contextmanager
+def worker_args(options: RunOptions) -> Iterator[list[str]]:
+    """pytest-xdist's options for `options.workers` processes, with the folder they share."""
+    if options.workers <= 1:
+        yield []
+        return
+    shared = Path(tempfile.mkdtemp(prefix="delivery-run-"))
+    try:
+        yield ["-p", "xdist", "-n", str(options.workers), "--dist", "load",
+               "--shared-state", str(shared)]  # fmt: skip
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+
+
 def run_suite(options: RunOptions) -> RunSummary | None:
     """Run the suite; None when there is no test yet. Raises on a run that could not happen."""
     paths = suite_paths(options)
@@ -98,8 +116,8 @@ def run_suite(options: RunOptions) -> RunSummary | None:
         return None
     options.run_dir.mkdir(parents=True, exist_ok=True)
     writer = ReportWriter(options.run_dir, announce=False)
-    with installed_suites_untouched(options.tests_root):
-        status = int(pytest.main(pytest_args(options, paths), plugins=[writer]))
+    with installed_suites_untouched(options.tests_root), worker_args(options) as workers:
+        status = int(pytest.main(pytest_args(options, paths) + workers, plugins=[writer]))
     if writer.summary is None:
         if status == PYTEST_USAGE_ERROR:
             raise HarnessFailure("the suite could not start (pytest usage error, see above)")

@@ -24,6 +24,10 @@ class AdminClient:
         self._token = endpoint.token
         self._prefix = urlsplit(endpoint.url).path.rstrip("/")
         self._client = client
+        # What the calls since the last reset changed: "role:<name>" for an organisation's keys,
+        # limits or suspension, else the area ("clock", "series", "licences", ...). A scenario
+        # that declares it changes only the limits organisation is held to it (suite/plugin.py).
+        self.changed: set[str] = set()
 
     def close(self) -> None:
         self._client.close()
@@ -34,6 +38,12 @@ class AdminClient:
         )
         if not 200 <= response.status_code < 300:
             raise HarnessFailure(f"admin {method} {path} answered {response.status_code}")
+        if method != "GET":
+            area, _, rest = path.strip("/").partition("/")
+            if area == "reset":
+                self.changed.clear()
+            else:
+                self.changed.add(f"role:{rest.partition('/')[0]}" if area == "roles" else area)
         return response.json_body() if response.content else None
 
     def state(self) -> Any:
@@ -66,6 +76,10 @@ class AdminClient:
 
     def reset_limits(self, role: str) -> Any:
         return self.call("POST", f"roles/{role}/reset-limits", {})
+
+    def restore(self, role: str) -> Any:
+        """The role's organisation back to its start: limits, full counters, not suspended."""
+        return self.call("POST", f"roles/{role}/restore", {})
 
     def withdraw_series(self, code: str) -> Any:
         return self.call("POST", f"series/{code}/withdraw", {})

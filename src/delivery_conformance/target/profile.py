@@ -58,7 +58,10 @@ __all__ = [
 KEY_PATTERN = re.compile(r"svc_live_[!-~]{32}")
 TARGET_ENV = "DELIVERY_TARGET"
 MAX_PROFILE_BYTES = 256 * 1024  # a full profile is a few KB; this bounds the TOML parser's work
-TOP_LEVEL = ("base_url", "test_organisation", "bare_host", "keys", "fixtures", "admin", "changes")
+MAX_WORKERS = 32  # processes of `run --workers N` (each one mostly waits on the network)
+TOP_LEVEL = (
+    "base_url", "test_organisation", "bare_host", "workers", "keys", "fixtures", "admin", "changes"
+)  # fmt: skip
 ADMIN_ENTRIES = ("url", "token")
 _HOST = re.compile(r"[A-Za-z0-9.-]+(:\d{1,5})?")
 _VARIABLE = re.compile(r"\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -82,6 +85,7 @@ class TargetProfile:
     fixtures: Mapping[str, str] = field(default_factory=dict)
     test_organisation: bool = False
     bare_host: str | None = None
+    workers: int | None = None  # `run --workers` unless the command line says (None: chosen)
     admin: AdminEndpoint | None = None
     changes: ChangeCommands | None = None
     source: Path | None = None
@@ -331,6 +335,11 @@ def load_profile(path: str | Path, environ: Mapping[str, str] | None = None) -> 
     bare_host = _expand(path, data.get("bare_host"), "bare_host", environ)
     if bare_host is not None and (not isinstance(bare_host, str) or not _HOST.fullmatch(bare_host)):
         raise _fail(path, "bare_host must be a host name such as 'example.com'")
+    workers = data.get("workers")
+    if workers is not None and (
+        not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= MAX_WORKERS
+    ):
+        raise _fail(path, f"workers must be a whole number from 1 to {MAX_WORKERS}")
     keys, origins = _check_keys(path, _table(path, data, "keys", "role = key"), environ)
     fixtures_table = _table(path, data, "fixtures", "name = string or integer")
     fixtures = _check_fixtures(path, fixtures_table, environ)
@@ -342,6 +351,7 @@ def load_profile(path: str | Path, environ: Mapping[str, str] | None = None) -> 
         fixtures=MappingProxyType(fixtures),
         test_organisation=test_org,
         bare_host=bare_host,
+        workers=workers,
         admin=admin,
         changes=changes,
         source=path,

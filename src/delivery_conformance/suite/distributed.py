@@ -1,0 +1,164 @@
+"""The suite on several workers (`run --workers N`): pytest-xdist processes against one target.
+
+The runner gives every process of the run one directory (`--shared-state DIR`). In it:
+- the pacing record (`SharedPacer`): one budget per counter for all workers;
+- the resource locks (`suite/exclusive.py`): a test that changes the target runs alone;
+- `collection.pickle`: what the first worker collected (each test's requirement IDs and the
+  tests the selection left out), so the controller can name every test, even one whose worker
+  died before reaching it;
+- `stop`: written by the controller on SIGINT/SIGTERM; each worker then stops between requests.
+
+A worker judges a test as a sequential run does and sends its `TestFinished` event to the
+controller on the teardown report (`conformance_event`). The controller keeps the events and,
+when the run ends, hands them to the report writers in collection order: the reports read as a
+sequential run's, whatever the workers' order was. A test with no event is named: "error" if its
+worker crashed while running it, else "not exercised" with the reason the run stopped.
+"""
+
+from __future__ import annotations
+
+import base64
+import pickle
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from delivery_conformance.evidence import events
+from delivery_conformance.evidence.events import Outcome
+from delivery_conformance.suite.exclusive import TARGET, ResourceLocks, holdings
+
+__all__ = [
+    "EVENT_ATTRIBUTE",
+    "Gathered",
+    "WorkerLocks",
+    "decode",
+    "encode",
+    "is_controller",
+    "is_worker",
+    "rank",
+    "read_collection",
+    "stop_requested",
+    "write_collection",
+]
+
+EVENT_ATTRIBUTE = "conformance_event"
+COLLECTION_FILE = "collection.pickle"
+STOP_FILE = "stop"
+CRASHED_REASON = "the worker running this test died before it reported (crashed or killed)"
+UNREPORTED_REASON = "the run ended before any worker reported this test"
+
+
+def rank(alone: frozenset[str]) -> int:
+    """Where a test goes in a worker's order: what holds the whole target alone first, then what
+    holds something else alone, then the rest. Tests holding the target alone then run one after
+    another at the start instead of each waiting for every neighbour's test to end."""
+    if TARGET in alone:
+        return 0
+    return 1 if alone else 2
+
+
+def encode(value: object) -> str:
+    """Events cross from a worker in a report attribute: text, as xdist's channel carries."""
+    return base64.b64encode(pickle.dumps(value)).decode("ascii")
+
+
+def decode(text: str) -> Any:
+    return pickle.loads(base64.b64decode(text))
+
+
+def is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def is_controller(config: pytest.Config) -> bool:
+    return config.pluginmanager.has_plugin("dsession")
+
+
+def stop_requested(directory: Path | None) -> bool:
+    return directory is not None and (directory / STOP_FILE).exists()
+
+
+def request_stop(directory: Path) -> None:
+    (directory / STOP_FILE).touch()
+
+
+@dataclass(frozen=True)
+class Collection:
+    requirement_ids: Mapping[str, tuple[str, ...]]  # node id -> IDs, in collection order
+    deselected: tuple[events.TestDeselected, ...] = ()
+
+
+def write_collection(directory: Path, collection: Collection) -> None:
+    """The first worker to finish collecting writes it (all workers collect the same)."""
+    path = directory / COLLECTION_FILE
+    if path.exists():
+        return
+    temporary = directory / f"{COLLECTION_FILE}.{id(collection)}.tmp"
+    temporary.write_bytes(pickle.dumps(collection))
+    temporary.replace(path)
+
+
+def read_collection(directory: Path | None) -> Collection:
+    path = None if directory is None else directory / COLLECTION_FILE
+    if path is None or not path.exists():
+        return Collection({})
+    loaded = pickle.loads(path.read_bytes())
+    return loaded if isinstance(loaded, Collection) else Collection({})
+
+
+class WorkerLocks:
+    """Registered in each worker: a test runs while holding what `holdings` says it needs."""
+
+    def __init__(self, locks: ResourceLocks, stop: Callable[[], bool]) -> None:
+        self.locks = locks
+        self.stop = stop
+
+        self.order: dict[str, int] = {}  # node id -> place in the collection, before sorting
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        self.order = {item.nodeid: place for place, item in enumerate(items)}
+        items.sort(key=lambda item: rank(holdings(item)[0]))  # stable: file order kept within
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> Generator[None, object, object]:
+        exclusive, shared = holdings(item)
+        with self.locks.hold(exclusive, shared, self.stop):
+            return (yield)  # a stop while waiting: the run's own hook reports it not exercised
+
+
+@dataclass
+class Gathered:
+    """The controller's side: each test's event as its worker reported it."""
+
+    finished: dict[str, events.TestFinished] = field(default_factory=dict)
+    crashed: set[str] = field(default_factory=set)
+
+    def keep(self, event: events.TestFinished) -> None:
+        self.finished.setdefault(event.nodeid, event)  # a collection error comes from each
+
+    def report(self, report: pytest.TestReport) -> None:
+        text = getattr(report, EVENT_ATTRIBUTE, None)
+        if isinstance(text, str):
+            self.keep(decode(text))
+        elif report.failed and report.when not in ("setup", "call", "teardown"):
+            self.crashed.add(report.nodeid)  # xdist's report for the test a dead worker ran
+
+    def in_order(self, collection: Collection, stopped: str | None) -> list[events.Event]:
+        """Deselected first, then one event per collected test, in collection order."""
+        ordered: list[events.Event] = list(collection.deselected)
+        known = dict(collection.requirement_ids)
+        ordered += [e for node, e in self.finished.items() if node not in known]
+        for nodeid, ids in known.items():
+            event = self.finished.get(nodeid)
+            if event is None:
+                outcome = Outcome.ERROR if nodeid in self.crashed else Outcome.NOT_EXERCISED
+                reason = CRASHED_REASON if nodeid in self.crashed else stopped or UNREPORTED_REASON
+                event = events.TestFinished(nodeid, ids, outcome, reason)
+            ordered.append(event)
+        return ordered

@@ -1,0 +1,98 @@
+"""What a scenario must hold alone when the suite runs on several workers (`run --workers N`).
+
+Every test shares the resource `target` (it reads the target's state). A test that changes that
+state (the `admin` or `changes` fixture: a change, a clock move, a key rotation, a reset after
+it) holds `target` exclusively: no other test runs meanwhile. A test may name what it holds
+alone instead, with `@pytest.mark.exclusive("limits-organisation", ...)`: then it holds those
+exclusively and still shares `target` unless it names it too. The limit scenarios do so: they
+lower and spend the counters of a dedicated organisation that no other scenario uses.
+
+    exclusive, shared = holdings(item)
+    locks = ResourceLocks(directory)              # one directory per run, shared by the workers
+    with locks.hold(exclusive, shared, stop=lambda: False):
+        ...                                       # the test runs here
+
+The locks are `flock`s on files in the run's directory, one readers-writer lock per resource,
+taken in name order. A test waiting to hold a resource alone goes through a turnstile that new
+sharers queue behind, so it is never starved by a stream of short tests.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = [
+    "LIMITS_ORGANISATION",
+    "LIMITS_ROLES",
+    "STATE_FIXTURES",
+    "TARGET",
+    "ResourceLocks",
+    "holdings",
+]
+
+TARGET = "target"
+# The organisation(s) of the roles `limits` and `limits_videos`, which no other scenario uses: the
+# limit scenarios lower and spend its counters, then put back only it (`CLEAN_UP`).
+LIMITS_ORGANISATION = "limits-organisation"
+LIMITS_ROLES = ("limits", "limits_videos")
+# Fixtures that change the target's state (and put it back after the test).
+STATE_FIXTURES = frozenset({"admin", "changes"})
+POLL = 0.02  # seconds between two tries of a lock (a stop is honoured within one)
+
+
+def holdings(item: Any) -> tuple[frozenset[str], frozenset[str]]:
+    """(held alone, shared) resources of a test item."""
+    named = {str(name) for mark in item.iter_markers("exclusive") for name in mark.args}
+    if not named and STATE_FIXTURES & set(getattr(item, "fixturenames", ())):
+        named = {TARGET}
+    return frozenset(named), frozenset({TARGET} - named)
+
+
+class ResourceLocks:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def _open(self, name: str, part: str) -> IO[str]:
+        return (self.directory / f"{name}.{part}.lock").open("a")
+
+    @contextmanager
+    def hold(
+        self,
+        exclusive: frozenset[str],
+        shared: frozenset[str],
+        stop: Callable[[], bool] = lambda: False,
+    ) -> Iterator[bool]:
+        """Hold the resources; yields False (holding nothing) if `stop()` turned true first."""
+        with ExitStack() as held:
+            for name in sorted(exclusive | shared):
+                mode = fcntl.LOCK_EX if name in exclusive else fcntl.LOCK_SH
+                with self._open(name, "turnstile") as turnstile:
+                    if not _lock(turnstile, fcntl.LOCK_EX, stop):
+                        held.close()
+                        yield False
+                        return
+                    resource = held.enter_context(self._open(name, "resource"))
+                    got = _lock(resource, mode, stop)
+                    fcntl.flock(turnstile, fcntl.LOCK_UN)
+                if not got:
+                    held.close()
+                    yield False
+                    return
+                held.callback(fcntl.flock, resource, fcntl.LOCK_UN)
+            yield True
+
+
+def _lock(handle: IO[str], mode: int, stop: Callable[[], bool]) -> bool:
+    while True:
+        try:
+            fcntl.flock(handle, mode | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if stop():
+                return False
+            time.sleep(POLL)

@@ -1,0 +1,99 @@
+"""What a scenario holds alone on several workers, and the locks that keep it alone."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from delivery_conformance.suite.exclusive import (
+    LIMITS_ORGANISATION,
+    TARGET,
+    ResourceLocks,
+    holdings,
+)
+
+
+class _Mark(NamedTuple):
+    name: str
+    args: tuple[str, ...]
+
+
+class _Item:
+    """A test item as `holdings` reads it: its fixtures and its `exclusive` markers."""
+
+    def __init__(self, fixtures: tuple[str, ...], *exclusive: tuple[str, ...]) -> None:
+        self.fixturenames = fixtures
+        self._marks = [_Mark("exclusive", names) for names in exclusive]
+
+    def iter_markers(self, name: str) -> list[_Mark]:
+        return [mark for mark in self._marks if mark.name == name]
+
+
+def _after(seconds: float):  # a stop that turns true after `seconds`
+    end = time.monotonic() + seconds
+    return lambda: time.monotonic() >= end
+
+
+@pytest.mark.parametrize(
+    ("item", "alone", "shared"),
+    [
+        (_Item(("client",)), set(), {TARGET}),
+        (_Item(("client", "admin")), {TARGET}, set()),
+        (_Item(("changes",)), {TARGET}, set()),
+        (_Item(("admin",), (LIMITS_ORGANISATION,)), {LIMITS_ORGANISATION}, {TARGET}),
+        (
+            _Item(("admin",), (LIMITS_ORGANISATION,), (LIMITS_ORGANISATION, TARGET)),
+            {LIMITS_ORGANISATION, TARGET},
+            set(),
+        ),
+    ],
+)
+def test_holdings_of_a_test(item: _Item, alone: set[str], shared: set[str]) -> None:
+    assert holdings(item) == (frozenset(alone), frozenset(shared))
+
+
+def test_sharers_run_together_and_an_exclusive_holder_alone(tmp_path: Path) -> None:
+    locks = ResourceLocks(tmp_path)
+    shared = frozenset({TARGET})
+    with locks.hold(frozenset(), shared) as first, locks.hold(frozenset(), shared) as second:
+        assert first and second
+        with locks.hold(shared, frozenset(), _after(0.1)) as alone:
+            assert alone is False  # gave up at the stop, holding nothing
+    with locks.hold(shared, frozenset()) as alone:
+        assert alone
+        with locks.hold(frozenset(), shared, _after(0.1)) as sharer:
+            assert sharer is False
+
+
+def test_other_resources_do_not_wait_for_each_other(tmp_path: Path) -> None:
+    locks = ResourceLocks(tmp_path)
+    with locks.hold(frozenset({LIMITS_ORGANISATION}), frozenset({TARGET})) as limits:
+        assert limits
+        with locks.hold(frozenset(), frozenset({TARGET}), _after(0.5)) as reader:
+            assert reader
+        with locks.hold(frozenset({TARGET}), frozenset(), _after(0.1)) as writer:
+            assert writer is False
+
+
+def test_a_waiting_exclusive_holder_goes_before_new_sharers(tmp_path: Path) -> None:
+    """The turnstile: once a test waits to run alone, tests that come later wait behind it."""
+    locks = ResourceLocks(tmp_path)
+    shared, order = frozenset({TARGET}), []
+
+    def writer() -> None:
+        with locks.hold(shared, frozenset(), _after(5)) as got:
+            order.append(("writer", got))
+
+    with locks.hold(frozenset(), shared) as reader:
+        assert reader
+        thread = threading.Thread(target=writer)
+        thread.start()
+        time.sleep(0.2)  # the writer now waits at the turnstile for this reader
+        with locks.hold(frozenset(), shared, _after(0.2)) as late:
+            order.append(("late reader", late))
+    thread.join(5)
+    assert order == [("late reader", False), ("writer", True)]

@@ -1,0 +1,201 @@
+"""`run --workers N`: the same reports whatever N, and a stopped run that names what it left.
+
+spec-independent plumbing (suite/distributed.py, suite/exclusive.py): the workers' events come
+back in collection order; a test that changes the target runs alone; a signal or a worker that
+dies still ends in written reports, with no process of the run left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from harness_support import run_results
+from test_interrupt import STOP_BOUND, processes_marked
+
+from delivery_conformance.evidence.events import Outcome, TestDeselected, TestFinished
+from delivery_conformance.suite.distributed import CRASHED_REASON, Collection, Gathered, rank
+from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION, TARGET
+from delivery_conformance.suite.runner import RunOptions, run_suite
+from delivery_conformance.target import preflight
+from delivery_conformance.target.embedded import EmbeddedSandbox
+from delivery_conformance.target.preflight import chosen_workers
+
+# Plain readers, scenarios that change the target (alone), and limit scenarios (alone on their
+# organisation, beside the readers; the clock-moving ones alone on everything).
+MIXED = "test_catalog_paging or test_withdrawal or test_limits_headers or test_keys"
+
+
+def _digest(data: dict[str, Any]) -> tuple[list[tuple[str, str, str]], dict[str, str]]:
+    tests = [(t["nodeid"], t["outcome"], t["reason"]) for t in data["tests"]]
+    return tests, {r["id"]: r["status"] for r in data["requirements"]}
+
+
+def test_a_run_on_three_workers_reports_what_the_sequential_run_reports(tmp_path: Path) -> None:
+    digests = []
+    with EmbeddedSandbox() as profile:
+        for workers in (1, 3):
+            options = RunOptions(
+                target=profile,
+                run_dir=tmp_path / str(workers),
+                keyword=MIXED,
+                properties=False,
+                pacing=False,
+                from_sandbox=True,
+                workers=workers,
+            )
+            summary = run_suite(options)
+            assert summary is not None and summary.exit_code() == 0, summary and summary.line()
+            results = (tmp_path / str(workers) / "results.json").read_text(encoding="utf-8")
+            digests.append(_digest(json.loads(results)))
+    (sequential_tests, sequential_ids), (workers_tests, workers_ids) = digests
+    assert len(sequential_tests) > 40
+    assert workers_tests == sequential_tests  # same tests, same order, same outcomes
+    assert workers_ids == sequential_ids
+
+
+@pytest.mark.parametrize(
+    ("rtt", "workers"),
+    [(0.001, 1), (0.009, 1), (0.040, 2), (0.150, 8), (0.800, 8)],
+)
+def test_the_default_worker_count_follows_the_round_trip(rtt: float, workers: int) -> None:
+    assert chosen_workers(rtt, None, None)[0] == workers
+
+
+def test_the_command_line_then_the_profile_choose_the_worker_count() -> None:
+    assert chosen_workers(0.150, 3, 5) == (3, "--workers")
+    assert chosen_workers(0.001, None, 5) == (5, "the profile's `workers`")
+
+
+def test_the_budget_caps_the_default_when_it_could_not_keep_more_workers_busy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(preflight, "BUDGET_PER_SECOND", 20.0)  # 20 requests/s in all
+    workers, why = chosen_workers(0.150, None, None)
+    assert workers == 3 and "at most 3 by the pacing budget" in why
+
+
+def _start(tmp_path: Path, mark: str, *extra: str) -> subprocess.Popen[str]:
+    env = {**os.environ, mark.split("=")[0]: mark.split("=")[1]}
+    return subprocess.Popen(
+        [sys.executable, "-m", "delivery_conformance.cli", "run", "--no-properties",
+         "--workers", "2", "--report-dir", str(tmp_path), *extra],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def _when_running(run: subprocess.Popen[str], lines: list[str]) -> None:
+    deadline = time.monotonic() + 90
+    while not any(line.startswith(".") for line in lines) and time.monotonic() < deadline:
+        time.sleep(0.2)  # pytest's first progress dots: the workers are judging tests
+
+
+def _workers_of(mark: str, run: subprocess.Popen[str]) -> list[int]:
+    return [pid for pid in processes_marked(mark) if pid != run.pid]
+
+
+def _finish(run: subprocess.Popen[str], lines: list[str], act: Any) -> tuple[str, str]:
+    reader = threading.Thread(target=lambda: lines.extend(iter(run.stdout.readline, "")))
+    reader.start()
+    try:
+        _when_running(run, lines)
+        act()
+        run.wait(timeout=STOP_BOUND * 4)
+        err = run.stderr.read()
+    finally:
+        if run.poll() is None:
+            run.kill()
+        reader.join(timeout=5)
+    return "".join(lines), err
+
+
+def test_a_signal_stops_every_worker_and_the_reports_name_what_was_not_run(
+    tmp_path: Path,
+) -> None:
+    mark = f"DELIVERY_TEST_MARK={uuid.uuid4().hex}"
+    lines: list[str] = []
+    with _start(tmp_path, mark) as run:
+        out, err = _finish(run, lines, lambda: run.send_signal(signal.SIGTERM))
+    assert run.returncode == 130, out[-1500:] + err[-1500:]
+    assert "Traceback" not in err
+    data = run_results(tmp_path)
+    assert data["run"]["stopped"] == "interrupted"
+    outcomes = {t["outcome"] for t in data["tests"]}
+    assert "passed" in outcomes and "not exercised" in outcomes
+    assert any(t["reason"].startswith("the run was interrupted") for t in data["tests"])
+    time.sleep(0.5)
+    assert processes_marked(mark) == []
+
+
+def test_a_worker_that_dies_leaves_its_test_in_error_and_the_run_goes_on(tmp_path: Path) -> None:
+    mark = f"DELIVERY_TEST_MARK={uuid.uuid4().hex}"
+    lines: list[str] = []
+    with _start(tmp_path, mark, "-k", "test_scopes or test_every_path") as run:
+
+        def kill_one_worker() -> None:
+            workers = [p for p in _workers_of(mark, run) if b"exec(eval(sys.stdin" in _cmdline(p)]
+            assert workers, "no worker process found"
+            os.kill(workers[0], signal.SIGKILL)
+
+        out, err = _finish(run, lines, kill_one_worker)
+    assert run.returncode == 3, out[-1500:] + err[-1500:]  # a harness error, not a verdict
+    data = run_results(tmp_path)
+    errored = [t for t in data["tests"] if t["outcome"] == "error"]
+    assert [t["reason"] for t in errored] == [CRASHED_REASON]
+    assert len([t for t in data["tests"] if t["outcome"] == "passed"]) > 100
+    time.sleep(0.5)
+    assert processes_marked(mark) == []
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _finished(nodeid: str, outcome: Outcome = Outcome.PASSED) -> TestFinished:
+    return TestFinished(nodeid, ("CAT-001",), outcome)
+
+
+def test_the_controller_gives_the_events_back_in_collection_order() -> None:
+    gathered = Gathered()
+    for nodeid in ("t::c", "t::a"):
+        gathered.keep(_finished(nodeid))
+    gathered.crashed.add("t::b")
+    deselected = TestDeselected("t::z", ("CAT-002",))
+    collection = Collection({"t::a": ("CAT-001",), "t::b": ("CAT-001",), "t::c": ("CAT-001",),
+                             "t::d": ("CAT-003",)}, (deselected,))  # fmt: skip
+    ordered = gathered.in_order(collection, "the run was interrupted")
+    assert ordered[0] == deselected
+    finished = [e for e in ordered if isinstance(e, TestFinished)]
+    assert [(e.nodeid, e.outcome, e.reason) for e in finished] == [
+        ("t::a", Outcome.PASSED, ""),
+        ("t::b", Outcome.ERROR, CRASHED_REASON),
+        ("t::c", Outcome.PASSED, ""),
+        ("t::d", Outcome.NOT_EXERCISED, "the run was interrupted"),
+    ]
+    assert finished[3].requirement_ids == ("CAT-003",)  # named, though no worker reached it
+
+
+def test_a_collection_error_reported_by_every_worker_is_one_event() -> None:
+    gathered = Gathered()
+    for _ in range(3):
+        gathered.keep(_finished("tests/conformance/test_x.py", Outcome.ERROR))
+    assert len(gathered.in_order(Collection({}), None)) == 1
+
+
+def test_tests_holding_the_target_alone_go_first_then_other_holders() -> None:
+    assert rank(frozenset({TARGET})) == 0
+    assert rank(frozenset({LIMITS_ORGANISATION, TARGET})) == 0
+    assert rank(frozenset({LIMITS_ORGANISATION})) == 1
+    assert rank(frozenset()) == 2

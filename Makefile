@@ -18,7 +18,7 @@ TOOLS := .tools
 REDOCLY := $(TOOLS)/node_modules/.bin/redocly
 REDOCLY_STAMP := $(TOOLS)/.redocly-$(REDOCLY_VERSION)
 
-.PHONY: install lint openapi-lint browser check test conformance killrate variants certify foreign latency bench compare load load-smoke load-sensitivity dist dist-check clean
+.PHONY: install lint openapi-lint browser check test conformance killrate variants certify foreign latency bench bench-workers compare load load-smoke load-sensitivity dist dist-check clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -114,6 +114,10 @@ certify: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(if $(TARGET),--target $(TARGET))
+
+# Run time against `run --workers N` behind 40 and 150 ms (also the last part of `make bench`).
+bench-workers: $(STAMP)
+	$(BIN)/python -m benchmarks.workers
 
 compare: $(STAMP)
 	$(BIN)/python -m benchmarks compare

@@ -1,6 +1,7 @@
 """`python -m benchmarks`: the sandbox's own endpoints (Python generator, then wrk where installed),
 then POST /playback, then
-the in-process cost per request (benchmarks/inprocess.py).
+the in-process cost per request (benchmarks/inprocess.py), then run time against the number of
+workers behind added latency (benchmarks/workers.py, about half an hour).
 
 Options other than the shared ones are passed to benchmarks/sandbox.py only.
 """
@@ -8,7 +9,7 @@ Options other than the shared ones are passed to benchmarks/sandbox.py only.
 import importlib
 import sys
 
-from benchmarks import client_sync, conformance_run, inprocess, wrk
+from benchmarks import client_sync, conformance_run, inprocess, workers, wrk
 from benchmarks.sandbox import main
 
 argv = sys.argv[1:]
@@ -28,4 +29,5 @@ status = importlib.import_module("benchmarks.load").main([]) or status
 status = conformance_run.main([]) or status  # wall time of a full run (target < 2 min)
 status = inprocess.main(["--requests", "3000", "--rounds", "3"]) or status
 status = client_sync.main([]) or status  # reference client sync vs bare httpx (<= 10 %)
+status = workers.main([]) or status  # run time against --workers N behind 40 and 150 ms
 raise SystemExit(status)

@@ -55,6 +55,9 @@ def run_once(
     seed: int,
     keyword: str | None = None,
     timeout: float = RUN_TIMEOUT,
+    workers: int | None = None,
+    properties: bool = False,
+    keep: Path | None = None,
 ) -> dict[str, Any]:
     """One suite run behind a fresh proxy in front of a fresh sandbox; answer its figures."""
     with tempfile.TemporaryDirectory(prefix="latency-suite-") as tmp, EmbeddedSandbox() as prof:
@@ -62,8 +65,10 @@ def run_once(
         with LatencyProxy(upstream, latency=latency, jitter=jitter, seed=seed) as url:
             target = write_proxied_profile(prof, Path(tmp) / "proxied.toml", url)
             command = [sys.executable, "-m", "delivery_conformance.cli", "run"]
-            command += ["--target", str(target), "--no-properties", "--report-dir", tmp]
+            command += ["--target", str(target), "--report-dir", tmp]
+            command += [] if properties else ["--no-properties"]
             command += [] if paced else ["--no-pacing"]
+            command += ["--workers", str(workers)] if workers is not None else []
             command += ["-k", keyword] if keyword else []
             started = time.monotonic()
             try:
@@ -77,18 +82,23 @@ def run_once(
             wall = time.monotonic() - started
         found = sorted(Path(tmp).glob("*/results.json"))
         results = json.loads(found[0].read_text()) if found else None
+        if found and keep is not None:  # the run's results.json, kept for a closer look
+            keep.parent.mkdir(parents=True, exist_ok=True)
+            keep.write_bytes(found[0].read_bytes())
     figure: dict[str, Any] = {
         "mode": "paced" if paced else "unpaced",
         "latency_ms": round(latency * 1000),
         "jitter_ms": round(jitter * 1000),
         "wall_seconds": round(wall, 1),
         "exit_code": code,
+        "workers": workers,
     }
     if results is None:
         return {**figure, "error": f"no results.json ({tail[0][:200]})"}
     run = results["run"]
     figure.update(
         duration_seconds=run.get("duration_seconds"),
+        exchanges=run.get("exchanges", {}),
         tests_passed=run["tests"].get("passed"),
         tests_failed=run["tests"].get("failed"),
         tests_error=run["tests"].get("error"),

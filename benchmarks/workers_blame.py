@@ -1,0 +1,130 @@
+"""The same findings whatever the number of workers: sandbox faults, sequential and concurrent.
+
+For each chosen fault (by default 20, taken round-robin across the fault registry's areas, so
+every area of the spec is met), a fresh sandbox with the fault on is judged twice by the whole
+suite as a user runs it: `run --workers 1` and `run --workers N`. The two runs must fail the same
+requirements and charge each finding to the same requirement in the same test: the comparison
+is of the sets of (test, requirement charged) of every violation, and of the failed requirement
+IDs.
+
+    python -m benchmarks.workers_blame [--count 20] [--workers 4] [--fault NAME ...]
+                                       [--out reports/bench/workers_blame.json]
+
+Exit 0 when every fault gave the same findings both ways (and was caught), 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from delivery_sandbox.faults.registry import FAULTS
+
+__all__ = ["chosen_faults", "findings", "main"]
+
+RUN_TIMEOUT = 1800.0
+
+
+def chosen_faults(count: int) -> list[str]:
+    """`count` faults, one area after another (areas and names in sorted order): deterministic."""
+    by_area: dict[str, list[str]] = defaultdict(list)
+    for name, fault in sorted(FAULTS.items()):
+        if not fault.load_only and not fault.slow:
+            by_area[fault.area].append(name)
+    rounds = itertools.zip_longest(*(by_area[a] for a in sorted(by_area)))
+    return [name for row in rounds for name in row if name is not None][:count]
+
+
+def findings(results: dict[str, Any]) -> tuple[set[tuple[str, str]], set[str]]:
+    """(test, requirement charged) of every violation, and the IDs failed or warned."""
+    charged = {
+        (t["nodeid"], v.get("requirement_id", ""))
+        for t in results["tests"]
+        for v in t["violations"]
+    }
+    failed = {r["id"] for r in results["requirements"] if r["status"] in ("failed", "warning")}
+    return charged, failed
+
+
+def _judged(fault: str, workers: int, folder: Path) -> dict[str, Any]:
+    profile = folder / f"{workers}.toml"
+    sandbox = subprocess.Popen(
+        [sys.executable, "-m", "delivery_sandbox", "--port", "0", "--versions", "extended",
+         "--fault", fault, "--profile-out", str(profile)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        for _ in range(300):
+            if profile.exists():
+                break
+            subprocess.run(["sleep", "0.1"], check=False)
+        reports = folder / f"r{workers}"
+        subprocess.run(
+            [sys.executable, "-m", "delivery_conformance.cli", "run", "--target", str(profile),
+             "--workers", str(workers), "--report-dir", str(reports)],
+            capture_output=True, timeout=RUN_TIMEOUT, check=False,
+        )  # fmt: skip
+        found = sorted(reports.glob("2*/results.json"))
+        return dict(json.loads(found[0].read_text())) if found else {}
+    finally:
+        sandbox.terminate()
+        sandbox.wait(timeout=30)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.workers_blame")
+    parser.add_argument("--count", type=int, default=20)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--fault", action="append", default=[])
+    parser.add_argument("--out", type=Path, default=Path("reports/bench/workers_blame.json"))
+    args = parser.parse_args(argv)
+    faults = args.fault or chosen_faults(args.count)
+    rows = []
+    for fault in faults:
+        with tempfile.TemporaryDirectory(prefix="workers-blame-") as tmp:
+            runs = [_judged(fault, n, Path(tmp)) for n in (1, args.workers)]
+        if not all(runs):
+            rows.append({"fault": fault, "same": False, "error": "a run wrote no results.json"})
+            print(f"{fault}: a run wrote no results.json: FAILED", flush=True)
+            continue
+        (seq_charged, seq_failed), (con_charged, con_failed) = (findings(r) for r in runs)
+        expected = set(FAULTS[fault].requirements)
+        same = seq_charged == con_charged and seq_failed == con_failed
+        caught = bool(seq_failed) and seq_failed <= expected | {
+            rid for rid, _ in FAULTS[fault].collateral
+        }
+        rows.append(
+            {
+                "fault": fault,
+                "area": FAULTS[fault].area,
+                "same": same,
+                "caught_with_exact_blame": caught,
+                "failed_sequential": sorted(seq_failed),
+                "failed_concurrent": sorted(con_failed),
+                "only_sequential": sorted(map(list, seq_charged - con_charged)),
+                "only_concurrent": sorted(map(list, con_charged - seq_charged)),
+                "seconds": [r["run"]["duration_seconds"] for r in runs],
+            }
+        )
+        print(
+            f"{fault} ({FAULTS[fault].area}): sequential {sorted(seq_failed)}, "
+            f"{args.workers} workers {sorted(con_failed)}: "
+            f"{'same' if same else 'DIFFERENT'}{'' if caught else ', NOT CAUGHT EXACTLY'}",
+            flush=True,
+        )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(rows, indent=2) + "\n")
+    good = sum(1 for r in rows if r["same"] and r.get("caught_with_exact_blame"))
+    print(f"workers blame: {good}/{len(rows)} faults with the same findings, caught exactly")
+    return 0 if good == len(rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

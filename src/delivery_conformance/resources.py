@@ -106,6 +106,9 @@ def suite_pytest_args(base: Path | None = None) -> list[str]:
     return args
 
 
+NO_BYTECODE = "PYTHONDONTWRITEBYTECODE"
+
+
 @contextmanager
 def installed_suites_untouched(tests_root: Path) -> Iterator[None]:
     """While pytest runs suites from an installed bundle, no bytecode is written: pytest caches
@@ -113,8 +116,15 @@ def installed_suites_untouched(tests_root: Path) -> Iterator[None]:
     A checkout's suites keep pytest's cache as usual."""
     installed = tests_root.resolve().is_relative_to(PACKAGE_DIR / BUNDLE)
     before = sys.dont_write_bytecode
+    before_env = os.environ.get(NO_BYTECODE)
     sys.dont_write_bytecode = before or installed
+    if installed:  # the worker processes of `run --workers N` too
+        os.environ[NO_BYTECODE] = "1"
     try:
         yield
     finally:
         sys.dont_write_bytecode = before
+        if before_env is None:
+            os.environ.pop(NO_BYTECODE, None)
+        else:
+            os.environ[NO_BYTECODE] = before_env

@@ -167,6 +167,20 @@ def test_installed_run_from_an_empty_folder_passes_the_whole_suite(
     assert elapsed < RUN_TIMEOUT
 
 
+def test_installed_run_on_two_workers_passes_and_writes_nothing_installed(
+    fresh_venv: FreshVenv, tmp_path: Path
+) -> None:
+    """The worker processes import the bundled suites too: no bytecode lands beside them."""
+    before = files_under(fresh_venv.site_packages)
+    done = run([str(fresh_venv.bin / "delivery-conformance"), "run", "--no-properties",
+                "--workers", "2", "-k", "test_catalog_paging or test_withdrawal",
+                "--report-dir", "reports"], cwd=tmp_path, timeout=RUN_TIMEOUT)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "workers: 2 (--workers)" in done.stdout
+    written = files_under(fresh_venv.site_packages) - before
+    assert not written, f"the run wrote into site-packages: {sorted(written)[:5]}"
+
+
 @pytest.fixture
 def broken_install(fresh_venv: FreshVenv) -> Iterator[Path]:
     """The fresh install with its bundle moved away (and put back afterwards)."""

@@ -6,7 +6,8 @@ The runner gives every process of the run one directory (`--shared-state DIR`). 
 - `collection.pickle`: what the first worker collected (each test's requirement IDs and the
   tests the selection left out), so the controller can name every test, even one whose worker
   died before reaching it;
-- `stop`: written by the controller on SIGINT/SIGTERM; each worker then stops between requests.
+- `stop`: written by the controller on SIGINT/SIGTERM; each worker then stops between requests;
+- `first-phase-done`: the tests holding the whole target alone that are over (`WorkerLocks`).
 
 A worker judges a test as a sequential run does and sends its `TestFinished` event to the
 controller on the teardown report (`conformance_event`). The controller keeps the events and,
@@ -18,7 +19,9 @@ worker crashed while running it, else "not exercised" with the reason the run st
 from __future__ import annotations
 
 import base64
+import fcntl
 import pickle
+import time
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +31,7 @@ import pytest
 
 from delivery_conformance.evidence import events
 from delivery_conformance.evidence.events import Outcome
-from delivery_conformance.suite.exclusive import TARGET, ResourceLocks, holdings
+from delivery_conformance.suite.exclusive import POLL, TARGET, ResourceLocks, holdings
 
 __all__ = [
     "EVENT_ATTRIBUTE",
@@ -47,6 +50,7 @@ __all__ = [
 EVENT_ATTRIBUTE = "conformance_event"
 COLLECTION_FILE = "collection.pickle"
 STOP_FILE = "stop"
+DONE_FILE = "first-phase-done"  # node ids of the first phase's tests that are over
 CRASHED_REASON = "the worker running this test died before it reported (crashed or killed)"
 UNREPORTED_REASON = "the run ended before any worker reported this test"
 
@@ -109,33 +113,67 @@ def read_collection(directory: Path | None) -> Collection:
     return loaded if isinstance(loaded, Collection) else Collection({})
 
 
+def note_done(directory: Path, nodeid: str) -> None:
+    """One more test of the first phase is over (run, stopped, or its worker died)."""
+    with (directory / DONE_FILE).open("a") as done:
+        fcntl.flock(done, fcntl.LOCK_EX)
+        done.write(nodeid + "\n")
+        fcntl.flock(done, fcntl.LOCK_UN)
+
+
+def done_so_far(directory: Path) -> set[str]:
+    try:
+        return set((directory / DONE_FILE).read_text().splitlines())
+    except FileNotFoundError:
+        return set()
+
+
 class WorkerLocks:
-    """Registered in each worker: a test runs while holding what `holdings` says it needs."""
+    """Registered in each worker: the run in two phases, and each test holding what it needs.
+
+    First phase: the tests that hold the whole target alone, one after another. Second: the rest,
+    side by side (each still holding what `holdings` says). The workers sort their collection so
+    that the first phase comes first (the controller hands tests out in that order), and a worker
+    starts a test of the second phase only once every test of the first is over: otherwise a test
+    of the first phase could wait, with every other worker idle, for a long neighbour to end.
+    """
 
     def __init__(self, locks: ResourceLocks, stop: Callable[[], bool]) -> None:
         self.locks = locks
         self.stop = stop
-
         self.order: dict[str, int] = {}  # node id -> place in the collection, before sorting
+        self.first_phase: set[str] = set()
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         self.order = {item.nodeid: place for place, item in enumerate(items)}
         items.sort(key=lambda item: rank(holdings(item)[0]))  # stable: file order kept within
+        self.first_phase = {item.nodeid for item in items if rank(holdings(item)[0]) == 0}
+
+    def _first_phase_over(self) -> bool:
+        return self.first_phase <= done_so_far(self.locks.directory)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(
         self, item: pytest.Item, nextitem: pytest.Item | None
     ) -> Generator[None, object, object]:
         exclusive, shared = holdings(item)
-        with self.locks.hold(exclusive, shared, self.stop):
-            return (yield)  # a stop while waiting: the run's own hook reports it not exercised
+        first = rank(exclusive) == 0
+        while not first and not self._first_phase_over() and not self.stop():
+            time.sleep(POLL)
+        try:
+            with self.locks.hold(exclusive, shared, self.stop):
+                return (yield)  # a stop while waiting: the run's hook reports it not exercised
+        finally:
+            if first:
+                note_done(self.locks.directory, item.nodeid)
 
 
 @dataclass
 class Gathered:
     """The controller's side: each test's event as its worker reported it."""
 
+    shared_dir: Path | None = None
     finished: dict[str, events.TestFinished] = field(default_factory=dict)
     crashed: set[str] = field(default_factory=set)
 
@@ -148,6 +186,8 @@ class Gathered:
             self.keep(decode(text))
         elif report.failed and report.when not in ("setup", "call", "teardown"):
             self.crashed.add(report.nodeid)  # xdist's report for the test a dead worker ran
+            if self.shared_dir is not None:  # it will not run: the first phase is not held up
+                note_done(self.shared_dir, report.nodeid)
 
     def in_order(self, collection: Collection, stopped: str | None) -> list[events.Event]:
         """Deselected first, then one event per collected test, in collection order."""

@@ -331,7 +331,8 @@ class _RunState:
     def pytest_runtestloop(self, session: pytest.Session) -> None:
         controller = distributed.is_controller(session.config)
         if controller:
-            self.gathered = distributed.Gathered()  # the workers collect; the events come here
+            # the workers collect; the events come here
+            self.gathered = distributed.Gathered(self.shared_dir)
         elif not session.items or session.config.option.collectonly:
             return
         try:

@@ -10,7 +10,8 @@ IDs.
     python -m benchmarks.workers_blame [--count 20] [--workers 4] [--fault NAME ...]
                                        [--out reports/bench/workers_blame.json]
 
-Exit 0 when every fault gave the same findings both ways (and was caught), 1 otherwise.
+Exit 0 when every fault was caught (a requirement it declares failed) and gave the same findings
+both ways, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -95,17 +96,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{fault}: a run wrote no results.json: FAILED", flush=True)
             continue
         (seq_charged, seq_failed), (con_charged, con_failed) = (findings(r) for r in runs)
-        expected = set(FAULTS[fault].requirements)
         same = seq_charged == con_charged and seq_failed == con_failed
-        caught = bool(seq_failed) and seq_failed <= expected | {
-            rid for rid, _ in FAULTS[fault].collateral
-        }
+        # Caught at all; whether the blame is exact is the kill rate's to judge (`make killrate`
+        # runs each fault's own scenarios): here the whole suite runs, so a fault may also fail
+        # the rules of scenarios the kill rate does not select for it.
+        caught = bool(set(FAULTS[fault].requirements) & seq_failed)
         rows.append(
             {
                 "fault": fault,
                 "area": FAULTS[fault].area,
                 "same": same,
-                "caught_with_exact_blame": caught,
+                "caught": caught,
                 "failed_sequential": sorted(seq_failed),
                 "failed_concurrent": sorted(con_failed),
                 "only_sequential": sorted(map(list, seq_charged - con_charged)),
@@ -116,13 +117,13 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{fault} ({FAULTS[fault].area}): sequential {sorted(seq_failed)}, "
             f"{args.workers} workers {sorted(con_failed)}: "
-            f"{'same' if same else 'DIFFERENT'}{'' if caught else ', NOT CAUGHT EXACTLY'}",
+            f"{'same' if same else 'DIFFERENT'}{'' if caught else ', NOT CAUGHT'}",
             flush=True,
         )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(rows, indent=2) + "\n")
-    good = sum(1 for r in rows if r["same"] and r.get("caught_with_exact_blame"))
-    print(f"workers blame: {good}/{len(rows)} faults with the same findings, caught exactly")
+    good = sum(1 for r in rows if r["same"] and r.get("caught"))
+    print(f"workers blame: {good}/{len(rows)} faults caught, with the same findings both ways")
     return 0 if good == len(rows) else 1
 
 

@@ -64,3 +64,20 @@ def test_a_signal_writes_an_interrupted_report_and_leaves_no_process(
     assert data["run"]["stopped"] == "interrupted" and data["run"]["exit_code"] == 130
     time.sleep(0.5)
     assert processes_marked(mark) == []
+
+
+def test_a_time_bound_inside_a_stateful_exploration_is_timed_out_not_a_harness_error(
+    tmp_path: Path,
+) -> None:
+    """Cut mid-sequence, Hypothesis replays the sequence and calls it flaky: that error is the
+    stop's doing, so the exploration is not exercised and the run TIMED OUT (exit 5)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "delivery_conformance.cli", "run", "--no-properties",
+         "-k", "test_random_sequences_of_changes", "--state-sequences", "500",
+         "--max-duration", "3", "--report-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 5, done.stdout[-1500:] + done.stderr[-1500:]
+    (test,) = run_results(tmp_path)["tests"]
+    assert test["outcome"] == "not exercised"
+    assert test["reason"] == "the run reached --max-duration before this test"

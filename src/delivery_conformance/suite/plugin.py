@@ -534,7 +534,9 @@ class _RunState:
             elif report.skipped:
                 self._outcome[nodeid] = _skip_outcome(report)
             else:
-                self._outcome[nodeid] = _classify(call, _ids(item), self.exchanges)
+                self._outcome[nodeid] = self._stopped_or(
+                    _classify(call, _ids(item), self.exchanges)
+                )
         elif report.when == "teardown":
             if self._watchdog is not None:
                 self._watchdog.cancel()
@@ -567,6 +569,17 @@ class _RunState:
             if self.worker:
                 setattr(report, distributed.EVENT_ATTRIBUTE, distributed.encode(finished))
             self.emit(finished)
+
+    def _stopped_or(
+        self, found: tuple[Outcome, str, tuple[Violation, ...]]
+    ) -> tuple[Outcome, str, tuple[Violation, ...]]:
+        """A harness error raised once the run had to stop is the stop's doing: a stateful
+        exploration cut by the time bound mid-sequence, for one, makes Hypothesis report its
+        replay as flaky. The test is then not exercised, with the stop's reason."""
+        stop = self.stop_reason()
+        if found[0] is Outcome.ERROR and stop is not None:
+            return Outcome.NOT_EXERCISED, STOP_REASONS[stop], ()
+        return found
 
     def close(self) -> None:
         if self._client is not None:

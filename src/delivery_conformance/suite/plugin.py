@@ -2,17 +2,21 @@
 
 Options: `--target FILE` (a target profile; default: start the embedded sandbox), `--requirement
 ID` (repeatable; exact IDs or patterns such as `CAT-*`: run only tests naming a matching ID),
-`--no-pacing`, `--report-dir DIR` (write results.json and report.html there), `--conformance-seed
-N` (recorded in the report), `--conformance-strict` (a failed
-`should` fails the run), `--min-coverage PCT`
-(accept a partial run exercising at least PCT % of what it selected), `--max-duration SECONDS`
-(stop there: the tests not yet run are reported not exercised, the run is TIMED OUT).
+`--no-pacing`, `--shared-state DIR` (set by `run --workers N` for its worker processes: the
+shared pacing record and resource locks), `--report-dir DIR` (write results.json and report.html
+there), `--conformance-seed N` (recorded in the report), `--conformance-strict` (a failed
+`should` fails the run), `--min-coverage PCT` (accept a partial run exercising at least PCT % of
+what it selected), `--max-duration SECONDS` (stop there: the tests not yet run are reported not
+exercised, the run is TIMED OUT).
 
 Markers:
   @pytest.mark.requirement("PLAY-012", ...)   mandatory on every test; IDs must exist in
                                               spec/requirements.yaml (else a usage error)
   @pytest.mark.needs("role:videos", "fixture:video_id", "admin", "bare_host",
                      "test_organisation")     missing in the profile => not exercised
+  @pytest.mark.exclusive("limits-organisation")  what the test holds alone on several workers
+                                              (default: the whole target when it uses `admin`
+                                              or `changes`; suite/exclusive.py)
 
 Fixtures: `profile`, `client` (a paced `DeliveryClient`), `key(role)`, `fixture_id(name)`,
 `admin` (an `AdminClient`; resets the target after the test). Asking `key`, `fixture_id` or

@@ -18,15 +18,25 @@ TOOLS := .tools
 REDOCLY := $(TOOLS)/node_modules/.bin/redocly
 REDOCLY_STAMP := $(TOOLS)/.redocly-$(REDOCLY_VERSION)
 
-.PHONY: install lint openapi-lint browser check test conformance killrate variants certify foreign latency bench bench-workers compare load load-smoke load-sensitivity dist dist-check clean
+.PHONY: install lock lint openapi-lint browser check test conformance killrate variants certify foreign latency bench bench-workers compare load load-smoke load-sensitivity dist dist-check clean
 
-$(STAMP): pyproject.toml
+# Installed from requirements.lock (every package pinned, with hashes: a verdict moves only with
+# the server), then the project itself without its dependencies. The wheel keeps ranges.
+$(STAMP): pyproject.toml requirements.lock
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip >/dev/null 2>&1 || true
-	$(BIN)/pip install -q -e '.[dev,load]'
+	$(BIN)/pip install -q --require-hashes -r requirements.lock
+	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# Recompute requirements.lock from pyproject.toml (keeps the pins it can; UPGRADE=1 takes the
+# newest releases the ranges allow). uv does the resolving; it is installed for this only.
+UV_VERSION := 0.13.9
+lock: $(STAMP)
+	$(BIN)/pip install -q 'uv==$(UV_VERSION)'
+	$(BIN)/uv pip compile pyproject.toml --extra dev --extra load --generate-hashes --universal \
+		--python-version 3.11 -o requirements.lock $(if $(UPGRADE),--upgrade) -q
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check src tests loadtests benchmarks

@@ -3,13 +3,19 @@
     delivery-conformance run [--target FILE] [--report-dir DIR] [-k EXPR] [--requirement ID ...]
                              [--no-properties] [--no-pacing] [--seed N] [--strict]
                              [--min-coverage PCT] [--max-duration SECONDS] [--summary-md FILE]
+                             [--expected-failures FILE] [--workers N] [--har FILE]
     delivery-conformance report RESULTS [--out DIR] [--summary-md FILE] [--strict]
+    delivery-conformance replay RESULTS --finding N [--target PROFILE] [--timeout SECONDS]
     delivery-conformance check-profile [FILE]      (default: $DELIVERY_TARGET)
     delivery-conformance init-profile [FILE]       (default: target.toml)
     delivery-conformance killrate [--report-dir DIR] [--mode targeted|full|properties]
                                   [--fault NAME ...] [--clean-runs N] [--no-properties]
     delivery-conformance proxy --upstream URL [--port 0] [--journal FILE] [--scenario FILE]
     delivery-conformance certify-client --plan PLAN [--quick] [--scenario ID ...]
+    delivery-conformance contract-diff OLD.yaml NEW.yaml [--markdown FILE] [--json FILE]
+                                       [--fail-on breaking|additive|any]
+    delivery-conformance compare OLD/results.json NEW/results.json [--summary-md FILE] [--html FILE]
+                                 [--fail-on-behaviour]
 
 Exit codes and verdict words: one table, `verdict.Verdict` (docs/running.md > Exit codes).
 Errors are one line on stderr, never a traceback. A command whose output pipe is closed early
@@ -43,6 +49,7 @@ from delivery_conformance.killrate.false_positives import (
 from delivery_conformance.killrate.judge import Mode
 from delivery_conformance.killrate.measure import KillRateOptions, run_killrate
 from delivery_conformance.killrate.report import KillRateWriter, ProgressPrinter
+from delivery_conformance.reports import compare_command
 from delivery_conformance.reports.view import verdict_word
 from delivery_conformance.reports.writer import (
     finish_outputs,
@@ -51,7 +58,10 @@ from delivery_conformance.reports.writer import (
     write_document,
     write_summary_markdown,
 )
+from delivery_conformance.spec import contract_commands
 from delivery_conformance.spec.requirements import load_requirements
+from delivery_conformance.suite import replay as replay_commands
+from delivery_conformance.suite.expected_failures import load_expected_failures
 from delivery_conformance.suite.plugin import DEFAULT_MAX_DURATION, DEFAULT_STATE_SEQUENCES
 from delivery_conformance.suite.profile_check import report_lines, suite_census, write_template
 from delivery_conformance.suite.runner import DEFAULT_SEED, RunOptions, run_suite, suite_paths
@@ -114,6 +124,10 @@ def parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="append a short Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)",
     )
+    run.add_argument(
+        "--har", type=Path, default=None, metavar="FILE",
+        help="write every exchange of the run (secrets redacted) to FILE as HAR 1.2",
+    )  # fmt: skip
     run.add_argument("-k", dest="keyword", default=None, help="pytest -k expression")
     run.add_argument(
         "--requirement",
@@ -130,6 +144,15 @@ def parser() -> argparse.ArgumentParser:
         "--strict",
         action="store_true",
         help="a violated `should` requirement fails the run (exit 1); default: a warning, exit 0",
+    )
+    run.add_argument(
+        "--expected-failures",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="known failures: TOML [[expected]] requirement, reason, expires; a listed failure is "
+        "a warning with its reason, a listed pass is reported as fixed, an expired entry fails "
+        "the run",
     )
     run.add_argument(
         "--min-coverage",
@@ -254,6 +277,9 @@ def parser() -> argparse.ArgumentParser:
     )
     legal.add_argument("--no-properties", action="store_true", help="skip tests/properties")
     certify_commands.add_commands(commands)
+    contract_commands.add_commands(commands)
+    replay_commands.add_commands(commands)
+    compare_command.add_commands(commands)
     return root
 
 
@@ -276,6 +302,9 @@ def command_run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--min-coverage takes a percentage from 0 to 100, not {args.min_coverage:g}"
         )
+    if args.expected_failures is not None:  # exit 2 before anything starts
+        today = dt.datetime.now(dt.UTC).date()
+        load_expected_failures(args.expected_failures, load_requirements(), today)
     if args.target is None:
         args.target = target_from_env()
     profile = load_profile(args.target) if args.target is not None else None
@@ -289,6 +318,7 @@ def command_run(args: argparse.Namespace) -> int:
         pacing=not args.no_pacing,
         seed=seed,
         strict=args.strict,
+        expected_failures=args.expected_failures,
         min_coverage=args.min_coverage,
         max_duration=args.max_duration,
         state_sequences=args.state_sequences,
@@ -298,7 +328,7 @@ def command_run(args: argparse.Namespace) -> int:
         raise HarnessFailure(
             f"no conformance suite found at {options.tests_root} (a broken installation?)"
         )
-    prepare_outputs(run_dir, args.summary_md)  # exit 2 before the target is touched
+    prepare_outputs(run_dir, args.summary_md, args.har)  # exit 2 before the target is touched
     signal.signal(signal.SIGTERM, _terminate)
     if profile is not None:
         rtt = probe(profile)
@@ -316,7 +346,7 @@ def command_run(args: argparse.Namespace) -> int:
         raise HarnessFailure(f"no conformance suite found at {options.tests_root}")
     print("\n".join(filter(None, (summary.line(), summary.coverage_line()))))
     print(f"report: {run_dir / 'report.html'}")
-    finish_outputs(summary, args.report_dir, run_dir, args.summary_md)
+    finish_outputs(summary, args.report_dir, run_dir, args.summary_md, args.har)
     return summary.exit_code()
 
 
@@ -393,6 +423,9 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "killrate": command_killrate,
     "variants": command_variants,
     **certify_commands.COMMANDS,
+    **contract_commands.COMMANDS,
+    **replay_commands.COMMANDS,
+    **compare_command.COMMANDS,
 }
 
 

@@ -19,12 +19,14 @@ class Verdict(Enum):
     WARNINGS = (
         "CONFORMING WITH WARNINGS",
         0,
-        "no `must` failed; at least one `should` was not met (exit 1 with --strict)",
+        "no unlisted `must` failed; a `should` was not met or an --expected-failures entry "
+        "held (exit 1 with --strict, listed ones excepted)",
     )
     VIOLATIONS = (
         "VIOLATIONS FOUND",
         1,
-        "at least one requirement failed, or a finding no rule names",
+        "at least one requirement failed, a finding no rule names, or an expired "
+        "--expected-failures entry",
     )
     USAGE = ("USAGE ERROR", 2, "bad arguments, a broken profile, a selection that matches nothing")
     HARNESS = (

@@ -12,7 +12,9 @@ import pytest
 from delivery_conformance.suite.exclusive import (
     LIMITS_ORGANISATION,
     TARGET,
+    Cleanup,
     ResourceLocks,
+    cleanup,
     holdings,
 )
 
@@ -97,3 +99,24 @@ def test_a_waiting_exclusive_holder_goes_before_new_sharers(tmp_path: Path) -> N
             order.append(("late reader", late))
     thread.join(5)
     assert order == [("late reader", False), ("writer", True)]
+
+
+@pytest.mark.parametrize(
+    ("alone", "changed", "due"),
+    [
+        ({TARGET}, {"role:limits", "clock"}, Cleanup(reset=True)),
+        ({LIMITS_ORGANISATION}, {"role:limits"},
+         Cleanup(reset=False, restore_roles=("limits", "limits_videos"))),
+        ({LIMITS_ORGANISATION}, set(),
+         Cleanup(reset=False, restore_roles=("limits", "limits_videos"))),
+        ({LIMITS_ORGANISATION}, {"role:limits", "clock"},
+         Cleanup(reset=True, undeclared=frozenset({"clock"}))),
+        (set(), {"role:films"}, Cleanup(reset=True, undeclared=frozenset({"role:films"}))),
+    ],
+    ids=["whole-target", "limits-only", "limits-nothing-changed", "beyond-declaration",
+         "undeclared"],
+)  # fmt: skip
+def test_cleanup_puts_back_only_what_the_test_held_alone(
+    alone: set[str], changed: set[str], due: Cleanup
+) -> None:
+    assert cleanup(frozenset(alone), frozenset(changed)) == due

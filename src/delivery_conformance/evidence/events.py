@@ -8,6 +8,7 @@ plugin (the runner registers its own; `--report-dir` registers the report writer
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -18,6 +19,7 @@ from delivery_conformance.evidence.violation import Violation
 __all__ = [
     "NOT_APPLICABLE_PREFIX",
     "Event",
+    "ExpectedFailure",
     "Outcome",
     "RunFinished",
     "RunPolicy",
@@ -42,6 +44,25 @@ class Outcome(Enum):
 
 
 @dataclass(frozen=True)
+class ExpectedFailure:
+    """A known violation a server team accepts until a date (`run --expected-failures FILE`):
+    its failure is reported as a warning with the reason; past `expires` it counts again."""
+
+    requirement_id: str
+    reason: str
+    expires: dt.date
+    expired: bool  # judged once, against the run's start date, when the file is read
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "requirement": self.requirement_id,
+            "reason": self.reason,
+            "expires": self.expires.isoformat(),
+            "expired": self.expired,
+        }
+
+
+@dataclass(frozen=True)
 class RunPolicy:
     """What the run was asked to select and how strictly to judge it (recorded in the report)."""
 
@@ -50,6 +71,7 @@ class RunPolicy:
     strict: bool = False  # a failed `should` fails the run
     min_coverage: float | None = None  # percent of selected requirements that must be exercised
     max_duration: float | None = None  # seconds; the run stops there with a partial report
+    expected_failures: tuple[ExpectedFailure, ...] = ()  # --expected-failures FILE
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 `Exchange.capture(...)` builds the record from raw parts through a `Redactor`, so an `Exchange`
 object never holds a secret. Bodies are kept as text, capped at `BODY_CAP` characters.
+`credential` names what the request's `Authorization` carried (`redact.Redactor.credential`:
+`role:films`, `none`, `unknown key`, `altered key`; "" on a record made before it was kept).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class Exchange:
     elapsed: float = 0.0
     started_at: float = 0.0
     error: str | None = None
+    credential: str = ""
 
     @classmethod
     def capture(
@@ -63,6 +66,7 @@ class Exchange:
             elapsed=round(elapsed, 6),
             started_at=started_at,
             error=redactor.text(error) if error else None,
+            credential=redactor.credential(request_headers),
         )
 
     def to_dict(self) -> dict[str, Any]:

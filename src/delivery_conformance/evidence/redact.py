@@ -10,7 +10,10 @@ Open video row `mp4.*`; Episode `poster_signed_url`; GET /creatives/{id}/file):
 
 Each redacted value keeps a short visible prefix so a reader can tell two keys apart:
 `svc_live_ab…[redacted]`. Everything here is pure; `Redactor` adds the exact secrets the harness
-knows (the profile's keys and admin token) on top of the patterns.
+knows (the profile's keys and admin token) on top of the patterns, and, given the profile's
+key -> role map, names the credential a request carried before its header is masked
+(`Redactor.credential`: `role:films`, `none`, `unknown key` or `altered key`), so a finding can be
+sent again with the same role's key taken from the environment (reports/reproduce.py).
 """
 
 from __future__ import annotations
@@ -22,8 +25,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 __all__ = [
+    "ALTERED_KEY",
     "MARK",
+    "NO_KEY",
+    "ROLE_PREFIX",
     "SECRET_FIELDS",
+    "UNKNOWN_KEY",
     "Redactor",
     "mask",
     "redact_headers",
@@ -48,6 +55,13 @@ SECRET_FIELDS = frozenset(
 )
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
 _KEY = re.compile(r"svc_live_[!-~]{2}[!-~]*?(?=[\s\"',;}\]\\]|$)")
+# spec: Authentication (items 1, 2): `Bearer`, one space, `svc_live_` + 32 characters.
+_BEARER_KEY = re.compile(r"Bearer (svc_live_[!-~]{32})")
+# What `Redactor.credential` says a request carried (the closed set of `Exchange.credential`).
+NO_KEY = "none"  # no Authorization header
+ROLE_PREFIX = "role:"  # `Bearer <the key of that role in the profile>`
+UNKNOWN_KEY = "unknown key"  # `Bearer` + a well-formed key the profile does not hold
+ALTERED_KEY = "altered key"  # any other value: another scheme or spacing, a cut or padded key
 _FIELD_IN_TEXT = re.compile(
     r'"(' + "|".join(sorted(SECRET_FIELDS)) + r')"(\s*:\s*)"((?:[^"\\]|\\.)*)"'
 )
@@ -122,8 +136,25 @@ def redact_headers(headers: Iterable[tuple[str, str]] | Mapping[str, str]) -> di
 class Redactor:
     """Pattern redaction plus the exact secrets the harness knows (keys, admin token)."""
 
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
+    def __init__(self, secrets: Iterable[str] = (), roles: Mapping[str, str] | None = None) -> None:
         self._secrets = sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True)
+        self._roles = dict(roles or {})  # API key -> role
+
+    def credential(self, headers: Iterable[tuple[str, str]] | Mapping[str, str]) -> str:
+        """What the request's `Authorization` carried, named without the secret itself."""
+        pairs = headers.items() if isinstance(headers, Mapping) else headers
+        values = [value for name, value in pairs if name.lower() == "authorization"]
+        if not values:
+            return NO_KEY
+        match = _BEARER_KEY.fullmatch(values[0]) if len(values) == 1 else None
+        if match is None:
+            return ALTERED_KEY
+        role = self._roles.get(match.group(1))
+        if role is not None:
+            return ROLE_PREFIX + role
+        if any(secret in match.group(1) for secret in self._secrets):
+            return ALTERED_KEY
+        return UNKNOWN_KEY
 
     def text(self, text: str) -> str:
         for secret in self._secrets:

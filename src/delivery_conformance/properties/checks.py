@@ -100,8 +100,8 @@ _TARGET = _Target()
 def configure(profile: TargetProfile, pins: dict[str, str] | None = None) -> None:
     """Tell the checks which keys play which role, their pins, and the secrets to redact."""
     secrets = list(profile.keys.values()) + ([profile.admin.token] if profile.admin else [])
-    _TARGET.redactor = Redactor(secrets)
     _TARGET.roles = {key: role for role, key in profile.keys.items()}
+    _TARGET.redactor = Redactor(secrets, _TARGET.roles)
     _TARGET.pins = dict(pins or {})
     _TARGET.cursors = {}
 

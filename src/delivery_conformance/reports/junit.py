@@ -7,7 +7,8 @@ requirement (`PLAY-012 <statement>`, stable across runs because IDs never change
 its group (`PLAY`), and the scenarios that judged it are its evidence (in system-out).
 
     failed             <failure> (first line: the first finding, title, expected, actual)
-    warning            passed, the finding in system-out; <failure> with strict
+    warning            passed, the finding in system-out; <failure> with strict (not for a
+                       failure an in-date expected-failures entry accepts)
     error              <error> (the harness could not judge it)
     not exercised,
     not applicable,
@@ -16,9 +17,10 @@ its group (`PLAY`), and the scenarios that judged it are its evidence (in system
     not covered        <skipped> with the reason ("not exercised" is never "passed")
     passed             an empty case
 
-Findings no requirement names get one failed case of their own. Client-side requirements are not
-judged by a server run and are left out, and so are requirements the run did not select (-k,
---requirement). Suites are named after the tool and the target.
+Findings no requirement names get one failed case of their own, and so does each expired
+expected-failures entry (it fails the run whatever its requirement did). Client-side
+requirements are not judged by a server run and are left out, and so are requirements the run
+did not select (-k, --requirement). Suites are named after the tool and the target.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ def _evidence(findings: tuple[FindingView, ...], tests: tuple[str, ...]) -> str:
             lines.append(
                 f"  {finding.exchange.request_line} -> {finding.exchange.status_line.text}"
             )
+        if finding.reproduce():
+            lines.append(f"  {finding.reproduce()}")
     if tests:
         lines.append("scenarios:")
         lines += [f"  {nodeid}" for nodeid in tests]
@@ -72,9 +76,11 @@ def _case(suite: ET.Element, req: RequirementView, strict: bool) -> str:
     case.set("time", f"{req.duration:.3f}")
     first = req.findings[0].message() if req.findings else ""
     outcome = req.status
-    if req.status == "failed" or (req.status == "warning" and strict):
+    accepted = req.expected is not None and req.expected.state == "held"
+    if req.status == "failed" or (req.status == "warning" and strict and not accepted):
         element = ET.SubElement(case, "failure", type=req.status)
         element.set("message", _cap(f"{req.id}: {first}", MESSAGE_CAP))
+        element.text = "\n".join(f.reproduce() for f in req.findings if f.reproduce()) or None
         outcome = "failed"
     elif req.status == "error":
         element = ET.SubElement(case, "error", type="error")
@@ -85,8 +91,10 @@ def _case(suite: ET.Element, req: RequirementView, strict: bool) -> str:
         ET.SubElement(case, "skipped", message=_cap(f"{req.status}: {reason}", MESSAGE_CAP))
         outcome = "skipped"
     out = _evidence(req.findings, req.tests)
-    if req.status == "warning" and not strict:
+    if req.status == "warning" and not strict and not accepted:
         out = f"warning ({req.level} not met): {out}"
+    if req.expected is not None:
+        out = f"{req.expected.words()}\n{out}".strip()
     if out:
         ET.SubElement(case, "system-out").text = out
     return outcome
@@ -123,11 +131,25 @@ def render_junit(document: Mapping[str, Any], *, strict: bool = False) -> str:
                                  name=_cap(f"finding: {finding.title}", NAME_CAP))  # fmt: skip
             failure = ET.SubElement(case, "failure", type="failed")
             failure.set("message", _cap(finding.message(), MESSAGE_CAP))
+            failure.text = finding.reproduce() or None
             ET.SubElement(case, "system-out").text = _evidence((finding,), finding.tests)
         count = str(len(view.unattributed))
         suite.attrib.update(tests=count, failures=count, errors="0", skipped="0")
         totals["tests"] += len(view.unattributed)
         totals["failures"] += len(view.unattributed)
+    expired = [(r.id, r.expected) for r in view.expected
+               if r.expected is not None and r.expected.state == "expired"]  # fmt: skip
+    if expired:
+        suite = ET.SubElement(root, "testsuite", name=f"{TOOL} expected failures @ {view.target}")
+        for rid, entry in expired:
+            name = _cap(f"{rid} expected-failure entry", NAME_CAP)
+            case = ET.SubElement(suite, "testcase", classname="expected-failures", name=name)
+            failure = ET.SubElement(case, "failure", type="expired")
+            failure.set("message", _cap(f"{rid}: {entry.words()}", MESSAGE_CAP))
+        count = str(len(expired))
+        suite.attrib.update(tests=count, failures=count, errors="0", skipped="0")
+        totals["tests"] += len(expired)
+        totals["failures"] += len(expired)
     for key, value in totals.items():
         root.set(key, str(value))
     root.set("time", f"{view.duration:.3f}")

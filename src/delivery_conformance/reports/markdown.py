@@ -4,15 +4,17 @@
 verdict line; target, duration, seed, tool version
 one table row per requirement group where something failed or was missed, and the total
 the failed and warning requirements (capped), each with its first finding
+the expected-failures entries and how the run left them (held, fixed, expired, not judged)
 where the full report is
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
-from delivery_conformance.reports.view import RunView, build_view
+from delivery_conformance.reports.view import FindingView, RunView, build_view
 
 __all__ = ["LISTED", "render_summary_markdown"]
 
@@ -47,14 +49,31 @@ def render_summary_markdown(document: Mapping[str, Any], report: str = "") -> st
         out += ["", *(f"- {line}" for line in listed[:LISTED])]
         if len(listed) > LISTED:
             out.append(f"- … and {len(listed) - LISTED} more")
+    if view.expected:
+        out += ["", "Expected failures (`--expected-failures`):", ""]
+        out += [f"- **{r.id}** {r.expected.state}: {_cell(r.expected.words())}"
+                for r in view.expected if r.expected is not None]  # fmt: skip
     if report:
         out += ["", f"Full report: `{report}`"]
     return "\n".join(out) + "\n"
 
 
 def _findings(view: RunView) -> list[str]:
-    lines = [f"**unattributed**: {_cell(f.message())}" for f in view.unattributed]
+    lines = [f"**unattributed**: {_cell(f.message())}{_curl(f)}" for f in view.unattributed]
     for req in (*view.failed, *view.warnings):
         first = req.findings[0].message() if req.findings else req.statement
-        lines.append(f"**{req.id}** ({req.status}): {_cell(first)}")
+        accepted = " (expected)" if req.expected and req.expected.state == "held" else ""
+        curl = _curl(req.findings[0]) if req.findings else ""
+        lines.append(f"**{req.id}** ({req.status}{accepted}): {_cell(first)}{curl}")
     return lines
+
+
+def _curl(finding: FindingView) -> str:
+    """The finding's curl line as a code span, fenced by more backticks than it holds, so
+    Markdown shows it exactly as written."""
+    if finding.curl:
+        fence = "`" * (max(map(len, re.findall("`+", finding.curl)), default=0) + 1)
+        return f"; finding {finding.number}: {fence} {finding.curl} {fence}"
+    if finding.number:
+        return f"; finding {finding.number} cannot be replayed: {_cell(finding.not_replayable)}"
+    return ""

@@ -18,6 +18,12 @@ A requirement is
   not covered    when no test names it (a gap of the tool, reported, not charged to the run).
 Client-role requirements are reported apart: a server run cannot prove them.
 
+A requirement listed in the run's expected failures (`run --expected-failures FILE`) and still
+in date: failed becomes warning, with the entry's reason (state "held"; `--strict` does not fail
+on it: the team accepted it); passed stays passed and is marked "fixed" (the entry can go); any
+other status is kept ("not judged"). An entry past its date is not applied (state "expired") and
+fails the run, whatever the requirement did.
+
 A finding with no requirement of its own (requirement_id "") is *unattributed*: it fails the
 run but is charged to no requirement. Coverage is judged against what the run selected (the
 requirements its selected tests name, narrowed by `--requirement` patterns). The verdict word and
@@ -28,7 +34,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from fnmatch import fnmatchcase
 from typing import Any
@@ -36,6 +42,7 @@ from urllib.parse import urlsplit
 
 from delivery_conformance.evidence.events import (
     Event,
+    ExpectedFailure,
     Outcome,
     RunFinished,
     RunPolicy,
@@ -44,6 +51,7 @@ from delivery_conformance.evidence.events import (
     TestFinished,
 )
 from delivery_conformance.evidence.violation import Severity, Violation
+from delivery_conformance.reports.observed import observe
 from delivery_conformance.spec.endpoints import match_endpoint
 from delivery_conformance.spec.requirements import Level, Requirement, Role
 from delivery_conformance.verdict import Verdict
@@ -53,6 +61,7 @@ __all__ = ["RequirementResult", "RunSummary", "Status", "finding_key", "summaris
 PYTEST_BROKEN = frozenset({3, 4})  # internal error, usage error
 PYTEST_INTERRUPTED = 2
 EXERCISED = frozenset({"passed", "failed", "warning"})
+EXPECTED_STATES = ("held", "fixed", "expired", "not judged")
 
 
 class Status(Enum):
@@ -79,9 +88,14 @@ class RequirementResult:
     tests: tuple[str, ...] = ()
     violations: tuple[Violation, ...] = ()
     reasons: tuple[str, ...] = ()
+    expected: ExpectedFailure | None = None
+    expected_state: str = ""  # held, fixed, expired or not judged (with `expected` only)
 
     def to_dict(self) -> dict[str, Any]:
         req = self.requirement
+        listed = {}
+        if self.expected is not None:
+            listed = {"expected": self.expected.to_dict() | {"state": self.expected_state}}
         return {
             "id": req.id,
             "status": self.status.value,
@@ -93,7 +107,7 @@ class RequirementResult:
             "untestable": req.untestable,
             "load_campaign": req.load_campaign,
             "violations": [v.to_dict() for v in self.violations],
-        }
+        } | listed
 
 
 def finding_key(violation: Violation) -> tuple[str, ...]:
@@ -246,7 +260,9 @@ class RunSummary:
             return Verdict.HARNESS
         if counts["failed"] or self.stray_violations or self.unattributed:
             return Verdict.VIOLATIONS
-        if counts["warning"] and self.policy.strict:
+        if self.policy.strict and self._unaccepted_warnings():
+            return Verdict.VIOLATIONS
+        if self.expected_states()["expired"]:
             return Verdict.VIOLATIONS
         if any(t.outcome is Outcome.ERROR for t in self.tests):
             return Verdict.HARNESS
@@ -262,6 +278,17 @@ class RunSummary:
 
     def exit_code(self) -> int:
         return self.verdict().exit_code
+
+    def _unaccepted_warnings(self) -> int:
+        """Warnings not accepted by an expected-failures entry (what `--strict` fails on)."""
+        return sum(
+            r.status is Status.WARNING and r.expected_state != "held" for r in self.requirements
+        )
+
+    def expected_states(self) -> dict[str, int]:
+        """How the run's expected-failures entries came out: held, fixed, expired, not judged."""
+        counts = Counter(r.expected_state for r in self.requirements if r.expected is not None)
+        return {state: counts.get(state, 0) for state in EXPECTED_STATES}
 
     def line(self) -> str:
         tests, reqs = self.test_counts(), self.requirement_counts()
@@ -283,6 +310,13 @@ class RunSummary:
         )
         if findings:
             text += f"; widest charge {self.widest_charge()}"
+        if self.policy.expected_failures:
+            states = self.expected_states()
+            text += (
+                f"; expected failures: {states['held']} held, {states['fixed']} fixed "
+                f"(remove them), {states['expired']} expired"
+                + (f", {states['not judged']} not judged" if states["not judged"] else "")
+            )
         return text
 
     def _not_exercised_words(self) -> str:
@@ -317,6 +351,7 @@ class RunSummary:
                 "pacing": self.pacing,
                 "workers": self.workers,
                 "exchanges": self.exchange_counts(),
+                "observed": observe(e for t in self.tests for e in t.exchanges),
                 "exit_code": verdict.exit_code,
                 "verdict_word": verdict.word,
                 "verdict": self.line(),
@@ -327,6 +362,7 @@ class RunSummary:
                     "strict": self.policy.strict,
                     "min_coverage": self.policy.min_coverage,
                     "max_duration": self.policy.max_duration,
+                    "expected_failures": [e.to_dict() for e in self.policy.expected_failures],
                 },
                 "tests": self.test_counts(),
                 "requirements": self.requirement_counts(),
@@ -347,6 +383,26 @@ def _is_warning(requirement: Requirement, violations: tuple[Violation, ...]) -> 
     if requirement.level is Level.SHOULD:
         return True
     return all(v.severity is Severity.WARNING for v in violations)
+
+
+def _accept(result: RequirementResult, entry: ExpectedFailure | None) -> RequirementResult:
+    """`result` as the expected-failures entry that lists it makes it (see the module text)."""
+    if entry is None:
+        return result
+    until = entry.expires.isoformat()
+    if entry.expired:
+        note = f"expected-failure entry expired on {until}: not applied ({entry.reason})"
+        return replace(result, expected=entry, expected_state="expired",
+                       reasons=(*result.reasons, note))  # fmt: skip
+    if result.status in (Status.FAILED, Status.WARNING):
+        note = f"expected failure, accepted until {until}: {entry.reason}"
+        return replace(result, status=Status.WARNING, expected=entry, expected_state="held",
+                       reasons=(*result.reasons, note))  # fmt: skip
+    if result.status is Status.PASSED:
+        note = "listed as an expected failure, but it passed: fixed, remove the entry"
+        return replace(result, expected=entry, expected_state="fixed",
+                       reasons=(*result.reasons, note))  # fmt: skip
+    return replace(result, expected=entry, expected_state="not judged")
 
 
 def _judge(
@@ -404,7 +460,12 @@ def summarise(
             tests.append(event)
         elif isinstance(event, TestDeselected):
             deselected.update(event.requirement_ids)
-    results = [_judge(req, tests, req.id in deselected) for req in requirements.values()]
+    policy = started.policy if started else RunPolicy()
+    listed = {entry.requirement_id: entry for entry in policy.expected_failures}
+    results = [
+        _accept(_judge(req, tests, req.id in deselected), listed.get(req.id))
+        for req in requirements.values()
+    ]
     every = [v for t in tests for v in t.violations]
     stray = tuple(v for v in every if v.requirement_id and v.requirement_id not in requirements)
     versions = Counter(
@@ -428,7 +489,7 @@ def summarise(
         client_requirements=tuple(r for r in results if r.requirement.role is Role.CLIENT),
         stray_violations=stray,
         extra=dict(extra or {}),
-        policy=started.policy if started else RunPolicy(),
+        policy=policy,
         stopped=finished.stopped if finished else None,
         unattributed=tuple(v for v in every if not v.requirement_id),
     )

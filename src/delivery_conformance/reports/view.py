@@ -19,10 +19,12 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from delivery_conformance.evidence.redact import redact_headers, redact_json, redact_text
+from delivery_conformance.reports.reproduce import numbered_findings
 
 __all__ = [
     "BODY_LINES",
     "ExchangeView",
+    "ExpectedView",
     "FindingView",
     "GroupView",
     "Line",
@@ -99,11 +101,40 @@ class FindingView:
     count: int
     tests: tuple[str, ...]
     exchange: ExchangeView | None
+    number: int = 0  # its number in the run's `findings` (replay RESULTS --finding N)
+    curl: str | None = None  # the request again, the key from DELIVERY_KEY_<ROLE>
+    not_replayable: str = ""  # why there is no curl line
+
+    def reproduce(self) -> str:
+        """One line: the finding's number and its curl line, or why it cannot be sent again."""
+        if not self.number:
+            return ""
+        if self.curl:
+            return f"reproduce finding {self.number}: {self.curl}"
+        return f"finding {self.number} cannot be replayed: {self.not_replayable}"
 
     def message(self) -> str:
         """One line: what was due and what came."""
         due = f"expected {self.expected}; " if self.expected else ""
         return f"{self.title}: {due}got {self.actual}"
+
+
+@dataclass(frozen=True)
+class ExpectedView:
+    """An expected-failures entry that lists a requirement, and how this run left it."""
+
+    reason: str
+    expires: str
+    state: str  # held, fixed, expired, not judged (reports.results.EXPECTED_STATES)
+
+    def words(self) -> str:
+        said = {
+            "held": f"expected failure, accepted until {self.expires}",
+            "fixed": "listed as expected, but it passed: remove the entry",
+            "expired": f"expected-failure entry expired on {self.expires}: not applied",
+            "not judged": f"listed as expected (until {self.expires}); not judged in this run",
+        }
+        return f"{said.get(self.state, self.state)}: {self.reason}"
 
 
 @dataclass(frozen=True)
@@ -118,6 +149,7 @@ class RequirementView:
     reasons: tuple[str, ...]
     findings: tuple[FindingView, ...]
     duration: float = 0.0  # seconds of the scenarios that name it (shared ones counted in each)
+    expected: ExpectedView | None = None  # listed in the run's expected failures
 
     @property
     def filter(self) -> str:
@@ -165,15 +197,22 @@ class RunView:
     def warnings(self) -> tuple[RequirementView, ...]:
         return tuple(r for g in self.groups for r in g.requirements if r.status == "warning")
 
+    @property
+    def expected(self) -> tuple[RequirementView, ...]:
+        """The requirements the run's expected-failures file lists, in file order of the spec."""
+        return tuple(r for g in self.groups for r in g.requirements if r.expected is not None)
+
 
 def build_view(document: Mapping[str, Any]) -> RunView:
     """The view of one results document (see schemas/results.schema.json)."""
     run = document["run"]
     shown_by = _tests_by_finding(document.get("tests", ()))
+    numbered = _numbered(document)
     durations = {str(t["nodeid"]): float(t.get("duration", 0.0)) for t in document.get("tests", ())}
     missing = _selected_but_not_exercised(run)
     requirements = tuple(
-        _unselected(_requirement(r, shown_by, durations), missing) for r in document["requirements"]
+        _unselected(_requirement(r, shown_by, durations, numbered), missing)
+        for r in document["requirements"]
     )
     groups: dict[str, list[RequirementView]] = {}
     for view in requirements:
@@ -201,9 +240,10 @@ def build_view(document: Mapping[str, Any]) -> RunView:
             GroupView(name, tuple(views), _count(views)) for name, views in groups.items()
         ),
         client=tuple(
-            _requirement(r, shown_by, durations) for r in document.get("client_requirements", ())
+            _requirement(r, shown_by, durations, numbered)
+            for r in document.get("client_requirements", ())
         ),
-        unattributed=_collapse("unattributed", stray, shown_by),
+        unattributed=_collapse("unattributed", stray, shown_by, numbered),
         not_exercised=tuple(r for r in requirements if r.status == "not exercised"),
     )
 
@@ -245,6 +285,7 @@ def _requirement(
     data: Mapping[str, Any],
     shown_by: Mapping[tuple[str, ...], list[str]],
     durations: Mapping[str, float],
+    numbered: Mapping[tuple[str, ...], Mapping[str, Any]],
 ) -> RequirementView:
     rid = str(data["id"])
     tests = tuple(str(t) for t in data.get("tests", ()))
@@ -257,8 +298,19 @@ def _requirement(
         statement=redact_text(str(data.get("statement", ""))),
         tests=tests,
         reasons=tuple(redact_text(str(r)) for r in data.get("reasons", ())),
-        findings=_collapse(rid, data.get("violations", ()), shown_by),
+        findings=_collapse(rid, data.get("violations", ()), shown_by, numbered),
         duration=sum(durations.get(t, 0.0) for t in tests),
+        expected=_expected(data.get("expected")),
+    )
+
+
+def _expected(data: Any) -> ExpectedView | None:
+    if not isinstance(data, Mapping):
+        return None
+    return ExpectedView(
+        reason=redact_text(str(data.get("reason", ""))),
+        expires=str(data.get("expires", "")),
+        state=str(data.get("state", "")),
     )
 
 
@@ -277,6 +329,14 @@ def _key(violation: Mapping[str, Any]) -> tuple[str, ...]:
     return (*head, str(exchange.get("method", "")), route, str(exchange.get("status")))
 
 
+def _numbered(document: Mapping[str, Any]) -> dict[tuple[str, ...], Mapping[str, Any]]:
+    """The run's numbered findings by key (made from its tests for results before 1.3)."""
+    findings = document.get("findings")
+    if not isinstance(findings, list):
+        findings = numbered_findings(document)
+    return {_key(finding): finding for finding in findings}
+
+
 def _tests_by_finding(tests: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...], list[str]]:
     found: dict[tuple[str, ...], list[str]] = {}
     for test in tests:
@@ -289,6 +349,7 @@ def _collapse(
     anchor_base: str,
     violations: Iterable[Mapping[str, Any]],
     shown_by: Mapping[tuple[str, ...], list[str]],
+    numbered: Mapping[tuple[str, ...], Mapping[str, Any]],
 ) -> tuple[FindingView, ...]:
     firsts: dict[tuple[str, ...], Mapping[str, Any]] = {}
     counts: dict[tuple[str, ...], int] = {}
@@ -305,6 +366,7 @@ def _collapse(
         if rid and title.startswith(f"{rid} "):  # "PLAY-012 not met" beside the ID says it twice
             title = title[len(rid) + 1 :]
         exchange = violation.get("exchange")
+        reproduction = numbered.get(key, {})
         views.append(
             FindingView(
                 anchor=f"{anchor_base}-f{index}",
@@ -316,6 +378,9 @@ def _collapse(
                 count=counts[key],
                 tests=tuple(dict.fromkeys(shown_by.get(key, ()))),
                 exchange=_exchange(exchange, f"{title} {expected} {actual}") if exchange else None,
+                number=int(reproduction.get("number") or 0),
+                curl=reproduction.get("curl"),
+                not_replayable=str(reproduction.get("not_replayable") or ""),
             )
         )
     return tuple(views)

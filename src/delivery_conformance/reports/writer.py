@@ -6,6 +6,7 @@
     reports/<run id>/junit.xml     (our own: one case per requirement; see report_junit)
     reports/latest                 (a symlink to the last run, or a copy where links fail)
     --summary-md FILE              (a short Markdown summary appended, for CI step summaries)
+    --har FILE                     (every exchange of the run as HAR 1.2: reports/har.py)
 
 It only consumes events (`pytest_conformance_event`); it never looks at pytest internals.
 Everything written comes from redacted exchanges and typed violations; the three renderings are
@@ -33,9 +34,11 @@ from delivery_conformance import __version__
 from delivery_conformance.evidence.events import Event, RunFinished
 from delivery_conformance.evidence.redact import Redactor
 from delivery_conformance.exceptions import UsageError
+from delivery_conformance.reports.har import har_log
 from delivery_conformance.reports.html import find_spec, render_html, render_spec, spec_anchors
 from delivery_conformance.reports.junit import TOOL, render_junit
 from delivery_conformance.reports.markdown import render_summary_markdown
+from delivery_conformance.reports.reproduce import numbered_findings
 from delivery_conformance.reports.results import RunSummary, summarise
 from delivery_conformance.reports.view import safe_url
 from delivery_conformance.spec.files import read_parsed
@@ -53,11 +56,14 @@ __all__ = [
     "prepare_report_dir",
     "results_document",
     "run_info",
+    "write_har",
     "write_reports",
     "write_summary_markdown",
 ]
 
-FORMAT_VERSION = "1.2"  # 1.1: status "load campaign", field load_campaign; 1.2: "not applicable"
+# 1.1: status "load campaign", field load_campaign; 1.2: "not applicable"; 1.3: run.observed,
+# run.policy.expected_failures and a requirement's `expected`, numbered `findings` (curl lines)
+FORMAT_VERSION = "1.3"
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "results.schema.json"
 LATEST = "latest"
 
@@ -84,6 +90,7 @@ def results_document(summary: RunSummary) -> dict[str, Any]:
     """results.json: the summary with its format version and the tool that wrote it."""
     data = _scrub(summary.to_dict())
     data["run"]["base_url"] = safe_url(str(data["run"].get("base_url", "")))
+    data["findings"] = numbered_findings(data)  # from the redacted exchanges: no key in them
     tool = {"name": TOOL, "version": __version__}
     return {"format_version": FORMAT_VERSION, "tool": tool, **data}
 
@@ -214,8 +221,9 @@ def point_latest(report_dir: Path, run_dir: Path) -> Path:
     return latest
 
 
-def prepare_outputs(run_dir: Path, summary_md: Path | None = None) -> None:
-    """Before a run: the report dir and the `--summary-md` file must be writable (exit 2)."""
+def prepare_outputs(run_dir: Path, summary_md: Path | None = None, har: Path | None = None) -> None:
+    """Before a run: the report dir and the `--summary-md` and `--har` files must be writable
+    (exit 2); a `--har` file that did not exist is not left behind by the probe."""
     prepare_report_dir(run_dir)
     if summary_md is not None:
         try:
@@ -224,12 +232,35 @@ def prepare_outputs(run_dir: Path, summary_md: Path | None = None) -> None:
         except OSError as exc:
             why = exc.strerror or exc.__class__.__name__
             raise UsageError(f"--summary-md {summary_md}: cannot write ({why})") from None
+    if har is not None:
+        existed = har.exists()
+        try:
+            with har.open("a", encoding="utf-8"):
+                pass
+            if not existed:
+                har.unlink()
+        except OSError as exc:
+            why = exc.strerror or exc.__class__.__name__
+            raise UsageError(f"--har {har}: cannot write ({why})") from None
+
+
+def write_har(summary: RunSummary, path: Path) -> None:
+    """The `--har` file: every exchange of the run, redacted, as HAR 1.2."""
+    document = har_log(summary.tests, TOOL, __version__)
+    try:
+        path.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    except OSError as exc:
+        raise UsageError(f"--har {path}: cannot write ({exc.strerror})") from None
 
 
 def finish_outputs(
-    summary: RunSummary, report_dir: Path, run_dir: Path, summary_md: Path | None = None
+    summary: RunSummary,
+    report_dir: Path,
+    run_dir: Path,
+    summary_md: Path | None = None,
+    har: Path | None = None,
 ) -> None:
-    """After a run: `<report_dir>/latest` points at it; the step summary is written."""
+    """After a run: `<report_dir>/latest` points at it; the step summary and HAR are written."""
     if (run_dir / "results.json").exists():
         try:
             point_latest(report_dir, run_dir)
@@ -239,6 +270,8 @@ def finish_outputs(
                   file=sys.stderr)  # fmt: skip
     if summary_md is not None:
         write_summary_markdown(results_document(summary), summary_md, run_dir / "report.html")
+    if har is not None:
+        write_har(summary, har)
 
 
 class ReportWriter:

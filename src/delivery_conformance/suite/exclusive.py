@@ -23,15 +23,19 @@ import fcntl
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 __all__ = [
     "LIMITS_ORGANISATION",
     "LIMITS_ROLES",
+    "PUT_BACK",
     "STATE_FIXTURES",
     "TARGET",
+    "Cleanup",
     "ResourceLocks",
+    "cleanup",
     "holdings",
 ]
 
@@ -40,6 +44,11 @@ TARGET = "target"
 # limit scenarios lower and spend its counters, then put back only it (`CLEAN_UP`).
 LIMITS_ORGANISATION = "limits-organisation"
 LIMITS_ROLES = ("limits", "limits_videos")
+# What holding a resource alone lets a test change without a whole reset, and how each such
+# change is put back: the admin API's `changed` entry -> the role whose organisation is restored.
+PUT_BACK: dict[str, dict[str, str]] = {
+    LIMITS_ORGANISATION: {f"role:{role}": role for role in LIMITS_ROLES},
+}
 # Fixtures that change the target's state (and put it back after the test).
 STATE_FIXTURES = frozenset({"admin", "changes"})
 POLL = 0.02  # seconds between two tries of a lock (a stop is honoured within one)
@@ -51,6 +60,32 @@ def holdings(item: Any) -> tuple[frozenset[str], frozenset[str]]:
     if not named and STATE_FIXTURES & set(getattr(item, "fixturenames", ())):
         named = {TARGET}
     return frozenset(named), frozenset({TARGET} - named)
+
+
+@dataclass(frozen=True)
+class Cleanup:
+    """How the target is put back after a test that used the admin API."""
+
+    reset: bool  # the whole target (its changes reached beyond what it holds alone)
+    restore_roles: tuple[str, ...] = ()  # otherwise: restore these roles' organisations
+    undeclared: frozenset[str] = frozenset()  # changes its `exclusive` declaration does not cover
+
+
+def cleanup(alone: frozenset[str], changed: frozenset[str]) -> Cleanup:
+    """What to put back after a test holding `alone` that made the admin changes `changed`.
+
+    A test holding the whole target is reset whole. Otherwise each resource it holds alone may
+    be put back on its own (`PUT_BACK`); a change none of them covers is reported (the test's
+    declaration is wrong) and the target is reset whole, so its neighbours see a clean state
+    from then on."""
+    if TARGET in alone:
+        return Cleanup(reset=True)
+    restorable = {change: role for name in alone for change, role in PUT_BACK.get(name, {}).items()}
+    undeclared = frozenset(changed - set(restorable))
+    if undeclared:
+        return Cleanup(reset=True, undeclared=undeclared)
+    roles = {role for name in alone for role in PUT_BACK.get(name, {}).values()}
+    return Cleanup(reset=False, restore_roles=tuple(sorted(roles)))
 
 
 class ResourceLocks:

@@ -32,6 +32,7 @@ test's own requirements) and the redacted exchanges it made. Consumers implement
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import shutil
 import signal
 import tempfile
@@ -60,10 +61,11 @@ from delivery_conformance.exceptions import (
     HarnessFailure,
     RunStopped,
     TargetGarbage,
+    UsageError,
 )
 from delivery_conformance.spec.endpoints import SUCCESS_SHAPE, match_endpoint
 from delivery_conformance.suite import distributed
-from delivery_conformance.suite.exclusive import LIMITS_ROLES, TARGET, ResourceLocks, holdings
+from delivery_conformance.suite.exclusive import ResourceLocks, cleanup, holdings
 from delivery_conformance.suite.selection import matches, select
 from delivery_conformance.target.admin import AdminClient
 from delivery_conformance.target.changes import run_change
@@ -105,6 +107,22 @@ def known_requirement_ids() -> set[str]:
     try:
         return set(load_requirements())
     except RequirementsError as error:
+        raise pytest.UsageError(str(error)) from None
+
+
+def _expected_failures(config: pytest.Config, started: float) -> tuple[events.ExpectedFailure, ...]:
+    """The baseline named by --expected-failures, its dates judged against the run's start day
+    (UTC). `run` read it once already, so a broken file stopped the run before it began."""
+    from delivery_conformance.spec.requirements import load_requirements
+    from delivery_conformance.suite.expected_failures import load_expected_failures
+
+    path = config.getoption("expected_failures")
+    if not path:
+        return ()
+    today = dt.datetime.fromtimestamp(started, dt.UTC).date()
+    try:
+        return load_expected_failures(Path(path), load_requirements(), today)
+    except UsageError as error:
         raise pytest.UsageError(str(error)) from None
 
 
@@ -160,6 +178,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="a violated `should` requirement fails the run (default: a warning)",
     )
     group.addoption(
+        "--expected-failures",
+        default=None,
+        metavar="FILE",
+        help="TOML [[expected]] requirement, reason, expires: known failures judged as warnings",
+    )
+    group.addoption(
         "--min-coverage",
         type=float,
         default=None,
@@ -205,7 +229,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "exclusive(*resources): what the test holds alone on several workers"
     )
-    ledger.soften(should_requirement_ids())
     # Hypothesis keeps files (a constants cache) in ./.hypothesis; a run writes only into its
     # report folder, so they go to a folder of their own, removed when the run ends.
     home = Path(tempfile.mkdtemp(prefix="delivery-hypothesis-"))
@@ -213,11 +236,15 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
     state = _RunState(config)
     config.stash[_STATE] = state
+    # A broken `should`, or a failure the expected-failures file accepts (in date), never stops
+    # its test: what the test judges after it still counts.
+    accepted = {e.requirement_id for e in state.policy.expected_failures if not e.expired}
+    ledger.soften(should_requirement_ids() | accepted)
     config.pluginmanager.register(state, "delivery-conformance-run")
     if distributed.is_worker(config) and state.shared_dir is not None:
         locks = ResourceLocks(state.shared_dir)
-        stopping = distributed.WorkerLocks(locks, lambda: state.stop_reason() is not None)
-        config.pluginmanager.register(stopping, "delivery-conformance-locks")
+        state.worker_locks = distributed.WorkerLocks(locks, lambda: state.stop_reason() is not None)
+        config.pluginmanager.register(state.worker_locks, "delivery-conformance-locks")
     if config.getoption("report_dir"):
         from delivery_conformance.reports.writer import ReportWriter
 
@@ -276,6 +303,7 @@ class _RunState:
         self.shared_dir = Path(shared) if shared else None
         self.worker = distributed.is_worker(config)
         self.gathered: distributed.Gathered | None = None  # the controller of several workers
+        self.worker_locks: distributed.WorkerLocks | None = None  # a worker's: it sorts the tests
         self._deselected: list[events.TestDeselected] = []
         self.policy = events.RunPolicy(
             selectors=tuple(config.getoption("conformance_ids")),
@@ -283,6 +311,7 @@ class _RunState:
             strict=config.getoption("conformance_strict"),
             min_coverage=config.getoption("min_coverage"),
             max_duration=self.max_duration,
+            expected_failures=_expected_failures(config, self.t0),
         )
 
     # -- pytest hooks (this object is registered as a plugin) --------------------------------
@@ -314,8 +343,7 @@ class _RunState:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.worker and self.shared_dir is not None:
-            locks = self.config.pluginmanager.get_plugin("delivery-conformance-locks")
-            order = locks.order if isinstance(locks, distributed.WorkerLocks) else {}
+            order = self.worker_locks.order if self.worker_locks is not None else {}
             items = sorted(session.items, key=lambda item: order.get(item.nodeid, 0))
             ids = {item.nodeid: _ids(item) for item in items}  # as a sequential run orders them
             collection = distributed.Collection(ids, tuple(self._deselected))
@@ -550,6 +578,9 @@ class _RunState:
                     reason = "teardown failed: " + reason
                 self._outcome[nodeid] = (outcome, reason, found)
             outcome, reason, violations = self._outcome.pop(nodeid, (Outcome.ERROR, "", ()))
+            # A test whose body ran to its end judged everything it names, even when a deferred
+            # finding or a common rule (judged on its exchanges below) fails it now.
+            judged = set(_ids(item)) if outcome is Outcome.PASSED else ledger.checked()
             warned = ledger.deferred()  # broken `should` rules: findings, never a stop
             if warned:
                 violations = (*violations, *warned)
@@ -568,7 +599,7 @@ class _RunState:
                 violations,
                 tuple(self.exchanges),
                 duration,
-                tuple(sorted(ledger.checked() & set(_ids(item)))),
+                tuple(sorted(judged & set(_ids(item)))),
             )
             if self.worker:
                 setattr(report, distributed.EVENT_ATTRIBUTE, distributed.encode(finished))
@@ -736,18 +767,17 @@ def admin(request: pytest.FixtureRequest) -> Iterator[AdminClient]:
     api.changed.clear()
     yield api
     alone, _ = holdings(request.node)
-    beyond = api.changed - {f"role:{role}" for role in LIMITS_ROLES}
-    if TARGET in alone or beyond:
+    plan = cleanup(alone, frozenset(api.changed))
+    if plan.reset:
         api.reset()
-        if TARGET not in alone:  # a declaration that no longer matches what the scenario does
-            raise HarnessFailure(
-                f"{request.node.nodeid} holds only {', '.join(sorted(alone))} alone "
-                f"(@pytest.mark.exclusive) but changed {', '.join(sorted(beyond))}"
-            )
-        return
-    for role in LIMITS_ROLES:
+    for role in plan.restore_roles:
         if role in state.profile().keys:
             api.restore(role)
+    if plan.undeclared:  # a declaration that no longer matches what the scenario does
+        raise HarnessFailure(
+            f"{request.node.nodeid} holds only {', '.join(sorted(alone))} alone "
+            f"(@pytest.mark.exclusive) but changed {', '.join(sorted(plan.undeclared))}"
+        )
 
 
 class ChangeMaker:

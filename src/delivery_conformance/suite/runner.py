@@ -42,6 +42,7 @@ class RunOptions:
     pacing: bool = True
     seed: int | None = None
     strict: bool = False
+    expected_failures: Path | None = None  # the known-failure baseline (suite/expected_failures)
     min_coverage: float | None = None
     max_duration: float | None = None
     state_sequences: int | None = None  # the stateful exploration's budget (None: its default)
@@ -84,6 +85,8 @@ def pytest_args(options: RunOptions, paths: Sequence[Path]) -> list[str]:
         args.append("--target-from-sandbox")
     if options.strict:
         args.append("--conformance-strict")
+    if options.expected_failures is not None:
+        args += ["--expected-failures", str(options.expected_failures.resolve())]
     if options.min_coverage is not None:
         args += ["--min-coverage", str(options.min_coverage)]
     if options.max_duration is not None:

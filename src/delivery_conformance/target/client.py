@@ -179,7 +179,7 @@ class DeliveryClient:
         secrets = list(profile.keys.values())
         if profile.admin:
             secrets.append(profile.admin.token)
-        self.redactor = Redactor(secrets)
+        self.redactor = Redactor(secrets, {key: role for role, key in profile.keys.items()})
         self._budget = AnswerBudget()
         self._http = httpx.Client(
             base_url=profile.base_url,

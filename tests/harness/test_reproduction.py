@@ -594,21 +594,32 @@ def test_run_with_an_unwritable_har_path_exits_2_before_any_target(
 # --- judging the new answer -----------------------------------------------------------------
 
 
-def test_a_finding_no_check_raises_is_compared_by_status_and_named_headers() -> None:
+def test_a_finding_no_check_raises_is_compared_with_the_recorded_answer() -> None:
     finding = {
         "requirement_id": "PLAY-012",
         "title": "Retry-After missing on 503",
         "expected": "a Retry-After header",
         "actual": "absent",
+        "tests": ["tests/conformance/test_x.py::test_busy_answers_carry_retry_after[films]"],
     }
-    recorded = respond(status=503, body={"error": "x"}).exchange
-    same = judge_again(finding, recorded, respond(status=503, body={"error": "x"}))
-    assert same.holds and same.how.startswith("compared by status (the scenario's own")
+    recorded = respond(status=503, body={"error": "x", "request_id": "req_1"}).exchange
+    same = judge_again(
+        finding, recorded, respond(status=503, body={"error": "x", "request_id": "req_2"})
+    )
+    assert same.holds is True and same.how.startswith("compared with the recorded answer")
+    assert same.details == ("the same answer came back",)
     fixed = judge_again(finding, recorded, respond(status=503, headers={"Retry-After": "2"}))
-    assert not fixed.holds and "the headers it names (retry-after)" in fixed.how
+    assert fixed.holds is False and "the headers it names: retry-after" in fixed.how
     assert fixed.details == ("retry-after now present, recorded absent",)
-    moved = judge_again(finding, recorded, respond(status=200))
-    assert not moved.holds and "status 200, recorded 503" in moved.details
+    moved = judge_again(finding, recorded, respond(status=429))
+    assert moved.holds is None, "another status is no proof of a fix (a 429, say)"
+    assert moved.details == (
+        "status 429, recorded 503",
+        "only the scenario can judge it: delivery-conformance run -k "
+        "'test_busy_answers_carry_retry_after'",
+    )
+    other = judge_again(finding, recorded, respond(status=503, body={"error": "y"}))
+    assert other.holds is None and other.details[0] == "the body differs from the recorded one"
 
 
 def test_a_finding_a_check_raises_is_judged_by_that_check() -> None:

@@ -14,20 +14,25 @@ How the new answer is judged, said in the output:
 - *re-judged by check NAME*: the finding is one a registered check (checks/registry.py) raises
   on the recorded answer; the same checks judge the new answer (the common checks, such as
   no_cors, cache_control, flat_error, retry_after);
-- *compared by status and named headers*: any other finding (a scenario's own assertion, which
-  may rest on more than one exchange and is not re-run): it still holds when the new answer has
-  the recorded status and each response header the finding's words name is present or absent
-  as it was recorded.
+- *compared with the recorded answer*: any other finding (a scenario's own assertion, which
+  may rest on more than one exchange and is not re-run). It still holds when the same answer
+  came back: the recorded status, each response header the finding's words name present or
+  absent as recorded, and the same body (JSON compared as data, request ids left out). It is no
+  longer seen when the status is the recorded one and a header the finding names flipped. Any
+  other change (another status, another body) only the scenario can judge: *undecided*, with
+  the command that re-runs the scenario, never "no longer seen".
 
 Exit codes: 0 no longer seen, 1 still holds, 2 bad input (a missing or unreadable results file,
 another format major, no finding N, a finding that cannot be replayed, a role without a key),
-3 the target did not answer within `--timeout` seconds (default 10: connect to last byte).
+3 the target did not answer within `--timeout` seconds (default 10: connect to last byte),
+4 undecided (the answer changed where only the scenario can judge it).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -51,9 +56,18 @@ from delivery_conformance.reports.writer import load_results
 from delivery_conformance.target.client import DEFAULT_TIMEOUT, DeliveryClient, Response
 from delivery_conformance.target.profile import TargetProfile, load_profile, target_from_env
 
-__all__ = ["COMMANDS", "STILL_HOLDS", "Judgement", "add_commands", "judge_again", "replay"]
+__all__ = [
+    "COMMANDS",
+    "STILL_HOLDS",
+    "UNDECIDED",
+    "Judgement",
+    "add_commands",
+    "judge_again",
+    "replay",
+]
 
-NO_LONGER_SEEN, STILL_HOLDS = 0, 1
+NO_LONGER_SEEN, STILL_HOLDS, UNDECIDED = 0, 1, 4
+VOLATILE_KEYS = frozenset({"request_id"})  # differ on every answer: left out of the comparison
 # Headers an HTTP client adds by default: removed on a resend whose original lacked them.
 _CLIENT_DEFAULTS = ("accept", "accept-encoding")
 
@@ -82,8 +96,8 @@ def add_commands(commands: Any) -> None:
 class Judgement:
     """What the new answer says of the finding, and how that was decided."""
 
-    holds: bool
-    how: str  # "re-judged by check no_cors" or "compared by status and named headers"
+    holds: bool | None  # None: undecided (only the scenario can judge the new answer)
+    how: str  # "re-judged by check no_cors" or "compared with the recorded answer"
     details: tuple[str, ...] = ()
 
 
@@ -176,21 +190,50 @@ def judge_again(finding: Mapping[str, Any], recorded: Exchange, new: Response) -
         after = _raised(raising, _with_role(response_of(new.exchange), role), rid)
         return Judgement(bool(after), f"re-judged by check {names}", tuple(v.line() for v in after))
     named = _named_headers(finding, recorded.response_headers, dict(new.headers))
-    differences = []
-    if new.status_code != recorded.status:
-        differences.append(f"status {new.status_code}, recorded {recorded.status}")
-    was = {n.lower() for n in recorded.response_headers}
-    for name in named:
-        if (name in was) != (name in new.headers):
-            now = "present" if name in new.headers else "absent"
-            differences.append(
-                f"{name} now {now}, recorded {'present' if name in was else 'absent'}"
-            )
-    how = "compared by status" + (
-        f" and the headers it names ({', '.join(named)})" if named else ""
+    how = "compared with the recorded answer" + (
+        f" (status, the headers it names: {', '.join(named)}, body)" if named else " (status, body)"
     )
-    how += " (the scenario's own judgement is not re-run)"
-    return Judgement(not differences, how, tuple(differences))
+    if new.status_code != recorded.status:
+        said = f"status {new.status_code}, recorded {recorded.status}"
+        return Judgement(None, how, (said, *_rerun(finding)))
+    was = {n.lower() for n in recorded.response_headers}
+    flipped = [
+        f"{name} now {'present' if name in new.headers else 'absent'}, recorded "
+        f"{'present' if name in was else 'absent'}"
+        for name in named
+        if (name in was) != (name in new.headers)
+    ]
+    if flipped:
+        return Judgement(False, how, tuple(flipped))
+    if capped or not _same_body(recorded.response_body, new.text):
+        said = "the recorded body was cut" if capped else "the body differs from the recorded one"
+        return Judgement(None, how, (said, *_rerun(finding)))
+    return Judgement(True, how, ("the same answer came back",))
+
+
+def _same_body(recorded: str, new: str) -> bool:
+    """The same body: JSON as data (request ids left out), anything else as text."""
+    try:
+        return bool(_steady(json.loads(recorded)) == _steady(json.loads(new)))
+    except ValueError:
+        return recorded == new
+
+
+def _steady(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _steady(v) for k, v in value.items() if k not in VOLATILE_KEYS}
+    if isinstance(value, list):
+        return [_steady(v) for v in value]
+    return value
+
+
+def _rerun(finding: Mapping[str, Any]) -> tuple[str, ...]:
+    """The command that judges the finding again the only sure way: its scenarios, re-run."""
+    names = sorted({str(t).rsplit("::", 1)[-1].split("[", 1)[0] for t in finding.get("tests", ())})
+    if not names:
+        return ("only the scenario can judge it: run the suite again",)
+    return ("only the scenario can judge it: delivery-conformance run -k "
+            f"'{' or '.join(names)}'",)  # fmt: skip
 
 
 def replay(
@@ -216,7 +259,7 @@ def replay(
     recorded = Exchange.from_dict(finding["exchange"])
     response = send_again(request, profile, timeout)
     judgement = judge_again(finding, recorded, response)
-    said = "still holds" if judgement.holds else "no longer seen"
+    said = {True: "still holds", False: "no longer seen", None: "undecided"}[judgement.holds]
     head = f"finding {number} {finding['requirement_id']} ({finding['title']}): {said}"
     out(f"{head}, {judgement.how}")
     key = {NO_KEY: "no key", UNKNOWN_KEY: "a made-up key"}.get(request.credential, "")
@@ -225,7 +268,7 @@ def replay(
     out(f"  answer {response.exchange.summary()}; recorded {recorded.summary()}")
     for line in judgement.details:
         out(f"  {line}")
-    return STILL_HOLDS if judgement.holds else NO_LONGER_SEEN
+    return {True: STILL_HOLDS, False: NO_LONGER_SEEN, None: UNDECIDED}[judgement.holds]
 
 
 def command_replay(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ TOOLS := .tools
 REDOCLY := $(TOOLS)/node_modules/.bin/redocly
 REDOCLY_STAMP := $(TOOLS)/.redocly-$(REDOCLY_VERSION)
 
-.PHONY: install lock lint openapi-lint browser check test conformance killrate variants certify foreign latency bench bench-workers compare load load-smoke load-sensitivity dist dist-check clean
+.PHONY: install lock lint openapi-lint browser check test conformance killrate variants certify foreign latency bench bench-workers compare load load-smoke load-sensitivity load-distributed dist dist-check clean
 
 # Installed from requirements.lock (every package pinned, with hashes: a verdict moves only with
 # the server), then the project itself without its dependencies. The wheel keeps ranges.
@@ -139,6 +139,16 @@ load: $(STAMP)
 	  $(BIN)/python -m loadtests.run $$p $(if $(TARGET),--target $(TARGET)) --workers $$w \
 	    $(if $(LATENCY),--latency $(LATENCY) --jitter $(JITTER)) --report-dir $(REPORTS) \
 	    || status=1; done; exit $$status
+
+# One campaign with its Locust master and workers on separate hosts: network namespaces of this
+# machine joined by veth pairs, torn down at the end (root only; docs/load.md > Distributed runs).
+DIST_CAMPAIGN ?= tenants
+DIST_WORKERS ?= 2
+DIST_SCALE ?= 0.05
+TENANTS ?=
+load-distributed: $(STAMP)
+	$(BIN)/python -m loadtests.distributed $(DIST_CAMPAIGN) --workers $(DIST_WORKERS) \
+	  --limits-scale $(DIST_SCALE) $(if $(TENANTS),--tenants $(TENANTS)) --report-dir $(REPORTS)
 
 # Every case of the load smoke, the load_full ones that make test leaves out included (~7 min).
 load-smoke: $(STAMP)

@@ -1,4 +1,4 @@
-"""The eight load campaigns as data: stages built from the limits the target advertises.
+"""The load campaigns as data: stages built from the limits the target advertises.
 
 spec: Limits (all of it), POST /playback (batch form, intents), GET /config (rate_limits.doors).
 Every campaign is bounded: a fixed number of requests on a fixed clock, so it stops by itself.
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from delivery_conformance.load.schedule import LatenessBound, Plan, Stage
+from delivery_conformance.load.tenants import IDLE, NEAR, OVER, phase_name
 from delivery_conformance.load.verdict import Expectations
 
 __all__ = ["CAMPAIGNS", "ENDPOINTS", "Campaign", "Endpoint"]
@@ -74,6 +75,7 @@ class Campaign:
     # Campaigns of a chosen length (mixed, soak): the default, in seconds; None: fixed plan.
     default_duration: float | None = None
     max_duration: float = 3600.0
+    config_role: str = "limits"  # whose GET /config gives the limits the run is judged against
 
     def stages(self, exp: Expectations, duration: float | None = None) -> list[Stage]:
         if self.default_duration is None:
@@ -259,7 +261,80 @@ def _soak(exp: Expectations, duration: float) -> list[Stage]:
 
 
 SOAK_SHARE = 0.8
-_TIMED: dict[str, Callable[[Expectations, float], list[Stage]]] = {"mixed": _mixed, "soak": _soak}
+
+# Tenants: every organisation of the profile's [tenants] on its playback and catalog counters at
+# once, alternately past its allowance over the run (TENANT_OVER) and near it (TENANT_NEAR), and
+# the idle organisation at TENANT_IDLE_RATE per counter (spec: Limits, per organisation).
+TENANT_OVER = 1.5
+TENANT_NEAR = 0.9
+TENANT_IDLE_RATE = 1.0
+IDLE_ROLE = "tenant:idle"
+
+
+def tenant_role(index: int) -> str:
+    """The profile role of the index-th (0-based) key of [tenants] (loadtests/target.py)."""
+    return f"tenant:{index + 1}"
+
+
+def tenant_label(index: int) -> str:
+    """The organisation's name in records and verdicts; the sandbox's role of the same name."""
+    return f"tenant_{index + 1:02d}"
+
+
+def _tenants(exp: Expectations, duration: float) -> list[Stage]:
+    """Each organisation's playback plays (batches of 3) and catalog + series requests, offered
+    its share of its allowance over the run (capacity + refill x duration), all together."""
+    if exp.tenants < 1:
+        raise ValueError("campaign tenants: the profile lists no [tenants] keys")
+    stages = []
+    for index in range(exp.tenants):
+        share = OVER if index % 2 == 0 else NEAR
+        factor = TENANT_OVER if share == OVER else TENANT_NEAR
+        for counter, pattern, batch in (
+            ("playback", "playback", PLAY3),
+            ("catalog", "catalog|series", ()),
+        ):
+            allowance = exp.limit(counter) + exp.rate(counter) * duration
+            n = max(2, math.floor(factor * allowance / max(1, len(batch))))
+            stages.append(
+                Stage(
+                    phase_name(tenant_label(index), share),
+                    n,
+                    n / duration,
+                    pattern,
+                    "play" if counter == "playback" else None,
+                    batch,
+                    extra=(("role", tenant_role(index)),),
+                    together=bool(stages),
+                )
+            )
+    idle = max(2, math.floor(TENANT_IDLE_RATE * duration))
+    for pattern in ("playback", "catalog|series"):
+        stages.append(
+            Stage(
+                phase_name(IDLE, IDLE),
+                idle,
+                idle / duration,
+                pattern,
+                "play" if pattern == "playback" else None,
+                extra=(("role", IDLE_ROLE),),
+                together=True,
+            )
+        )
+    return stages
+
+
+def _tenants_setup(exp: Expectations) -> list[AdminStep]:
+    """Every tenant's counters full (the sandbox's roles tenant_01.. and tenant_idle)."""
+    roles = [tenant_label(index) for index in range(exp.tenants)] + ["tenant_idle"]
+    return [(role, "reset-limits", {}) for role in roles]
+
+
+_TIMED: dict[str, Callable[[Expectations, float], list[Stage]]] = {
+    "mixed": _mixed,
+    "soak": _soak,
+    "tenants": _tenants,
+}
 
 
 def _reset(roles: tuple[str, ...]) -> Callable[[Expectations], list[AdminStep]]:
@@ -355,6 +430,16 @@ CAMPAIGNS: dict[str, Campaign] = {
             lambda exp: [],
             _reset(("limits", "limits_videos")),
             default_duration=600.0,
+        ),
+        Campaign(
+            "tenants",
+            "many organisations at their playback and catalog ceilings at once, one idle",
+            ("playback", "catalog"),
+            lambda exp: [],
+            _tenants_setup,
+            default_duration=40.0,
+            max_duration=600.0,
+            config_role="tenant:1",
         ),
     )
 }

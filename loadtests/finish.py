@@ -18,7 +18,7 @@ from locust.env import Environment
 from delivery_conformance.load.analysis import ANALYSES
 from delivery_conformance.load.plots import write_latency_table, write_plots
 from delivery_conformance.load.records import Record, sort_records, write_records
-from delivery_conformance.load.schedule import Plan, assess_generator
+from delivery_conformance.load.schedule import Plan, assess_workers
 from delivery_conformance.load.verdict import Expectations, Verdict
 from loadtests.campaigns import Campaign
 from loadtests.target import CampaignError, Target
@@ -55,13 +55,14 @@ def prepare(
 ) -> tuple[Plan, float, dict[str, Any]]:
     """Admin steps, /config and the start time; returns the plan, its start and the context."""
     rtt = target.round_trip()
-    config = target.config("limits")
+    config = target.config(campaign.config_role)
     fetched = time.time()
     target.check_test_organisation(config, allow_production)
     try:
         exp = Expectations.from_config(config, declared_scale)
     except ValueError as error:
         raise CampaignError(str(error)) from None
+    exp = dataclasses.replace(exp, tenants=target.tenants)
     if campaign.needs_admin and not target.has_admin:
         raise CampaignError(f"not exercised: campaign {campaign.name} needs the admin API")
     if campaign.name in ("minute", "mixed", "soak"):
@@ -78,7 +79,14 @@ def prepare(
     elif steps:
         start += IDLE_S  # counters full again from idle
     # A lowered limit is what /config advertises now (LIM-009): the run is judged against it.
-    run_exp = Expectations.from_config(target.config("limits"), declared_scale) if lowered else exp
+    run_exp = (
+        dataclasses.replace(
+            Expectations.from_config(target.config("limits"), declared_scale),
+            tenants=target.tenants,
+        )
+        if lowered
+        else exp
+    )
     if lowered:
         target.role_action("limits", "reset-limits")
     run_exp = dataclasses.replace(run_exp, rtt=rtt["max_s"])
@@ -162,7 +170,11 @@ def finish(
     records = sort_records(records)
     exp = Expectations(context["scale"], context["advertised"])
     run_exp = Expectations(context["scale"], context["run_advertised"])
-    validity = assess_generator([r.lateness for r in records], campaign.lateness)
+    lateness: dict[str, list[float]] = {}
+    for r in records:
+        lateness.setdefault(r.worker, []).append(r.lateness)
+    planned_by_worker = context.get("planned_by_worker") or {}
+    validity = assess_workers(lateness, planned_by_worker, campaign.lateness)
     failure = _target_failure(records)
     if context.get("aborted"):
         failure = str(context["aborted"])
@@ -206,9 +218,24 @@ def finish(
             f"{campaign.name}: latency per endpoint over time",
         )
     print(verdict.summary(), flush=True)
+    for row in details.get("organisations", ()):
+        print(_organisation_line(row), flush=True)
     print(f"report: {directory}", flush=True)
     environment.process_exit_code = int(verdict.exit_code)
     return verdict
+
+
+def _organisation_line(row: dict[str, Any]) -> str:
+    """One organisation of the tenants campaign: what it was admitted and refused, per counter."""
+    counters = [
+        f"{name} {c['admitted']} admitted, {c['refused']} refused ({c['early_refusals']} early)"
+        for name in ("playback", "catalog")
+        if isinstance(c := row.get(name), dict)
+    ]
+    if not counters:
+        counters = [f"{row['sent']} sent, {row.get('refused', 0)} refused"]
+    mark = "ok  " if row["passed"] else "FAIL"
+    return f"  {mark} {row['organisation']} ({row['driven']}): " + "; ".join(counters)
 
 
 def write_failure(

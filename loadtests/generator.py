@@ -196,6 +196,10 @@ def _test_start(environment: Environment, **_: Any) -> None:
         if runner is not None:
             gevent.spawn_later(0.1, runner.quit)
         return
+    names = [f"w{i}" for i in range(workers)] if isinstance(runner, MasterRunner) else ["local"]
+    context["planned_by_worker"] = {
+        name: plan.requests_of(i, len(names)) for i, name in enumerate(names)
+    }
     STATE.context = context
     message = {
         "stages": _stages_to_json(plan.stages),
@@ -344,7 +348,7 @@ class CampaignUser(FastHttpUser):
     def _send(self, index: int, stage: Stage, name: str, due: float) -> Record:
         assert STATE.target is not None
         endpoint = ENDPOINTS[name]
-        headers = STATE.target.headers(endpoint.role)
+        headers = STATE.target.headers(dict(stage.extra).get("role", endpoint.role))
         kwargs: dict[str, Any] = {}
         if endpoint.method == "POST":
             kwargs["json"] = playback_body(stage, STATE.episode)

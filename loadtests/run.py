@@ -3,11 +3,13 @@
     python -m loadtests.run PROFILE [--target FILE] [--workers N] [--report-dir DIR]
                             [--allow-production] [--scale-check] [--limits-scale X]
                             [--scale X] [--fault NAME] [--latency 40ms --jitter 15ms]
+                            [--tenants N]
 
 Without --target the embedded sandbox is started as a subprocess (with --limits-scale, default
-1). --workers N runs Locust's master with N worker processes on this machine; their raw records
-are merged for the verdict. --scale-check only reads /config and shows the plan. --latency puts
-the latency proxy (delivery_conformance.target.latency) between the generator and the target.
+1; for the tenants campaign with --tenants organisations, default 20). --workers N runs Locust's
+master with N worker processes on this machine; their raw records are merged for the verdict.
+--scale-check only reads /config and shows the plan. --latency puts the latency proxy
+(delivery_conformance.target.latency) between the generator and the target.
 
 Exit codes: 0 within the spec, 1 a limit deviates, 2 bad input or a refused target,
 3 the generator or the target failed (an invalid run; also SIGINT/SIGTERM, after a partial
@@ -45,6 +47,7 @@ MAX_USERS = 800
 MARGIN_S = 40.0
 LOCUST_LOGLEVEL = os.environ.get("LOAD_LOCUST_LOGLEVEL", "WARNING")  # into locust.log
 STOP_GRACE_S = 20.0  # after an interrupt, Locust's time to judge what it has
+TENANTS = 20  # organisations the embedded sandbox makes for the tenants campaign
 
 
 class _Parser(argparse.ArgumentParser):
@@ -85,6 +88,13 @@ def parser() -> argparse.ArgumentParser:
         help="declared scale of the target's limits (1; embedded: --limits-scale)",
     )
     p.add_argument("--fault", action="append", default=[], help="embedded sandbox fault")
+    p.add_argument(
+        "--tenants",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"embedded sandbox: organisations of the tenants campaign (default {TENANTS})",
+    )
     p.add_argument(
         "--duration",
         type=_duration,
@@ -144,9 +154,11 @@ def _distant(args: argparse.Namespace, profile: Path) -> Iterator[Path]:
 class Sandbox:
     """The embedded sandbox as a subprocess (never imported)."""
 
-    def __init__(self, scale: float, faults: list[str], directory: Path) -> None:
+    def __init__(self, scale: float, faults: list[str], directory: Path, tenants: int = 0) -> None:
         self.profile = directory / "sandbox.toml"
-        options = ("--limits-scale", str(scale))
+        options: tuple[str, ...] = ("--limits-scale", str(scale))
+        if tenants:
+            options += ("--tenants", str(tenants))
         command = sandbox_command(self.profile, faults, options, versions=None)
         self.log = (directory / "sandbox.log").open("w")
         self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
@@ -297,13 +309,13 @@ def _verdict_code(directory: Path, locust_code: int, interrupted: bool = False) 
 def execute(args: argparse.Namespace, profile: Path, scale: float) -> int:
     campaign = CAMPAIGNS[args.profile]
     target = Target.from_file(profile)
-    config = target.config("limits")
+    config = target.config(campaign.config_role)
     target.check_test_organisation(config, args.allow_production)
     try:
         exp = Expectations.from_config(config, scale)
     except ValueError as error:
         raise CampaignError(str(error)) from None
-    exp = dataclasses.replace(exp, rtt=target.round_trip()["max_s"])
+    exp = dataclasses.replace(exp, rtt=target.round_trip()["max_s"], tenants=target.tenants)
     if args.duration is not None and campaign.default_duration is None:
         raise CampaignError(
             f"campaign {campaign.name} has a fixed length (no --duration)", ExitCode.USAGE
@@ -354,6 +366,11 @@ def main(argv: list[str] | None = None) -> int:
         parser().error("--workers must be 0 to 64")
     if not args.limits_scale > 0 or (args.scale is not None and not args.scale > 0):
         parser().error("scales must be positive numbers")
+    if args.tenants is not None and not 0 <= args.tenants <= 200:
+        parser().error("--tenants must be 0 to 200")
+    tenants = args.tenants
+    if tenants is None:
+        tenants = TENANTS if args.profile == "tenants" else 0
     sandbox = None
     previous = signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM ends a run like Ctrl-C
     # Ctrl-C works even when started from a shell that ignored SIGINT (a background job)
@@ -363,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
             with _distant(args, args.target) as profile:
                 return execute(args, profile, args.scale or 1.0)
         scratch = Path(tempfile.mkdtemp(prefix="load-sandbox-"))
-        sandbox = Sandbox(args.limits_scale, args.fault, scratch)
+        sandbox = Sandbox(args.limits_scale, args.fault, scratch, tenants)
         with _distant(args, sandbox.wait()) as profile:
             return execute(args, profile, args.scale or args.limits_scale)
     except CampaignError as error:

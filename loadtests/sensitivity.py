@@ -45,6 +45,8 @@ SUBTLE: dict[str, tuple[str, tuple[str, ...]]] = {
     "minute_counter_5pc_low": ("minute", ("LIM-022", "LIM-025", "LIM-026", "LIM-028", "LIM-007")),
     "simulated_limit_285": ("simulated", ("SIM-005",)),
     "config_spends_catalog": ("mixed", ("LIM-021",)),
+    "tenant_buckets_pooled": ("tenants", ("LIM-002",)),
+    "tenant_refusals_drain_others": ("tenants", ("LIM-002",)),
 }
 REAL_SCALE = ("simulated_limit_285",)
 CLEAN = (
@@ -58,10 +60,12 @@ CLEAN = (
     "simulated",
     "mixed",
     "soak",
+    "tenants",
 )
 SINGLE = ("admission", "hold")
 RUN_BOUND_S = 900.0  # one generator process only
-TIMED = {"mixed": "20s", "soak": "30s"}  # lengths used here (make load runs the defaults)
+# lengths used here (make load runs the defaults)
+TIMED = {"mixed": "20s", "soak": "30s"}  # tenants: its default 40 s (a lower peak rate)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -19,6 +19,7 @@ from delivery_conformance.target.profile import TargetProfile, load_profile
 __all__ = ["CampaignError", "Target"]
 
 
+TENANT_PREFIX = "tenant:"
 CONFIG_WAIT_S = 61.0  # the longest Retry-After of a clock-minute counter, and one second
 
 
@@ -54,9 +55,32 @@ class Target:
         return self.profile.base_url
 
     def key(self, role: str) -> str:
+        """The key of a role of [keys], or `tenant:N` (the N-th key of [tenants], from 1) and
+        `tenant:idle` (its idle key)."""
+        if role.startswith(TENANT_PREFIX):
+            return self._tenant_key(role[len(TENANT_PREFIX) :])
         if role not in self.profile.keys:
             raise CampaignError(f"the profile has no key for role {role!r}")
         return self.profile.keys[role]
+
+    def _tenant_key(self, which: str) -> str:
+        tenants, idle = self.profile.tenants, self.profile.tenant_idle
+        if not tenants:
+            raise CampaignError(
+                "the profile has no [tenants] (keys of the tenants campaign's organisations; "
+                "delivery-sandbox --tenants N writes them)",
+                exit_code=ExitCode.USAGE,
+            )
+        if which == "idle" and idle is not None:
+            return idle
+        if which.isdigit() and 1 <= int(which) <= len(tenants):
+            return tenants[int(which) - 1]
+        raise CampaignError(f"the profile's [tenants] has no key {which!r}")
+
+    @property
+    def tenants(self) -> int:
+        """How many organisations [tenants] lists (the idle one aside)."""
+        return len(self.profile.tenants)
 
     def headers(self, role: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.key(role)}"}

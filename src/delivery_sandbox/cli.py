@@ -3,7 +3,7 @@ profile).
 
     delivery-sandbox --host 127.0.0.1 --port PORT --profile-out FILE [--fault NAME ...]
                      [--variant NAME ...] [--list-variants] [--limits-scale X]
-                     [--versions spec|extended] [--admin-token T]
+                     [--versions spec|extended] [--admin-token T] [--tenants N]
 
 `--port 0` picks a free port. Bad arguments: one line on stderr, exit 2. SIGINT/SIGTERM: clean
 exit 0.
@@ -26,6 +26,7 @@ from delivery_sandbox.app import SandboxApp
 from delivery_sandbox.control.profile import render_profile, write_profile
 from delivery_sandbox.faults.registry import FAULTS
 from delivery_sandbox.http.versions import VersionSetName
+from delivery_sandbox.state.accounts import MAX_TENANTS
 from delivery_sandbox.state.context import Sandbox, Settings, build_sandbox
 from delivery_sandbox.variants.catalogue import VariantName, VariantSet
 
@@ -48,6 +49,12 @@ def _positive(text: str) -> float:
     if not value > 0 or value != value or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive number: {text!r}")
     return value
+
+
+def _tenants(text: str) -> int:
+    if not text.isdigit() or int(text) > MAX_TENANTS:
+        raise argparse.ArgumentTypeError(f"tenants: a whole number 0 to {MAX_TENANTS}: {text!r}")
+    return int(text)
 
 
 def _port(text: str) -> int:
@@ -103,6 +110,14 @@ def parser() -> argparse.ArgumentParser:
         default="spec",
         help="dated versions served: the spec's one, or extended with a retired and a deprecated"
         " one to exercise version errors and headers (default spec)",
+    )
+    p.add_argument(
+        "--tenants",
+        type=_tenants,
+        default=0,
+        metavar="N",
+        help="N more test organisations (roles tenant_01..) and an idle one (tenant_idle), each "
+        "with its own counters, listed in the profile's [tenants] (the tenants load campaign)",
     )
     p.add_argument(
         "--admin-token",
@@ -166,7 +181,8 @@ def banner(sb: Sandbox, base_url: str, profile_out: Path | None) -> str:
             f"  admin API: {base_url}/_sandbox/ (its Bearer token is in the profile)",
             f"  {where}",
             f"  versions {settings.versions.value}; limits x{settings.limits_scale:g}; "
-            f"faults: {faults}; variants: {variants}",
+            f"faults: {faults}; variants: {variants}"
+            + (f"; tenants: {settings.tenants} and an idle one" if settings.tenants else ""),
             "  seed data fixed (same ids at every start, new keys)",
             "  stop: Ctrl-C or SIGTERM",
         )
@@ -195,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         limits_scale=args.limits_scale,
         versions=VersionSetName(args.versions),
         admin_token=args.admin_token,
+        tenants=args.tenants,
     )
     try:
         sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)

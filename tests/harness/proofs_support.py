@@ -34,9 +34,10 @@ def pending_file() -> tuple[int, set[str]]:
 def load_campaign_rows() -> list[dict[str, Any]]:
     """The load-only faults (the conformance kill rate leaves them out), as proof rows.
 
-    Each is proven by tests/harness/test_load_smoke.py in the same `make test`: its campaign fails
-    with every requirement the fault declares charged by a failed figure and no figure outside
-    them (`_fails_with`), and the load-only faults are exactly the ones listed in
+    Each is proven by tests/harness/test_load_smoke.py, in the same `make test` but for the few it
+    leaves to `make load-smoke` (`LOAD_FULL_SUBTLE`, a slower second fault of one campaign): its
+    campaign fails with every requirement the fault declares charged by a failed figure and no
+    figure outside them (`_fails_with`), and the load-only faults are exactly the ones listed in
     `loadtests.sensitivity.SUBTLE` with these IDs (`test_every_load_only_fault_has_a_campaign...`).
     """
     return [fault(name, ids, ids) for name, (_, ids) in subtle_faults().items()]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,8 +22,15 @@ from delivery_conformance.load.records import (
     read_records,
     write_records,
 )
-from delivery_conformance.load.schedule import LatenessBound, Plan, Stage, assess_generator
-from delivery_conformance.load.verdict import ExitCode, Expectations, Outcome, Verdict
+from delivery_conformance.load.schedule import (
+    LatenessBound,
+    Plan,
+    Stage,
+    assess_generator,
+    assess_workers,
+)
+from delivery_conformance.load.tenants import IDLE, NEAR, OVER, early_refusals, phase_name
+from delivery_conformance.load.verdict import ExitCode, Expectations, Figure, Outcome, Verdict
 
 T0 = 1_800_000_000.0
 LAT = 0.002
@@ -528,3 +536,122 @@ def test_killrate_leaves_load_only_faults_to_the_load_campaigns() -> None:
         ]
     )
     assert [r.name for r in rows] == ["b"]
+
+
+# -- tenants: every organisation judged against its own buckets (spec: Limits, LIM-002) --------
+
+
+def _organisation(
+    label: str, share: float, bucket_of: dict[str, float] | None = None
+) -> list[Record]:
+    """One organisation's playback (batches of 3) and catalog records over 20 s against exact
+    buckets of its own (`bucket_of`: a capacity other than the limit, e.g. a pooled bucket)."""
+    bucket_of = bucket_of or {}
+    out: list[Record] = []
+    for counter, limit, tickets in (("playback", 540, 3), ("catalog", 150, 1)):
+        allowance = limit + limit / 60 * 20
+        count = int(share * allowance / tickets)
+        capacity = bucket_of.get(counter, limit)
+        made, _ = simulate_bucket(capacity, limit / 60, count / 20, count, label, tickets=tickets)
+        out += [replace(r, endpoint=counter) for r in made]
+    return out
+
+
+def _tenants_run(over: dict[str, float] | None = None) -> list[Record]:
+    over = over or {}
+    records = _organisation(phase_name("tenant_01", OVER), 1.5, over)
+    records += _organisation(phase_name("tenant_02", NEAR), 0.9)
+    idle = [_request("playback", T0 + i) for i in range(20)]
+    return records + [replace(r, phase=phase_name(IDLE, IDLE)) for r in idle]
+
+
+def _failed(records: list[Record]) -> list[Figure]:
+    figures, _ = ANALYSES["tenants"](records, EXP, {"rtt": {"max_s": 0.002}})
+    return [f for f in figures if not f.passed]
+
+
+def test_tenants_pass_when_each_organisation_has_its_own_buckets() -> None:
+    figures, details = ANALYSES["tenants"](_tenants_run(), EXP, {"rtt": {"max_s": 0.002}})
+    assert all(f.passed for f in figures), [f.to_json() for f in figures if not f.passed]
+    rows = {row["organisation"]: row for row in details["organisations"]}
+    assert set(rows) == {"tenant_01", "tenant_02", "idle"}
+    assert (
+        rows["tenant_01"]["playback"]["refused"] > 0
+        and rows["tenant_02"]["catalog"]["refused"] == 0
+    )
+    assert {f.name for f in figures} >= {
+        "tenant_01 playback allowance beyond the refill",
+        "tenant_01 catalog refill rate",
+        "tenant_02 refusals while under its own allowance",
+        "idle refused",
+    }
+    assert details["latency_per_minute"]["playback"][0]["t_s"] == 0.0
+
+
+def test_tenants_fail_an_organisation_drawing_on_a_pooled_bucket() -> None:
+    failed = _failed(_tenants_run({"playback": 2 * 540, "catalog": 2 * 150}))
+    assert {f.name for f in failed} >= {
+        "tenant_01 playback allowance beyond the refill",
+        "tenant_01 catalog allowance beyond the refill",
+    }
+    assert all("LIM-002" in f.requirements for f in failed)
+
+
+def test_tenants_count_a_refusal_while_the_own_bucket_was_full_as_early() -> None:
+    records = _tenants_run()
+    starved = [
+        replace(r, status=429, error_code="rate_limited")
+        if r.phase.startswith("tenant_02") and r.endpoint == "catalog" and r.sent > T0 + 15
+        else r
+        for r in records
+    ]
+    failed = _failed(starved)
+    assert [f.name for f in failed] == ["tenant_02 refusals while under its own allowance"]
+    assert failed[0].measured > 0 and "LIM-002" in failed[0].requirements
+
+
+def test_tenants_replay_allows_the_refusals_of_an_exact_bucket_and_counting_high() -> None:
+    records, _ = simulate_bucket(540, 9.0, 30, 300, "x", tickets=3)
+    assert early_refusals(records, 540, 0.002).early == 0
+    # a server counting 2.5 % high refuses a little early: still no early refusal
+    high, _ = simulate_bucket(540 / 1.025, 9.0 / 1.025, 30, 300, "x", tickets=3)
+    replay = early_refusals(high, 540, 0.002)
+    assert replay.refusals > 0 and replay.early == 0
+
+
+@pytest.mark.parametrize("fault", ["refused", "slow"])
+def test_tenants_fail_when_the_idle_organisation_is_refused_or_held(fault: str) -> None:
+    records = _tenants_run()
+    idle = next(i for i, r in enumerate(records) if r.phase.startswith(IDLE))
+    first = records[idle]
+    records[idle] = (
+        replace(first, status=429, error_code="rate_limited")
+        if fault == "refused"
+        else replace(first, answered=first.sent + 0.5)
+    )
+    failed = _failed(records)
+    assert (
+        len(failed) == 1
+        and failed[0].name.startswith("idle ")
+        and failed[0].requirements == ("LIM-002",)
+    )
+
+
+def test_each_worker_is_judged_on_its_own_lateness_and_dropped_requests() -> None:
+    bound = LatenessBound()
+    kept = assess_workers({"w0": [0.001] * 100, "w1": [0.002] * 100}, {"w0": 100, "w1": 100}, bound)
+    assert kept.valid and [w.dropped for w in kept.workers] == [0, 0]
+    assert kept.to_json()["workers"][1]["p99_lateness_s"] == 0.002
+    # one worker late enough to break the bound on its own share, not on the whole run's p99
+    late = assess_workers({"w0": [0.001] * 200, "w1": [0.001] * 97 + [0.2] * 3}, {}, bound)
+    assert not late.valid and "worker w1" in late.reason
+    dropped = assess_workers({"w0": [0.001] * 100}, {"w0": 100, "w1": 100}, bound)
+    assert not dropped.valid and dropped.to_json()["dropped"] == 100
+    assert "w1" in dropped.reason and "never sent" in dropped.reason
+    verdict = Verdict("tenants", (), dropped)
+    assert verdict.exit_code == ExitCode.INVALID
+
+
+def test_a_workers_planned_share_leaves_admin_steps_out() -> None:
+    plan = Plan([Stage("reset", 1, 0, "admin", None), Stage("a", 9, 10.0)])
+    assert [plan.requests_of(i, 2) for i in (0, 1)] == [4, 5]

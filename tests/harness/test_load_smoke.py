@@ -2,10 +2,11 @@
 each limiter fault of the sandbox makes its campaign fail (the clean sandbox passes).
 
 `make test` runs the scaled-down form: every campaign clean, every load-only fault (proven
-nowhere else), one limiter fault per campaign no load-only fault covers, the bad inputs and one
-interrupt. The limiter faults the conformance kill rate already proves, run again through their
-campaigns, and the SIGINT twin of the interrupt test are marked `load_full`: `make load-smoke`
-runs them all.
+nowhere else) but the second tenant fault (`LOAD_FULL_SUBTLE`), one limiter fault per campaign no
+load-only fault covers, the bad inputs and one interrupt. The limiter faults the conformance
+kill rate already proves, run again through their campaigns, the tenants campaign over two
+workers and the SIGINT twin of the interrupt test are marked `load_full`: `make load-smoke` runs
+them all. The module's sandbox has 3 tenant organisations (`--tenants 3`) for `tenants`.
 
 One sandbox subprocess serves the whole module; faults are switched through its admin API
 (`POST /_sandbox/faults {"only": [...]}`); each campaign runs as `python -m loadtests.run`.
@@ -45,9 +46,17 @@ CAMPAIGNS = (
     "simulated",
     "mixed",
     "soak",
+    "tenants",
 )
 # Timed campaigns run scaled down here (make load runs them at their default length).
-DURATIONS = {"mixed": "6s", "soak": "8s"}
+DURATIONS = {"mixed": "6s", "soak": "8s", "tenants": "8s"}
+# The endpoints whose latency each timed campaign tables per time bucket.
+TABLED = {
+    "mixed": {"playback", "catalog", "config", "creatives", "videos", "video"},
+    "soak": {"playback", "catalog", "config", "creatives", "videos", "video"},
+    "tenants": {"playback", "catalog", "series"},
+}
+TENANTS = "3"  # organisations of the module's sandbox (`--tenants`), for the tenants campaign
 
 # Each limiter fault of the sandbox and the campaign that must catch it.
 FAULT_PROOFS = {
@@ -79,14 +88,18 @@ SUBTLE_PROOFS = {
     "play_hold_1s": "hold",
     "minute_counter_5pc_low": "minute",
     "config_spends_catalog": "mixed",
+    "tenant_buckets_pooled": "tenants",
+    "tenant_refusals_drain_others": "tenants",
 }
+# `make test` proves one tenant fault; `make load-smoke` adds the other.
+LOAD_FULL_SUBTLE = {"tenant_refusals_drain_others"}
 REAL_SCALE_PROOFS = {"simulated_limit_285": "simulated"}
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 def _sandbox(scale: str) -> Iterator[Path]:
-    with EmbeddedSandbox(options=("--limits-scale", scale)) as profile:
+    with EmbeddedSandbox(options=("--limits-scale", scale, "--tenants", TENANTS)) as profile:
         yield profile
 
 
@@ -168,7 +181,7 @@ def test_campaign_passes_on_the_clean_sandbox(sandbox: Path, tmp_path: Path, cam
     if campaign in DURATIONS:
         assert (report / "latency_by_endpoint.png").exists()
         table = verdict["details"]["latency"]
-        assert {"playback", "catalog", "config", "creatives", "videos", "video"} <= set(table)
+        assert TABLED[campaign] <= set(table)
         assert all(
             {"p50_ms", "p95_ms", "p99_ms"} <= set(row) for rows in table.values() for row in rows
         )
@@ -187,6 +200,24 @@ def test_distributed_run_with_local_workers_merges_every_record(
     workers = {json.loads(line)["worker"] for line in records}
     assert workers == {"w0", "w1"}
     assert verdict["generator"]["requests"] == len(records) == verdict["details"]["requests"]
+
+
+@pytest.mark.load_full
+def test_tenants_over_two_workers_judges_each_organisation_and_each_worker(
+    sandbox: Path, tmp_path: Path
+) -> None:
+    """The distributed form of the tenants campaign: a row per organisation, and each worker's
+    lateness and dropped requests in verdict.json (a worker behind makes the run invalid)."""
+    _admin(sandbox, "POST", "faults", {"only": []})
+    code, verdict = _run(sandbox, "tenants", tmp_path, SCALE, "--workers", "2")
+    assert (code, verdict["outcome"]) == (0, "pass"), verdict["generator"]
+    rows = verdict["details"]["organisations"]
+    assert [row["organisation"] for row in rows] == ["tenant_01", "tenant_02", "tenant_03", "idle"]
+    assert all(row["passed"] for row in rows)
+    workers = verdict["generator"]["workers"]
+    assert [w["worker"] for w in workers] == ["w0", "w1"]
+    assert all(w["valid"] and w["dropped"] == 0 for w in workers)
+    assert sum(w["requests"] for w in workers) == verdict["generator"]["requests"]
 
 
 # Note: the sandbox switches its limiter quirks on lazily, inside POST /playback; the earlier
@@ -240,7 +271,15 @@ def _fails_with(profile: Path, tmp_path: Path, fault: str, campaign: str, scale:
     assert broken <= charged, f"declared but charged by no failed figure: {broken - charged}"
 
 
-@pytest.mark.parametrize(("fault", "campaign"), sorted(SUBTLE_PROOFS.items()))
+@pytest.mark.parametrize(
+    ("fault", "campaign"),
+    [
+        pytest.param(fault, campaign, marks=pytest.mark.load_full)
+        if fault in LOAD_FULL_SUBTLE
+        else (fault, campaign)
+        for fault, campaign in sorted(SUBTLE_PROOFS.items())
+    ],
+)
 def test_subtle_fault_fails_its_campaign(
     sandbox: Path, tmp_path: Path, fault: str, campaign: str
 ) -> None:

@@ -16,12 +16,13 @@ from delivery_conformance.load.envelope import estimate_capacity, refill_slope, 
 from delivery_conformance.load.records import Record
 from delivery_conformance.load.schedule import percentile
 from delivery_conformance.load.sustained import Result, analyse_mixed, analyse_soak
+from delivery_conformance.load.tenants import analyse_tenants
 from delivery_conformance.load.verdict import (
-    COUNTING_TOLERANCE,
     Expectations,
     Figure,
     min_admitted,
     minute_figure,
+    refill_figure,
     within,
 )
 
@@ -186,20 +187,15 @@ def _window_rate(
     end = window[-1].answered
     slope, points = refill_slope(window, begin, end)
     span = max(end - begin, 1e-9)
-    # Resolution: one unit either side of the window, plus the refill that may pass between a
-    # decision and its answer at each end: at most a round trip, measured at the start of the
-    # run (answer latencies cannot tell it: a held play's latency is mostly its hold).
-    slack = (2.0 + 2.0 * rate * rtt) / span
     ids = ("LIM-013",) if counter == "playback" else ("LIM-020",)
-    fig = Figure(
+    fig = refill_figure(
         f"{counter} refill rate",
         (*ids, "LIM-006", "LIM-007"),
         slope,
         rate,
-        rate * (1 - COUNTING_TOLERANCE) - slack,
-        rate + slack,
-        "units/s",
-        f"slope over {span:.1f} s, {points} admitting answers, resolution {slack:.3f}",
+        span,
+        points,
+        rtt,
         REFILL_DERIVATION,
     )
     offered = len(window) / max(window[-1].sent - window[0].sent, 1e-9)
@@ -541,4 +537,5 @@ ANALYSES: dict[str, Analysis] = {
     "catalog": analyse_catalog,
     "minute": analyse_minute,
     "simulated": analyse_simulated,
+    "tenants": analyse_tenants,
 }

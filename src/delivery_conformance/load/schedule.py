@@ -6,14 +6,16 @@ waits for an answer before sending the next one. A closed ("step") stage is a sc
 is due when the previous answer came back (used to set a bucket to an exact state).
 
 Lateness is `sent - due`. A run whose generator fell behind measured its own queue, not the
-server: such a run is invalid, never passed.
+server: such a run is invalid, never passed. With several generator processes (workers) each is
+judged on its own share too: one worker late, or one that left requests of its share unsent
+(dropped from the schedule), makes the whole run invalid (`assess_workers`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 __all__ = [
     "LatenessBound",
@@ -21,7 +23,9 @@ __all__ = [
     "Slot",
     "Stage",
     "Validity",
+    "WorkerLateness",
     "assess_generator",
+    "assess_workers",
     "percentile",
 ]
 
@@ -119,6 +123,12 @@ class Plan:
             return list(share)
         return sorted(share, key=lambda i: (self.slot(i).offset, i))
 
+    def requests_of(self, worker: int, workers: int) -> int:
+        """Requests of one worker's share that reach the target (admin steps aside)."""
+        return sum(
+            1 for i in self.indexes(worker, workers) if self.slot(i).stage.endpoint != "admin"
+        )
+
     def peak_rate(self) -> float:
         """The highest rate the stages ask at one time (overlapping stages add up)."""
         peak, group = 0.0, 0.0
@@ -146,12 +156,45 @@ class LatenessBound:
 
 
 @dataclass(frozen=True)
+class WorkerLateness:
+    """One generator process's share: how late it sent, and what it never sent."""
+
+    worker: str
+    requests: int
+    planned: int
+    p99_lateness: float
+    max_lateness: float
+    reason: str = ""  # why this worker fell behind; empty when it kept up
+
+    @property
+    def dropped(self) -> int:
+        return max(0, self.planned - self.requests)
+
+    @property
+    def valid(self) -> bool:
+        return not self.reason
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "worker": self.worker,
+            "valid": self.valid,
+            "requests": self.requests,
+            "planned": self.planned,
+            "dropped": self.dropped,
+            "p99_lateness_s": round(self.p99_lateness, 6),
+            "max_lateness_s": round(self.max_lateness, 6),
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
 class Validity:
     valid: bool
     p99_lateness: float
     max_lateness: float
     count: int
     reason: str = ""
+    workers: tuple[WorkerLateness, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -160,6 +203,8 @@ class Validity:
             "max_lateness_s": round(self.max_lateness, 6),
             "requests": self.count,
             "reason": self.reason,
+            "workers": [w.to_json() for w in self.workers],
+            "dropped": sum(w.dropped for w in self.workers),
         }
 
 
@@ -176,3 +221,33 @@ def assess_generator(lateness: Iterable[float], bound: LatenessBound) -> Validit
         reason = f"generator fell behind: a request was {worst:.3f} s late > {bound.worst:.3f} s"
         return Validity(False, p99, worst, len(values), reason)
     return Validity(True, p99, worst, len(values))
+
+
+def _worker(
+    name: str, lateness: Sequence[float], planned: int, bound: LatenessBound
+) -> WorkerLateness:
+    p99, worst = percentile(lateness, 0.99), max(lateness, default=0.0)
+    reason = ""
+    if p99 > bound.p99:
+        reason = f"p99 lateness {p99:.3f} s > {bound.p99:.3f} s"
+    elif worst > bound.worst:
+        reason = f"a request was {worst:.3f} s late > {bound.worst:.3f} s"
+    elif planned > len(lateness):
+        reason = f"{planned - len(lateness)} of its {planned} requests never sent"
+    return WorkerLateness(name, len(lateness), planned, p99, worst, reason)
+
+
+def assess_workers(
+    lateness: Mapping[str, Sequence[float]], planned: Mapping[str, int], bound: LatenessBound
+) -> Validity:
+    """Judge the whole generator and each worker's share (`planned`: requests per worker; a
+    worker planned but silent dropped its whole share). Any worker behind: the run is invalid."""
+    overall = assess_generator([x for values in lateness.values() for x in values], bound)
+    names = sorted(set(lateness) | set(planned))
+    workers = tuple(_worker(n, lateness.get(n, ()), planned.get(n, 0), bound) for n in names)
+    behind = [w for w in workers if not w.valid]
+    if overall.valid and behind:
+        first = behind[0]
+        reason = f"worker {first.worker} fell behind: {first.reason}"
+        return replace(overall, valid=False, reason=reason, workers=workers)
+    return replace(overall, workers=workers)

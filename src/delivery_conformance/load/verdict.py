@@ -39,6 +39,7 @@ __all__ = [
     "min_admitted",
     "minute_figure",
     "one_sided",
+    "refill_figure",
     "within",
 ]
 
@@ -126,6 +127,35 @@ def minute_figure(
     return Figure(name, ids, admitted, limit, low, limit, "requests", note, MINUTE_DERIVATION)
 
 
+def refill_figure(
+    name: str,
+    requirements: tuple[str, ...],
+    slope: float,
+    rate: float,
+    span: float,
+    points: int,
+    rtt: float,
+    derivation: str,
+) -> Figure:
+    """The slope of admitted units over a saturated window of `span` seconds against the refill
+    `rate`: 0.975 x rate to the rate, both widened by the resolution. Resolution: one unit either
+    side of the window, plus the refill that may pass between a decision and its answer at each
+    end: at most a round trip, measured at the start of the run (answer latencies cannot tell it:
+    a held play's latency is mostly its hold)."""
+    slack = (2.0 + 2.0 * rate * rtt) / span
+    return Figure(
+        name,
+        requirements,
+        slope,
+        rate,
+        rate * (1 - COUNTING_TOLERANCE) - slack,
+        rate + slack,
+        "units/s",
+        f"slope over {span:.1f} s, {points} admitting answers, resolution {slack:.3f}",
+        derivation,
+    )
+
+
 def within(
     name: str,
     requirements: tuple[str, ...],
@@ -147,6 +177,7 @@ class Expectations:
     advertised: Mapping[str, int]  # /config rate_limits.doors -> limit
     window: int = WINDOW_SECONDS
     rtt: float = 0.0  # round trip to the target measured before the run (s); sizes windows
+    tenants: int = 0  # organisations the profile lists in [tenants] (the tenants campaign)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], scale: float | None = None) -> Expectations:
@@ -260,6 +291,12 @@ class Verdict:
             lines.append(f"  target or generator failure: {self.target_failure}")
         if not self.validity.valid:
             lines.append(f"  invalid run: {self.validity.reason}")
+        for w in self.validity.workers:
+            lines.append(
+                f"  generator {w.worker}: {w.requests}/{w.planned} sent ({w.dropped} dropped), "
+                f"lateness p99 {w.p99_lateness * 1000:.1f} ms, max {w.max_lateness * 1000:.1f} ms"
+                + ("" if w.valid else f": BEHIND ({w.reason})")
+            )
         for f in self.figures:
             mark = "ok  " if f.passed else "FAIL"
             lines.append(

@@ -12,6 +12,8 @@ the same file by hand (`delivery-conformance init-profile` gives a commented tem
     [admin]     url = "http://...", token = "..."   # optional
     [changes]   change_name = "command {value}", undo = "...", timeout = 60   # optional
                 (how your server makes the changes of spec/changes.yaml: target/changes.py)
+    [tenants]   keys = ["svc_live_...", ...], idle = "svc_live_..."   # optional: one key per
+                test organisation of the `tenants` load campaign, and an idle organisation's
 
 From the environment (`environ`, injected; `os.environ` when not given):
 - `${NAME}` in any string value is replaced by the variable NAME (unset: an error); `$${NAME}`
@@ -60,9 +62,12 @@ TARGET_ENV = "DELIVERY_TARGET"
 MAX_PROFILE_BYTES = 256 * 1024  # a full profile is a few KB; this bounds the TOML parser's work
 MAX_WORKERS = 32  # processes of `run --workers N` (each one mostly waits on the network)
 TOP_LEVEL = (
-    "base_url", "test_organisation", "bare_host", "workers", "keys", "fixtures", "admin", "changes"
+    "base_url", "test_organisation", "bare_host", "workers", "keys", "fixtures", "admin", "changes",
+    "tenants",
 )  # fmt: skip
 ADMIN_ENTRIES = ("url", "token")
+TENANT_ENTRIES = ("keys", "idle")
+MAX_TENANTS = 200
 _HOST = re.compile(r"[A-Za-z0-9.-]+(:\d{1,5})?")
 _VARIABLE = re.compile(r"\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # A dotted key of 32 parts or more: never a profile, and quadratic work for tomllib.
@@ -91,6 +96,9 @@ class TargetProfile:
     source: Path | None = None
     # role -> where its key came from: "file" or the environment variable's name
     key_origins: Mapping[str, str] = field(default_factory=dict)
+    # [tenants]: one key per organisation of the `tenants` load campaign, and the idle one's
+    tenants: tuple[str, ...] = field(default=(), repr=False)
+    tenant_idle: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         # A password in base_url would be repeated in every request line and report.
@@ -260,6 +268,38 @@ def _check_admin(path: Path, table: object, environ: Mapping[str, str]) -> Admin
     return AdminEndpoint(url=url.rstrip("/"), token=token)
 
 
+def _tenant_key(path: Path, value: object, where: str, environ: Mapping[str, str]) -> str:
+    key = _expand(path, value, where, environ)
+    if not isinstance(key, str) or not KEY_PATTERN.fullmatch(key):
+        raise _fail(path, f"{where} is not svc_live_ followed by 32 characters (AUTH-005)")
+    return key
+
+
+def _check_tenants(path: Path, table: object, keys: Mapping[str, str],
+                   environ: Mapping[str, str]) -> tuple[tuple[str, ...], str]:  # fmt: skip
+    """`[tenants]`: `keys`, a list of 1 to MAX_TENANTS keys (one per organisation, each its
+    own), and `idle`, the key of an organisation the campaign leaves nearly idle."""
+    if not isinstance(table, dict):
+        raise _fail(path, '[tenants] must be a table: keys = ["svc_live_...", ...], idle = "..."')
+    _refuse_unknown(path, table, TENANT_ENTRIES, "entry", "in [tenants]")
+    listed = table.get("keys")
+    if not isinstance(listed, list) or not 1 <= len(listed) <= MAX_TENANTS:
+        raise _fail(path, f"[tenants] keys must be a list of 1 to {MAX_TENANTS} keys")
+    if "idle" not in table:
+        raise _fail(path, "[tenants] needs idle, the key of an organisation left idle")
+    tenants = tuple(
+        _tenant_key(path, value, f"[tenants] keys[{n}]", environ) for n, value in enumerate(listed)
+    )
+    idle = _tenant_key(path, table["idle"], "[tenants] idle", environ)
+    every = [*tenants, idle]
+    if len(set(every)) != len(every) or set(every) & set(keys.values()):
+        raise _fail(
+            path,
+            "[tenants] keys must differ from each other and from [keys]: one organisation each",
+        )
+    return tenants, idle
+
+
 def change_names() -> tuple[str, ...]:
     """The changes of the catalogue (spec/changes.yaml) a profile may name a command for."""
     text = spec_path("changes.yaml").read_text(encoding="utf-8")
@@ -345,6 +385,10 @@ def load_profile(path: str | Path, environ: Mapping[str, str] | None = None) -> 
     fixtures = _check_fixtures(path, fixtures_table, environ)
     admin = _check_admin(path, data["admin"], environ) if "admin" in data else None
     changes = _check_changes(path, data["changes"], environ) if "changes" in data else None
+    tenants: tuple[str, ...] = ()
+    idle = None
+    if "tenants" in data:
+        tenants, idle = _check_tenants(path, data["tenants"], keys, environ)
     return TargetProfile(
         base_url=base_url,
         keys=MappingProxyType(keys),
@@ -356,4 +400,6 @@ def load_profile(path: str | Path, environ: Mapping[str, str] | None = None) -> 
         changes=changes,
         source=path,
         key_origins=MappingProxyType(origins),
+        tenants=tenants,
+        tenant_idle=idle,
     )

@@ -19,7 +19,6 @@ from delivery_sandbox.faults.freshness import admin_action
 from delivery_sandbox.faults.registry import UnknownFault
 from delivery_sandbox.http.headers import Exchange, Reply, bearer_key
 from delivery_sandbox.playback.limits import LIMITS
-from delivery_sandbox.state.accounts import ROLES
 from delivery_sandbox.state.context import Sandbox
 from delivery_sandbox.variants.caches import admin_change
 
@@ -83,7 +82,7 @@ def _number(body: dict[str, Any], field: str) -> float:
 
 def state(sb: Sandbox) -> dict[str, Any]:
     now = sb.now()
-    orgs = sorted({spec.org_id for spec in ROLES.values()})
+    orgs = sorted({spec.org_id for spec in sb.accounts.roles.values()})
     return {
         "clock": {"now": now, "offset": sb.clock.offset},
         "faults": sorted(sb.faults.on),
@@ -99,13 +98,13 @@ def state(sb: Sandbox) -> dict[str, Any]:
 
 
 def _role(sb: Sandbox, role: str) -> str:
-    if role not in ROLES:
+    if role not in sb.accounts.roles:
         raise AdminError(404, f"unknown role {role}")
     try:
         sb.accounts.key_of(role)
     except KeyError as exc:
         raise AdminError(404, f"role {role} has no key in this sandbox") from exc
-    return ROLES[role].org_id
+    return sb.accounts.roles[role].org_id
 
 
 async def dispatch(sb: Sandbox, method: str, parts: list[str], receive: Any) -> Reply:

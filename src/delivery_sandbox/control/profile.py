@@ -35,10 +35,26 @@ def render_profile(sb: Sandbox, base_url: str) -> str:
         f"bare_host = {_value(BARE_HOST)}",
         "",
     ]
-    lines += _table("keys", dict(sb.accounts.start_keys()))
+    tenants = {r.role for r in sb.accounts.tenants.roles}  # listed in [tenants] instead
+    keys: dict[str, str | int | bool] = {
+        role: key for role, key in sb.accounts.start_keys().items() if role not in tenants
+    }
+    lines += _table("keys", keys)
     lines += _table("fixtures", dict(sb.fixtures()))
     lines += _table("admin", {"url": f"{base_url}/_sandbox", "token": sb.admin_token})
+    lines += _tenants(sb)
     return "\n".join(lines)
+
+
+def _tenants(sb: Sandbox) -> list[str]:
+    """`[tenants]`: the keys of the `--tenants N` organisations in order, and the idle one's
+    (their admin roles are tenant_01.. and tenant_idle, in the same order)."""
+    roles = [r.role for r in sb.accounts.tenants.roles]
+    if not roles:
+        return []
+    start = sb.accounts.start_keys()
+    keys = ", ".join(_value(start[role]) for role in roles[:-1])
+    return ["[tenants]", f"keys = [{keys}]", f"idle = {_value(start[roles[-1]])}", ""]
 
 
 def write_profile(path: Path, text: str) -> None:

@@ -85,6 +85,8 @@ def limit_quirks(on: frozenset[FaultName]) -> dict[str, Any]:
         "playback_burst_cap": BURST_CAP if FaultName.playback_burst_capped_20 in on else 0,
         "catalog_refill_factor": 0.5 if FaultName.catalog_refill_half in on else 1.0,
         "raise_ignored": FaultName.limit_raise_ignored in on,
+        "tenants_pooled": FaultName.tenant_buckets_pooled in on,
+        "tenant_refusals_drain_others": FaultName.tenant_refusals_drain_others in on,
         "default_limits": _default_limits(on),
     }
 

@@ -71,6 +71,8 @@ class FaultName(StrEnum):
     minute_counter_5pc_low = "minute_counter_5pc_low"
     simulated_limit_285 = "simulated_limit_285"
     config_spends_catalog = "config_spends_catalog"
+    tenant_buckets_pooled = "tenant_buckets_pooled"
+    tenant_refusals_drain_others = "tenant_refusals_drain_others"
     bucket_refills_too_fast = "bucket_refills_too_fast"
     bucket_holds_too_much = "bucket_holds_too_much"
     no_prefetch_shedding = "no_prefetch_shedding"

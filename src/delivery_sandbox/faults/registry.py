@@ -263,6 +263,8 @@ play_hold_1s             | LIM-043                                 | a play requ
 minute_counter_5pc_low   | LIM-022 LIM-025 LIM-026 LIM-028 LIM-007 | clock-minute counters admit 95 % of their limit
 simulated_limit_285      | SIM-005                                 | the simulated-response limit is 285 (x scale)
 config_spends_catalog    | LIM-021                                 | GET /config also spends the catalog counter
+tenant_buckets_pooled    | LIM-002                                 | the organisations of --tenants draw on one bucket per counter, sized at the sum of their limits
+tenant_refusals_drain_others | LIM-002                             | a request of a --tenants organisation at its ceiling spends a unit of every other tenant's counter (one burst starves the others)
 """,
     seam="step",  # through the policies of the pure cores (faults/limits.py: `bend_policies`)
     load_only=True,

@@ -219,6 +219,9 @@ class LimitQuirks:
     default_limits: tuple[tuple[str, int], ...] = ()  # (counter, limit) replacing the table's
     continuous_retry_after: int = 0  # the least Retry-After of a continuous counter (a variant)
     counted_high: float = 1.0  # each unit counts this much (a variant: up to about 2.5 % high)
+    tenants: tuple[str, ...] = ()  # the organisations of `--tenants N` (set at start, not a fault)
+    tenants_pooled: bool = False  # the tenants draw on one bucket per counter (sum of limits)
+    tenant_refusals_drain_others: bool = False  # a tenant's 429 spends a unit of every other's
 
     def _counted(self, limit: int) -> int:
         """What `limit` admits when every unit counts `counted_high`: never fewer than the
@@ -248,6 +251,7 @@ class LimitQuirks:
 
 
 Counter = TokenBucket | ClockMinuteCounter
+POOL = "*tenants"  # the key of the tenants' pooled counters (fault `tenant_buckets_pooled`)
 
 
 class Limits:
@@ -299,13 +303,33 @@ class Limits:
         policy = LIMITS[counter]
         limit = self.limit_of(org_id, counter)
         if policy.refill is Refill.CONTINUOUS:
+            if self._key(org_id, counter)[0] == POOL:
+                limit *= len(self.quirks.tenants)
             return TokenBucket(*self.quirks.bucket_shape(counter, limit))
         return ClockMinuteCounter(
             self.quirks.minute_limit(counter, limit), rolling=self.quirks.rolling_minute
         )
 
     def _key(self, org_id: str, counter: str) -> tuple[str, str]:
-        return ("*" if self.quirks.shared_counters else org_id), counter
+        if self.quirks.shared_counters:
+            return "*", counter
+        pooled = self.quirks.tenants_pooled and LIMITS[counter].refill is Refill.CONTINUOUS
+        if pooled and org_id in self.quirks.tenants:
+            return POOL, counter
+        return org_id, counter
+
+    def _drain_other_tenants(self, org_id: str, counter: str, now: float) -> None:
+        """Fault `tenant_refusals_drain_others`: a refusal of one tenant organisation spends a
+        unit of the same counter of every other tenant organisation."""
+        if not self.quirks.tenant_refusals_drain_others or org_id not in self.quirks.tenants:
+            return
+        for other in self.quirks.tenants:
+            if other != org_id:
+                found = self._counter(other, counter)
+                if isinstance(found, TokenBucket):
+                    found.take(1, now)
+                else:
+                    found.take(now)
 
     def _counter(self, org_id: str, counter: str) -> Counter:
         key = self._key(org_id, counter)
@@ -351,9 +375,11 @@ class Limits:
         if isinstance(found, TokenBucket):
             if found.take(1, now):
                 return None
+            self._drain_other_tenants(org_id, counter, now)
             return self.refusal(org_id, counter, found.time_until(1, now))
         if found.take(now):
             return None
+        self._drain_other_tenants(org_id, counter, now)
         return self.refusal(org_id, counter, found.retry_after(now))
 
     # -- admin -------------------------------------------------------------------------------
@@ -379,15 +405,17 @@ class Limits:
 
     def reset(self, org_id: str) -> None:
         """Refill every counter of the organisation; limits set by `set_limit` stay."""
+        shared = ("*", POOL) if org_id in self.quirks.tenants else ("*",)
         for (org, _), found in self._counters.items():
-            if org in (org_id, "*"):  # "*": a counter shared by a fault (faults/limits.py)
+            if org == org_id or org in shared:  # counters shared by a fault (faults/limits.py)
                 found.fill()
 
     def restore(self, org_id: str) -> None:
         """The organisation's counters back to the start state: limits as at start, full."""
         for key in [k for k in self._overrides if k[0] == org_id]:
             del self._overrides[key]
-        for key in [k for k in self._counters if k[0] in (org_id, "*")]:
+        shared = ("*", POOL) if org_id in self.quirks.tenants else ("*",)
+        for key in [k for k in self._counters if k[0] == org_id or k[0] in shared]:
             del self._counters[key]
 
     def clear(self) -> None:
@@ -435,6 +463,7 @@ class Limits:
         seconds = gate_request(self.bucket(org_id), now, self.policy)
         if seconds is None:
             return None
+        self._drain_other_tenants(org_id, "playback", now)
         return self.refusal(org_id, "playback", seconds)
 
     def playback_holdable(self, org_id: str, now: float) -> bool:
@@ -450,7 +479,10 @@ class Limits:
 
         Requirements: LIM-015, LIM-035, LIM-036, LIM-037, LIM-044.
         """
-        return decide_ticket(self.bucket(org_id), intent, now, hold_left, self.policy)
+        decision = decide_ticket(self.bucket(org_id), intent, now, hold_left, self.policy)
+        if decision.refused:
+            self._drain_other_tenants(org_id, "playback", now)
+        return decision
 
     def playback_charge(self, org_id: str, units: int, now: float) -> bool:
         """Charge units outside admission (a malformed body costs 1) when they are available.

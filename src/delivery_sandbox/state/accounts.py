@@ -12,7 +12,19 @@ import string
 from dataclasses import dataclass, replace
 from enum import StrEnum, auto
 
-__all__ = ["ORGANISATIONS", "ROLES", "Accounts", "Caller", "KeyRecord", "Organisation", "RoleSpec"]
+__all__ = [
+    "IDLE_TENANT",
+    "MAX_TENANTS",
+    "ORGANISATIONS",
+    "ROLES",
+    "Accounts",
+    "Caller",
+    "KeyRecord",
+    "Organisation",
+    "RoleSpec",
+    "Tenants",
+    "tenant_role",
+]
 
 KEY_PREFIX = "svc_live_"
 KEY_ALPHABET = string.ascii_letters + string.digits
@@ -129,6 +141,47 @@ ROLES: dict[str, RoleSpec] = {
 }
 EXTENDED_ONLY = frozenset({"retired_pin", "deprecated_pin"})
 
+# `delivery-sandbox --tenants N`: N more test organisations for the `tenants` load campaign,
+# each with its own counters, plus one idle organisation (roles tenant_01.. and tenant_idle).
+MAX_TENANTS = 200
+IDLE_TENANT = "tenant_idle"
+TENANT_LICENCES_OF = "org_limits"  # each tenant licenses what the `limits` organisation does
+
+
+def tenant_role(number: int) -> str:
+    """The role of tenant organisation `number` (1-based): tenant_01, tenant_02..."""
+    return f"tenant_{number:02d}"
+
+
+@dataclass(frozen=True)
+class Tenants:
+    """The organisations `--tenants N` adds: their organisations and roles, the idle one last."""
+
+    organisations: tuple[Organisation, ...]
+    roles: tuple[RoleSpec, ...]
+
+    @classmethod
+    def make(cls, count: int) -> Tenants:
+        if not 0 <= count <= MAX_TENANTS:
+            raise ValueError(f"tenants: 0 to {MAX_TENANTS}, not {count}")
+        if count == 0:
+            return cls((), ())
+        names = [tenant_role(k) for k in range(1, count + 1)] + [IDLE_TENANT]
+        orgs = tuple(
+            Organisation(
+                f"org_{name}", name.replace("_", "-") + "-test", f"Tenant {name[7:]} Test Org",
+                OrgKind.FILMS, True, None,
+            )
+            for name in names
+        )  # fmt: skip
+        pairs = zip(names, orgs, strict=True)
+        roles = tuple(RoleSpec(name, org.id, FILM_SCOPES) for name, org in pairs)
+        return cls(orgs, roles)
+
+    @property
+    def org_ids(self) -> tuple[str, ...]:
+        return tuple(org.id for org in self.organisations)
+
 
 @dataclass(frozen=True)
 class KeyRecord:
@@ -190,11 +243,20 @@ class Accounts:
     itself has no key endpoint (AUTH-035).
     """
 
-    def __init__(self, rng: random.Random, pins: dict[Pin, str], roles: list[str]) -> None:
+    def __init__(
+        self,
+        rng: random.Random,
+        pins: dict[Pin, str],
+        roles: list[str],
+        tenants: Tenants | None = None,
+    ) -> None:
         self._rng = rng
+        self.tenants = tenants or Tenants((), ())
+        self.organisations = ORGANISATIONS | {o.id: o for o in self.tenants.organisations}
+        self.roles = ROLES | {r.role: r for r in self.tenants.roles}
         self._start: dict[str, KeyRecord] = {}
-        for name in roles:
-            spec = ROLES[name]
+        for name in [*roles, *(r.role for r in self.tenants.roles)]:
+            spec = self.roles[name]
             self._start[mint_key(rng)] = KeyRecord(
                 spec.role,
                 spec.org_id,
@@ -235,7 +297,7 @@ class Accounts:
             return found[1]
         made = Caller(
             record.role,
-            ORGANISATIONS[record.org_id],
+            self.organisations[record.org_id],
             record.scopes,
             record.pin,
             record.app_id,
@@ -271,4 +333,4 @@ class Accounts:
         return new
 
     def org_of(self, role: str) -> str:
-        return ROLES[role].org_id
+        return self.roles[role].org_id

@@ -25,7 +25,14 @@ from delivery_sandbox.playback.limits import Limits
 from delivery_sandbox.playback.policies import DEFAULT_BASES, Policies, in_force
 from delivery_sandbox.playback.tickets import TicketBook
 from delivery_sandbox.playback.variant_policies import variant_bases
-from delivery_sandbox.state.accounts import EXTENDED_ONLY, ROLES, Accounts, Pin
+from delivery_sandbox.state.accounts import (
+    EXTENDED_ONLY,
+    ROLES,
+    TENANT_LICENCES_OF,
+    Accounts,
+    Pin,
+    Tenants,
+)
 from delivery_sandbox.state.clock import Clock
 from delivery_sandbox.state.seed import build_store
 from delivery_sandbox.state.store import Store
@@ -50,6 +57,7 @@ class Settings:
     versions: VersionSetName = VersionSetName.SPEC
     admin_token: str | None = None
     seed: int = 20261002
+    tenants: int = 0  # `--tenants N`: N more test organisations and an idle one (accounts.py)
 
 
 @dataclass
@@ -171,14 +179,21 @@ def build_sandbox(
     ]
     clock = Clock(time_source)
     store = build_store(settings.seed, clock.now())
+    tenants = Tenants.make(settings.tenants)
+    store.share_licences(TENANT_LICENCES_OF, tenants.org_ids)
     variants = VariantSet(settings.variants)
     plan = server_plan(variants)
+    bases = variant_bases(variants)
+    if tenants.org_ids:  # the limiter knows them (the tenant faults act on them only)
+        bases = dataclasses.replace(
+            bases, quirks=dataclasses.replace(bases.quirks, tenants=tenants.org_ids)
+        )
     sandbox = Sandbox(
         settings=settings,
         clock=clock,
         rng=rng,
         versions=versions,
-        accounts=Accounts(rng, pins, roles),
+        accounts=Accounts(rng, pins, roles, tenants),
         store=store,
         limits=Limits(scale=settings.limits_scale),
         faults=FaultSwitch(settings.faults),
@@ -187,7 +202,7 @@ def build_sandbox(
         admin_token=settings.admin_token
         or "adm_" + "".join(rng.choice("abcdef0123456789") for _ in range(32)),
         cursor_secret=bytes(rng.getrandbits(8) for _ in range(32)),
-        bases=variant_bases(variants),
+        bases=bases,
         paging=page_policy(variants),
         readings=readings(variants),
         views=None if plan is None else ServerViews(plan),

@@ -253,6 +253,15 @@ class Store:
         self._by_slug = {f.slug: f for f in self.films.values()}
         self._by_code = {f.code: f for f in self.films.values() if f.code}
 
+    def share_licences(self, source: str, orgs: tuple[str, ...]) -> None:
+        """Give each of `orgs` the seed licences of organisation `source` (the tenants of
+        `--tenants N` license what the `limits` organisation does); a reset keeps them."""
+        for (org, film), licence in list(self._seed_licences.items()):
+            if org == source:
+                for other in orgs:
+                    self._seed_licences[(other, film)] = licence
+        self.licences.update(self._seed_licences)
+
     def _index_episodes(self) -> None:
         """`episodes` and `_by_film` hold the published episodes: the seed less the withdrawn,
         as the admin API edited them."""

@@ -106,7 +106,10 @@ def worker_args(options: RunOptions) -> Iterator[list[str]]:
         return
     shared = Path(tempfile.mkdtemp(prefix="delivery-run-"))
     try:
-        yield ["-p", "xdist", "-n", str(options.workers), "--dist", "load",
+        # Two tests at a time per worker (xdist would hand each a quarter of its share up front):
+        # behind the first phase's barrier, and beside scenarios of a minute, a worker with a pile
+        # of queued tests would be the run's tail while the others idle.
+        yield ["-p", "xdist", "-n", str(options.workers), "--dist", "load", "--maxschedchunk", "2",
                "--shared-state", str(shared)]  # fmt: skip
     finally:
         shutil.rmtree(shared, ignore_errors=True)

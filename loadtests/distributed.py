@@ -53,10 +53,10 @@ from loadtests.run import (
     LOCUST_LOGLEVEL,
     ROOT,
     TENANTS,
-    _stop_group,
-    _verdict_code,
     run_time,
+    stop_group,
     users_for,
+    verdict_code,
 )
 from loadtests.target import CampaignError, Target
 
@@ -315,8 +315,8 @@ class _Run:
         except KeyboardInterrupt:
             # the master first (SIGTERM: it collects the workers' records and writes a partial
             # report), while the workers and the target still run; then the rest goes
-            _stop_group(started)
-            _verdict_code(self.directory, -1, interrupted=True)
+            stop_group(started)
+            verdict_code(self.directory, -1, interrupted=True)
             raise
         for w in workers:
             try:
@@ -326,7 +326,7 @@ class _Run:
         self.facts["links"] = {h.role: network.link_counters(h) for h in topo.hosts}
         bound = CAMPAIGNS[args.campaign].lateness
         self.facts["by_worker"] = _by_worker(self.directory / "records.jsonl", bound)
-        return _verdict_code(self.directory, locust_code, interrupted=self.facts["timed_out"])
+        return verdict_code(self.directory, locust_code, interrupted=self.facts["timed_out"])
 
     def _sandbox(self, hosts: Hosts, target: Any, scratch: Path) -> Path:
         written = scratch / "sandbox.toml"
@@ -394,7 +394,7 @@ class _Run:
             if time.monotonic() > self.deadline:
                 self.facts["timed_out"] = True
                 print(f"load-distributed: past --timeout {self.args.timeout:g} s", file=sys.stderr)
-                _stop_group(master)
+                stop_group(master)
                 break
             peers |= network.peers(target, port)
             peers_list[:] = sorted(peers)

@@ -253,14 +253,14 @@ def _locust(
         try:
             return process.wait(timeout=seconds + 60)
         except subprocess.TimeoutExpired:
-            _stop_group(process)
+            stop_group(process)
             return -1
         except KeyboardInterrupt:
-            _stop_group(process)
+            stop_group(process)
             raise
 
 
-def _stop_group(process: subprocess.Popen[bytes]) -> None:
+def stop_group(process: subprocess.Popen[bytes]) -> None:
     """SIGTERM to Locust's master (it collects its workers' records, judges what it has and
     writes the report), then SIGKILL to its whole process group: no Locust process survives."""
     for sig, grace in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, 5.0)):
@@ -278,7 +278,7 @@ def _stop_group(process: subprocess.Popen[bytes]) -> None:
         os.killpg(process.pid, signal.SIGKILL)  # forked workers outliving their master
 
 
-def _verdict_code(directory: Path, locust_code: int, interrupted: bool = False) -> int:
+def verdict_code(directory: Path, locust_code: int, interrupted: bool = False) -> int:
     path = directory / "verdict.json"
     if not path.exists():
         what = (
@@ -350,10 +350,10 @@ def execute(args: argparse.Namespace, profile: Path, scale: float) -> int:
             run_time(campaign, plan, target.has_admin),
         )
     except KeyboardInterrupt:
-        return _verdict_code(directory, -1, interrupted=True)
+        return verdict_code(directory, -1, interrupted=True)
     finally:
         target.close()
-    return _verdict_code(directory, code)
+    return verdict_code(directory, code)
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -31,14 +31,13 @@ import tempfile
 import time
 import tomllib
 from collections import defaultdict
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 from delivery_conformance.load.records import read_records
-from delivery_conformance.load.schedule import LatenessBound, Plan, assess_generator
-from delivery_conformance.load.verdict import ExitCode, Expectations
+from delivery_conformance.load.schedule import LatenessBound, assess_generator
+from delivery_conformance.load.verdict import ExitCode
 from delivery_conformance.target.embedded import sandbox_command
 from loadtests.campaigns import CAMPAIGNS
 from loadtests.namespaces import (
@@ -53,9 +52,8 @@ from loadtests.run import (
     LOCUST_LOGLEVEL,
     ROOT,
     TENANTS,
-    run_time,
+    plan_campaign,
     stop_group,
-    users_for,
     verdict_code,
 )
 from loadtests.target import CampaignError, Target
@@ -125,20 +123,17 @@ def plan_summary(
     campaign = CAMPAIGNS[campaign_name]
     target = Target.from_file(profile)
     try:
-        # as `loadtests.run` does: the limits of the campaign's own role, the round trip
-        exp = Expectations.from_config(target.config(campaign.config_role), scale)
-        exp = replace(exp, rtt=target.round_trip()["max_s"], tenants=target.tenants)
-        plan = Plan(campaign.stages(exp, duration))
-    except ValueError as error:
-        raise CampaignError(str(error), ExitCode.USAGE) from None
+        planned = plan_campaign(
+            campaign, target, target.config(campaign.config_role), scale, duration
+        )
     finally:
         target.close()
     return {
-        "requests": plan.total,
-        "seconds": round(plan.duration, 3),
-        "peak_rate": round(plan.peak_rate(), 1),
-        "users": users_for(campaign, plan),
-        "run_time": run_time(campaign, plan, target.has_admin),
+        "requests": planned.plan.total,
+        "seconds": round(planned.plan.duration, 3),
+        "peak_rate": round(planned.plan.peak_rate(), 1),
+        "users": planned.users,
+        "run_time": planned.run_time,
     }
 
 

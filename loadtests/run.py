@@ -31,7 +31,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from delivery_conformance.load.schedule import Plan
 from delivery_conformance.load.verdict import ExitCode, Expectations
@@ -306,24 +306,47 @@ def verdict_code(directory: Path, locust_code: int, interrupted: bool = False) -
     return int(verdict.get("exit_code", ExitCode.INVALID))
 
 
+@dataclasses.dataclass(frozen=True)
+class CampaignPlan:
+    """What a campaign will send to one target: its expectations, schedule, users, run time."""
+
+    expectations: Expectations
+    plan: Plan
+    users: int
+    run_time: int
+
+
+def plan_campaign(
+    campaign: Campaign,
+    target: Target,
+    config: dict[str, Any],
+    scale: float,
+    duration: float | None,
+) -> CampaignPlan:
+    """The campaign's plan against this target: the limits of its role, scaled, and the measured
+    round trip; one function for `loadtests.run` and `loadtests.distributed`."""
+    if duration is not None and campaign.default_duration is None:
+        raise CampaignError(
+            f"campaign {campaign.name} has a fixed length (no --duration)", ExitCode.USAGE
+        )
+    try:
+        exp = Expectations.from_config(config, scale)
+        exp = dataclasses.replace(exp, rtt=target.round_trip()["max_s"], tenants=target.tenants)
+        plan = Plan(campaign.stages(exp, duration))
+    except ValueError as error:
+        raise CampaignError(str(error), ExitCode.USAGE) from None
+    return CampaignPlan(
+        exp, plan, users_for(campaign, plan), run_time(campaign, plan, target.has_admin)
+    )
+
+
 def execute(args: argparse.Namespace, profile: Path, scale: float) -> int:
     campaign = CAMPAIGNS[args.profile]
     target = Target.from_file(profile)
     config = target.config(campaign.config_role)
     target.check_test_organisation(config, args.allow_production)
-    try:
-        exp = Expectations.from_config(config, scale)
-    except ValueError as error:
-        raise CampaignError(str(error)) from None
-    exp = dataclasses.replace(exp, rtt=target.round_trip()["max_s"], tenants=target.tenants)
-    if args.duration is not None and campaign.default_duration is None:
-        raise CampaignError(
-            f"campaign {campaign.name} has a fixed length (no --duration)", ExitCode.USAGE
-        )
-    try:
-        plan = Plan(campaign.stages(exp, args.duration))
-    except ValueError as error:
-        raise CampaignError(str(error), ExitCode.USAGE) from None
+    planned = plan_campaign(campaign, target, config, scale, args.duration)
+    exp, plan = planned.expectations, planned.plan
     if args.scale_check:
         figures = exp.config_figures(list(campaign.counters))
         for f in figures:
@@ -331,7 +354,7 @@ def execute(args: argparse.Namespace, profile: Path, scale: float) -> int:
             print(f"{mark} {f.name}: {f.measured:g} (expected {f.expected:g})")
         print(
             f"plan: {plan.total} requests over {plan.duration:.1f} s, "
-            f"peak {plan.peak_rate():.0f}/s, {users_for(campaign, plan)} users"
+            f"peak {plan.peak_rate():.0f}/s, {planned.users} users"
         )
         return ExitCode.WITHIN_SPEC if all(f.passed for f in figures) else ExitCode.DEVIATES
     if args.workers > 1 and campaign.single_worker:
@@ -346,8 +369,8 @@ def execute(args: argparse.Namespace, profile: Path, scale: float) -> int:
             profile,
             scale,
             directory,
-            users_for(campaign, plan),
-            run_time(campaign, plan, target.has_admin),
+            planned.users,
+            planned.run_time,
         )
     except KeyboardInterrupt:
         return verdict_code(directory, -1, interrupted=True)

@@ -34,7 +34,8 @@ from delivery_conformance.target.client import DeliveryClient
 
 JUDGED = ("CAT-029", "CAT-082", "CAT-083", "CAT-084", "PLS-045", "PLS-046",
           "PLS-047", "STATE-006", "STATE-009", "STATE-010", "STATE-013", "STATE-021",
-          "CRE-005", "CRE-065", "FRESH-022")  # fmt: skip
+          "CRE-005", "CRE-065", "FRESH-022", "SER-006", "SER-017", "SER-048",
+          "SER-049")  # fmt: skip
 TITLE_LIST = ("First light", "Second wind", "Third act", "Fourth wall")
 TITLES = st.sampled_from(TITLE_LIST)
 
@@ -47,11 +48,18 @@ def another(title: str, current: str | None) -> str:
     return TITLE_LIST[(TITLE_LIST.index(title) + 1) % len(TITLE_LIST)]
 
 
-def _catalog_film(client: DeliveryClient, film_id: str, episode: str) -> tuple[Any, bool]:
+def _catalog_film(client: DeliveryClient, film_id: str, episode: str) -> tuple[Any, bool, Any]:
+    """The film's catalog row, whether the episode is listed, and the episode's number."""
     body = body_of(client.get("catalog", role="films"))
     rows = [f for f in objs(body.get("films")) if f.get("id") == film_id]
-    listed = any(e.get("id") == episode for e in objs(body.get("episodes")))
-    return (rows[0] if rows else None), listed
+    numbers = [e.get("episode_no") for e in objs(body.get("episodes")) if e.get("id") == episode]
+    return (rows[0] if rows else None), bool(numbers), (numbers[0] if numbers else None)
+
+
+def _series(client: DeliveryClient, code: Any) -> Any:
+    response = client.get(f"series/{code}", role="films")
+    data = body_of(response).get("data") if response.status_code == 200 else None
+    return data if isinstance(data, dict) else None
 
 
 def _playlist(client: DeliveryClient, code: str) -> tuple[Any, Any]:
@@ -74,6 +82,9 @@ def _machine(client: DeliveryClient, admin: Any, fx: dict[str, str]) -> type:
 
     class SpecState(RuleBasedStateMachine):
         model: StateModel
+        code: Any = None  # the film's code, its series' code
+        episode_no: Any = None  # the number of the followed episode
+        last_row: tuple[Any, bool] | None = None  # the film's row at the last catalog read
 
         def _judge(self, found: list[Finding]) -> None:
             judge(found, self.model.steps)
@@ -100,14 +111,16 @@ def _machine(client: DeliveryClient, admin: Any, fx: dict[str, str]) -> type:
             self._judge(self.model.creative_read(record))
 
         def _film(self) -> Film:
-            """The film's model, from its first catalog read."""
+            """The film's model, from its first catalog read (with its series code and the
+            episode's number, which the series detail lists episodes by)."""
             if self.model.film is None:
-                row, listed = _catalog_film(client, film_id, episode)
+                row, listed, self.episode_no = _catalog_film(client, film_id, episode)
                 film = Film(
                     str((row or {}).get("title")), (row or {}).get("metadata_version"), listed
                 )
                 film.read, film.tracked = (film.title, listed), row is not None and listed
                 self.model.film = film  # a film the catalog no longer lists is not followed
+                self.code = (row or {}).get("code")
             return self.model.film
 
         @rule(title=TITLES)
@@ -115,18 +128,22 @@ def _machine(client: DeliveryClient, admin: Any, fx: dict[str, str]) -> type:
             if not self._film().tracked:
                 return
             title = another(title, self._film().title)
+            self.read_series()  # before and after: what stayed since the last read is judged
             admin.call("POST", f"films/{film_id}/retitle", {"title": title})
             self.model.film_retitled(title, time.time())
             self.read_film()
+            self.read_series(self.last_row)
 
         @rule()
         def toggle_episode(self) -> None:
             if not self._film().tracked:
                 return
             action = "withdraw" if self._film().episode_listed else "publish"
+            self.read_series()
             admin.episode(episode, action)
             self.model.episode_toggled(time.time())
             self.read_film()
+            self.read_series(self.last_row)
 
         # Preconditions read only what the model did, never what the server answered: a server
         # whose answers vary from one read to the next (several servers, each with its cache)
@@ -164,9 +181,24 @@ def _machine(client: DeliveryClient, admin: Any, fx: dict[str, str]) -> type:
         def read_film(self) -> None:
             if not self._film().tracked:
                 return
-            pair = _catalog_film(client, film_id, episode)
-            if self.model.film_landed(*pair):
-                self._judge(self.model.film_read(*pair))
+            row, listed, _ = _catalog_film(client, film_id, episode)
+            self.last_row = row, listed  # the series read of the same step compares with it
+            if self.model.film_landed(row, listed):
+                self._judge(self.model.film_read(row, listed, time.time()))
+
+        @rule()
+        def read_series(self, row: tuple[Any, bool] | None = None) -> None:
+            """The film's series detail; judged with the catalog row read just before it (in
+            the same step, after a change) or read now."""
+            if not self._film().tracked or self.code is None or self.episode_no is None:
+                return
+            detail = _series(client, self.code)
+            if self.model.series_landed(detail, self.episode_no):
+                film_row, listed = row or _catalog_film(client, film_id, episode)[:2]
+                found = self.model.series_read(
+                    detail, self.episode_no, film_row, listed, time.time()
+                )
+                self._judge(found)
 
         @rule()
         def read_playlist(self) -> None:

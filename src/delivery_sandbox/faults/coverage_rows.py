@@ -119,6 +119,13 @@ REPLY_FAULTS = declare(
         "not_granted_playlist_404": (
             ("PLS-026", "the not-granted playlist's content scenario reads its detail, due a 200"),
         ),
+        "metadata_version_per_read": (
+            (
+                "SER-017",
+                "the series detail keeps one metadata_version, which the catalog's, new "
+                "on every read, never equals",
+            ),
+        ),
     },
 )
 

@@ -5,8 +5,10 @@
                     [--service-version DATE] [-v|-q] COMMAND
 
 Commands: sync-catalog [--paged], watch --walks N [--interval S], sync-creatives, sync-series,
-sync-playlists, play EPISODE_ID... [--union-info V --drm-kek V] [--intent I] [--viewer-ref R],
-config, videos [--collection C], download CREATIVE_ID --out FILE, export.
+sync-playlists, play EPISODE_ID... [--union-info V --drm-kek V] [--intent I]
+[--viewer-ref R | --viewer ACCOUNT], config, videos [--collection C] [--follow S [--every S]]
+(with --follow: keeps the list current S seconds, as a player asking every S; counts only),
+download CREATIVE_ID --out FILE, export.
 `DELIVERY_BASE_URL` and `DELIVERY_API_KEY` come from the environment unless the flags are given.
 Results go to stdout as JSON, progress to stderr; no key, token or link is ever printed.
 
@@ -26,6 +28,7 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
@@ -39,7 +42,7 @@ from delivery_client.playback import new_viewer_ref, play
 from delivery_client.redact import SecretFilter, redactor
 from delivery_client.state import State
 from delivery_client.sync import read_config, sync_catalog, watch_catalog
-from delivery_client.videos import fetch_videos
+from delivery_client.videos import VideoFeed, fetch_videos, follow_videos
 
 __all__ = ["EXIT_DEADLINE", "main"]
 
@@ -105,9 +108,28 @@ def _parser() -> argparse.ArgumentParser:
     )
     playing.add_argument("--intent", default="play", help="play or prefetch (default play)")
     playing.add_argument("--viewer-ref", help="opaque viewer id (default: a random one)")
+    playing.add_argument(
+        "--viewer",
+        metavar="ACCOUNT",
+        help="the app's account of the viewer (personal data, never sent: the same account "
+        "gets the same random viewer_ref, kept in the state)",
+    )
     commands.add_parser("config", help="the configuration of the key")
     videos = commands.add_parser("videos", help="count the open videos (links are not printed)")
     videos.add_argument("--collection", help="one collection only (default: every granted one)")
+    videos.add_argument(
+        "--follow",
+        type=float,
+        metavar="SECONDS",
+        help="keep the list current this long, as a player would, then print counts",
+    )
+    videos.add_argument(
+        "--every",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="with --follow: how often the player asks for rows (default 5)",
+    )
     download = commands.add_parser("download", help="the final MP4 of a creative")
     download.add_argument("creative_id", help="the creative whose final MP4 to fetch")
     download.add_argument("--out", type=Path, required=True, help="file to write the MP4 to")
@@ -153,7 +175,11 @@ def _run(args: argparse.Namespace, state: State) -> Any:
             device = {
                 k: v for k, v in (("union_info", args.union_info), ("drm_kek", args.drm_kek)) if v
             }
-            viewer = args.viewer_ref or new_viewer_ref(os.urandom(16))
+            viewer = args.viewer_ref or (
+                state.viewer_ref(args.viewer, lambda: new_viewer_ref(os.urandom(16)))
+                if args.viewer
+                else new_viewer_ref(os.urandom(16))
+            )
             results = play(
                 client,
                 [{"episode_id": e} for e in args.episode_ids],
@@ -187,6 +213,8 @@ def _run(args: argparse.Namespace, state: State) -> Any:
             ]
         if args.command == "config":
             return read_config(client)
+        if args.command == "videos" and args.follow is not None:
+            return _follow(client, args)
         if args.command == "videos":
             listed = fetch_videos(client, args.collection)
             stamp = listed.refresh_before
@@ -204,6 +232,14 @@ def _watch(client: DeliveryClient, state: State, args: argparse.Namespace) -> An
         raise UsageError("--walks must be at least 1")
     results = watch_catalog(client, state, args.walks, args.interval, paged=args.paged)
     return [result.__dict__ for result in results]
+
+
+def _follow(client: DeliveryClient, args: argparse.Namespace) -> Any:
+    if not 0 < args.follow < args.deadline or args.every <= 0:
+        raise UsageError("--follow must be positive and under --deadline; --every positive")
+    feed = VideoFeed(client, args.collection)
+    done = follow_videos(feed, args.follow, args.every, lambda: datetime.now(UTC), time.sleep)
+    return done.__dict__ | {"collections": list(done.collections)}
 
 
 class _Deadline(ClientError):

@@ -22,9 +22,10 @@ app shows or decides; a reader of `/1` ignores them):
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,20 @@ class State:
     @staticmethod
     def set_meta(db: sqlite3.Connection, key: str, value: object) -> None:
         db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(value)))
+
+    def viewer_ref(self, account: str, new_ref: Callable[[], str]) -> str:
+        """The opaque `viewer_ref` of one of the app's viewers (POST /playback: no personal
+        data, PLAY-025): made once by `new_ref` and kept under a digest of the account, so the
+        same viewer sends the same id (server-side reuse) and the account itself is never sent
+        nor stored."""
+        key = "viewer:" + hashlib.sha256(account.encode()).hexdigest()
+        known = self.meta(key)
+        if known is not None:
+            return known
+        made = new_ref()
+        with self.transaction() as db:
+            self.set_meta(db, key, made)
+        return made
 
     # Catalog
     def films(self) -> dict[str, FilmRecord]:

@@ -6,10 +6,16 @@ to the caller as received, never written to the state, a log or an export (CLI-0
 walks the list again once `now` reaches the earliest `refresh_before` of the walk minus
 `Settings.video_refresh_margin`, so no link is played past its refresh time. Each link is
 registered with the redactor.
+
+`follow_videos` is a player that keeps the list current for a while: it asks the feed for rows
+every `every` seconds (the feed walks again when due) and stops by itself after `seconds`; the
+clock and the sleep are passed in.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -19,7 +25,7 @@ from delivery_client.exceptions import BadResponse
 from delivery_client.paging import walk_flat
 from delivery_client.redact import redactor
 
-__all__ = ["VideoFeed", "VideoList", "fetch_videos"]
+__all__ = ["FollowResult", "VideoFeed", "VideoList", "fetch_videos", "follow_videos"]
 
 
 @dataclass(frozen=True)
@@ -70,3 +76,39 @@ class VideoFeed:
             self._list = fetch_videos(self.client, self.collection)
             self.walks += 1
         return self._list.rows
+
+
+@dataclass(frozen=True)
+class FollowResult:
+    """What a follow did, in counts only (never a link)."""
+
+    polls: int  # times the player asked for rows
+    walks: int  # times the list was walked
+    rows: int  # rows of the last walk
+    collections: tuple[str, ...]
+
+
+def follow_videos(
+    feed: VideoFeed,
+    seconds: float,
+    every: float,
+    now: Callable[[], datetime],
+    sleep: Callable[[float], None],
+) -> FollowResult:
+    """Ask `feed` for rows at once and every `every` seconds until `seconds` have passed by
+    `now`; at most one poll per `every` in that time, plus the first (bounded even when `sleep`
+    does not move `now`)."""
+    if seconds <= 0 or every <= 0:
+        raise ValueError("seconds and every must be positive")
+    start = now()
+    rows: tuple[dict[str, Any], ...] = ()
+    polls = 0
+    for _ in range(math.floor(seconds / every) + 1):
+        rows = feed.rows(now())
+        polls += 1
+        left = seconds - (now() - start).total_seconds()
+        if left <= 0:
+            break
+        sleep(min(every, left))
+    collections = tuple(sorted({str(r.get("collection")) for r in rows}))
+    return FollowResult(polls, feed.walks, len(rows), collections)

@@ -194,6 +194,25 @@ def test_viewer_ref_is_opaque_and_random_play_025() -> None:
         play(None, [{"episode_id": "e"}], viewer_ref="ana@example.com")  # type: ignore[arg-type]
 
 
+def test_one_account_keeps_one_viewer_ref_and_the_account_is_never_stored_play_025(
+    tmp_path: Path,
+) -> None:
+    made = iter(["vr_first", "vr_second", "vr_third"])
+    state = State(tmp_path / "client.sqlite")
+    try:
+        ada = state.viewer_ref("ada@example.org", lambda: next(made))
+        assert state.viewer_ref("ada@example.org", lambda: next(made)) == ada == "vr_first"
+        assert state.viewer_ref("bob@example.org", lambda: next(made)) == "vr_second"
+    finally:
+        state.close()
+    again = State(tmp_path / "client.sqlite")  # kept across runs of the client
+    try:
+        assert again.viewer_ref("ada@example.org", lambda: next(made)) == "vr_first"
+    finally:
+        again.close()
+    assert b"example.org" not in (tmp_path / "client.sqlite").read_bytes()
+
+
 def test_the_logging_filter_redacts_every_secret_kind_cli_032_cli_041(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -119,3 +119,62 @@ def test_the_videos_command_prints_counts_and_no_link(sandbox: Sandbox, tmp_path
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["rows"] >= 10 and "mp4" not in result.stdout and "http" not in result.stdout
+
+
+def test_following_open_videos_walks_again_only_when_the_list_is_due_cli_040(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from datetime import timedelta
+    from types import SimpleNamespace
+
+    from delivery_client import videos
+
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    clock = [start]
+    walked: list[datetime] = []
+
+    def walk(client: object, collection: str | None = None) -> videos.VideoList:
+        walked.append(clock[0])  # each walk's list is due 120 s after it was served
+        return videos.VideoList(({"collection": "C1"},), clock[0] + timedelta(seconds=120))
+
+    def sleep(seconds: float) -> None:
+        clock[0] += timedelta(seconds=seconds)
+
+    monkeypatch.setattr(videos, "fetch_videos", walk)
+    feed = videos.VideoFeed(SimpleNamespace(settings=Settings()))  # type: ignore[arg-type]
+    done = videos.follow_videos(feed, 100, 10, lambda: clock[0], sleep)
+    # margin 60 s: the first walk is due at 60 s, the second (served at 60 s) at 120 s
+    assert [(t - start).total_seconds() for t in walked] == [0, 60]
+    assert (done.polls, done.walks, done.rows, done.collections) == (11, 2, 1, ("C1",))
+    assert clock[0] - start == timedelta(seconds=100)  # stopped by itself at the end
+    frozen = videos.VideoFeed(SimpleNamespace(settings=Settings()))  # type: ignore[arg-type]
+    assert videos.follow_videos(frozen, 30, 10, lambda: start, lambda s: None).polls == 4
+    with pytest.raises(ValueError, match="positive"):
+        videos.follow_videos(frozen, 0, 10, lambda: start, sleep)
+
+
+def test_the_videos_follow_option_prints_counts_only_and_stops_by_itself(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    env = {
+        "DELIVERY_BASE_URL": sandbox.base_url,
+        "DELIVERY_API_KEY": sandbox.keys["videos"],
+        "PATH": "/usr/bin:/bin",
+    }
+    state = ["--state", str(tmp_path / "s.sqlite")]
+
+    def client(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "delivery_client", *state, *args]
+        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+
+    result = client("videos", "--follow", "1", "--every", "0.4")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["polls"] == 3 and out["walks"] == 1 and out["rows"] >= 10  # not due for 45 min
+    assert "mp4" not in result.stdout + result.stderr and "http" not in result.stdout
+    for bad in (["--follow", "0"], ["--follow", "5", "--every", "0"]):
+        assert client("videos", *bad).returncode == 2
+    assert client("--deadline", "2", "videos", "--follow", "5").returncode == 2

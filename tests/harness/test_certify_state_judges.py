@@ -194,3 +194,36 @@ def test_the_device_values_judge_wants_both_or_neither() -> None:
     assert judge("device_values_paired", [post, retry]) == "failed"
     none = entry("playback", method="POST", sent={"episodes": []})
     assert judge("device_values_paired", [none]) == "not exercised"
+
+
+ACCOUNT = "ada.lovelace.k7f3@example.org"
+
+
+@pytest.mark.parametrize(
+    ("viewer_ref", "status"),
+    [
+        ("vr_5f0c8e2a9b7d4c1e8f3a6b2d9c0e7f14", "passed"),  # a random id
+        ("session-000123-tv", "passed"),
+        ("2f1e6a0c-93b4-4c55-a1f0-7be2c3d4e5f6", "passed"),  # a UUID with digits and dots apart
+        (ACCOUNT, "failed"),  # the account as given
+        ("ada.lovelace.k7f3_at_example.org", "failed"),  # its @ swapped to pass a check
+        ("Ada_Lovelace_K7F3-device", "failed"),  # the part before the @, separators changed
+        ("someone.else@example.net", "failed"),  # any email address
+        ("tv-192.168.10.24", "failed"),  # an IP address
+        ("fe80::1c2b:3ff:fe4d:5e6f", "failed"),
+    ],
+)
+def test_the_viewer_ref_judge_refuses_personal_data(viewer_ref: str, status: str) -> None:
+    posts = [
+        entry("playback", method="POST", sent={"episode_id": "e1", "viewer_ref": viewer_ref}),
+        entry("playback", seq=2, method="POST",
+              sent={"episodes": [{"episode_id": "e2"}], "viewer_ref": viewer_ref}),
+    ]  # fmt: skip
+    obs = Observation(tuple(posts), (FlowRun(1, 0, 1.0),), personal=(ACCOUNT,))
+    assert JUDGES["opaque_viewer_ref"](obs, {}).status == status
+
+
+def test_the_viewer_ref_judge_is_not_exercised_without_a_viewer_ref() -> None:
+    post = entry("playback", method="POST", sent={"episode_id": "e1"})
+    obs = Observation((post,), (FlowRun(1, 0, 1.0),), personal=(ACCOUNT,))
+    assert JUDGES["opaque_viewer_ref"](obs, {}).status == "not exercised"

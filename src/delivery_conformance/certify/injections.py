@@ -38,11 +38,16 @@ next `times` (0: every one); with `each_new`, only the first time each distinct 
                (Limits > Freshness: calls seconds apart can differ; CLI-047);
   rights_ends  set `rights.ends_at` of the first items of a creatives page to midnights (UTC)
                this many days from today (Resources > Creative record; CLI-034), and note the
-               items of that page served with a null `rights.ends_at` (no end on record).
+               items of that page served with a null `rights.ends_at` (no end on record);
+  refresh_in   set `refresh_before` of an open-video answer to this many seconds from now (ISO
+               8601 UTC, whole seconds, "Z"), so a scenario watches a refresh the spec puts 45
+               minutes after the response (Endpoints > GET /videos; Limits: open video links);
+               `expires_at` is kept, or moved up to `refresh_before` when it came earlier, and
+               the time served is noted (epoch seconds) for the judge (CLI-040).
 
 `Injector.decide` turns one request into a `Plan`; `Injector.rewrite` applies the plan's body
 changes to the upstream answer. Counters live in the injector, so one scenario run is one object.
-The clock is the wall clock `rights_ends` reads (passed in, for tests).
+The clock is the wall clock `rights_ends` and `refresh_in` read (passed in, for tests).
 """
 
 from __future__ import annotations
@@ -67,7 +72,7 @@ ACTIONS = frozenset(
     {
         "respond", "reset", "delay", "unknown", "page_limit", "wrap_cursors", "empty_page",
         "repeat_item", "drop_item", "batch_item", "rights_ends",
-        "null_field", "opaque_ids", "older_copy",
+        "null_field", "opaque_ids", "older_copy", "refresh_in",
     }
 )  # fmt: skip
 _MATCH_KEYS = frozenset({"method", "path", "phase"})
@@ -184,7 +189,7 @@ def parse_injection(data: Mapping[str, Any], where: str) -> Injection:
         raise InjectionError(f"{where}: unknown is fields, enums or both")
     elif action == "older_copy" and not (type(value) is int and value > 0):
         raise InjectionError(f"{where}: older_copy is a whole number of seconds")
-    elif action in ("delay", "page_limit") and not (
+    elif action in ("delay", "page_limit", "refresh_in") and not (
         isinstance(value, int | float) and not isinstance(value, bool) and value > 0
     ):
         raise InjectionError(f"{where}: {action} needs a positive number")
@@ -363,6 +368,8 @@ class Injector:
                 body = _null_field(body, str(injection.value), plan)
             elif action == "older_copy" and status == 200:
                 body = _older_copy(body, int(injection.value), plan)
+            elif action == "refresh_in" and status == 200:
+                body = _refresh_in(body, self.clock() + float(injection.value), plan)
             elif action == "wrap_cursors" and status == 200:
                 body = self._wrap(body, plan)
             elif action == "opaque_ids" and isinstance(body, dict) and "request_id" in body:
@@ -490,6 +497,28 @@ def _older_copy(body: Any, seconds: int, plan: Plan) -> Any:
         aged.append(film.get("id"))
     if aged:
         plan.extra["older_copy"] = aged
+    return body
+
+
+def _utc(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _refresh_in(body: Any, due: float, plan: Plan) -> Any:
+    """`refresh_before` moved to `due` (epoch seconds, cut to whole seconds as served), and
+    `expires_at` no earlier than it (a link stays valid until the list is due again)."""
+    if not isinstance(body, dict) or "refresh_before" not in body:
+        return body
+    stamp = int(due)
+    body["refresh_before"] = _utc(stamp)
+    try:
+        expires = datetime.fromisoformat(str(body.get("expires_at")).replace("Z", "+00:00"))
+        keep = expires.timestamp() >= stamp
+    except ValueError:
+        keep = False
+    if not keep:
+        body["expires_at"] = _utc(stamp)
+    plan.extra["refresh_before"] = stamp
     return body
 
 

@@ -1,9 +1,9 @@
 """The proxy's journal: one JSON object per exchange, one line each, flushed as written.
 
 Every entry is redacted before it is written (spec: Authentication; Playback ticket; Creative
-record `final.file_url`): keys, tokens and signed links never reach the file. The exact secrets
-the proxy saw are kept apart, in memory only (`SecretBook`), so the runner can search the
-client's own output for them (CLI-032, CLI-041).
+record `final.file_url`; Open video row `mp4`): keys, tokens and signed links never reach the
+file. The exact secrets the proxy saw are kept apart, in memory only (`SecretBook`), so the
+runner can search the client's own output and state for them (CLI-032, CLI-040, CLI-041).
 """
 
 from __future__ import annotations
@@ -30,10 +30,13 @@ LEAK_RULES = {
     "signed_link": "CLI-032",
     "poster_link": "CLI-039",
     "download_link": "CLI-033",
+    "video_link": "CLI-040",
     "api_key": "",
 }
 _TICKET_FIELDS = {"play_auth_token": "play_auth_token", "manifest_url": "manifest_url"}
-_LINK_FIELDS = {"file_url": "file_url", "poster_signed_url": "poster_link", "url": "signed_link"}
+# `_walk` names a value by its own key: an open video row's `mp4.p480` is "p480"
+_LINK_FIELDS = {"file_url": "file_url", "poster_signed_url": "poster_link", "url": "signed_link",
+                "p480": "video_link", "p720": "video_link"}  # fmt: skip
 _LINK = re.compile(r"https?://[^\s\"'<>\\\x00-\x1f]+")
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from delivery_conformance.certify.journal import Entry
+from delivery_conformance.certify.refresh_judges import REFRESH_JUDGES
 from delivery_conformance.certify.request_judges import REQUEST_JUDGES
 from delivery_conformance.certify.state_judges import STATE_JUDGES
 
@@ -47,6 +48,7 @@ class FlowRun:
     exit_code: int | None  # None: killed at the time limit
     duration: float
     export: Any = None  # the parsed export after this run, when the plan has one
+    ended_wall: float = 0.0  # epoch seconds when the flow command ended (0: not known)
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,7 @@ class Observation:
     leaks: tuple[tuple[str, str, int], ...] = ()  # (kind, masked value, run) found in output
     stored: tuple[tuple[str, str, int], ...] = ()  # (kind, masked value, run) found in state
     item_failure_exit: int | None = None  # the plan's per_item_failure_exit, if it declares one
+    personal: tuple[str, ...] = ()  # the viewer's personal data the plan could hand the client
 
 
 @dataclass(frozen=True)
@@ -977,8 +980,9 @@ JUDGES: dict[str, Judge] = {
 
 
 def _adopted(judge: Callable[[Observation, Mapping[str, Any]], tuple[Any, ...]]) -> Judge:
-    """A judge of state_judges.py or request_judges.py, which answer (status, expected, actual,
-    entries): what the app shows or decides, and the shape of its requests."""
+    """A judge of state_judges.py, request_judges.py or refresh_judges.py, which answer (status,
+    expected, actual, entries): what the app shows or decides, the shape of its requests, and
+    when it walks a list again."""
 
     def run(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
         return JudgeResult(*judge(obs, params))
@@ -986,7 +990,9 @@ def _adopted(judge: Callable[[Observation, Mapping[str, Any]], tuple[Any, ...]])
     return run
 
 
-JUDGES |= {name: _adopted(j) for name, j in {**STATE_JUDGES, **REQUEST_JUDGES}.items()}
+JUDGES |= {
+    name: _adopted(j) for name, j in {**STATE_JUDGES, **REQUEST_JUDGES, **REFRESH_JUDGES}.items()
+}
 
 # Judges that decide from how the flow ended (its exit status, its exported state): a flow
 # stopped by a standing rule's failure never showed them, so they are "not exercised" there.

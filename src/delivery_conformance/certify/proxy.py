@@ -56,7 +56,8 @@ _HOP = frozenset(
 )  # fmt: skip
 PARSE_LIMIT = 64_000  # bytes; larger untouched answers are read by pattern only
 _SECRET_PATTERN = re.compile(
-    rb'"(play_auth_token|manifest_url|file_url|poster_signed_url|url)"\s*:\s*"([^"\\]{8,})"'
+    rb'"(play_auth_token|manifest_url|file_url|poster_signed_url|url|p480|p720)"\s*:\s*'
+    rb'"([^"\\]{8,})"'
 )
 _CURSOR_PATTERN = re.compile(rb'"next_cursor"\s*:\s*(null|"[^"\\]*")')
 

@@ -3,13 +3,15 @@
 Spec: What the service does, general rule 4 (JSON bodies, `Content-Type: application/json` on
 POST; Endpoints > POST /playback calls the header recommended: CLI-049, a "should");
 Authentication, rule 1 (`Authorization: Bearer <key>`: the word, one space, the key; no cookies,
-no key in the query string: CLI-050). The journal is already redacted: a key in a query value
+no key in the query string: CLI-050); Endpoints > POST /playback (`viewer_ref` opaque, no
+personal data: PLAY-025). The journal is already redacted: a key in a query value
 shows as `svc_live_..` followed by the mask, the `Authorization` value as its scheme, the
 separator and the masked key, so the shape is judged without the key itself.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -141,6 +143,56 @@ def device_values_paired(obs: Observation, params: Mapping[str, Any]) -> Verdict
     return PASSED, expected, f"{paired} playback requests with both device values", ()
 
 
+_EMAIL = re.compile(r"[^\s@]+@[^\s@]+\.[A-Za-z]{2,}")
+_ADDRESS_TOKEN = re.compile(r"[0-9A-Fa-f:.]+")
+
+
+def _squashed(text: str) -> str:
+    """Letters and digits only, lower case: `Ada.Lovelace` and `ada_lovelace` compare equal."""
+    return re.sub(r"[^0-9a-z]", "", text.lower())
+
+
+def _personal_data(ref: str, personal: tuple[str, ...]) -> str | None:
+    """What personal data `ref` carries, or None: an email address, an IP address, or one of
+    the viewer's own values (or the part of an email address before its @), compared on
+    letters and digits alone so a changed separator does not hide it."""
+    if _EMAIL.search(ref):
+        return "an email address"
+    for token in _ADDRESS_TOKEN.findall(ref):
+        try:
+            ipaddress.ip_address(token.strip(".:"))
+        except ValueError:
+            continue
+        return "an IP address"
+    squashed = _squashed(ref)
+    for value in personal:
+        for part in {value, value.split("@", 1)[0]}:
+            if len(_squashed(part)) >= 6 and _squashed(part) in squashed:
+                return "the viewer's account"
+    return None
+
+
+def opaque_viewer_ref(obs: Observation, params: Mapping[str, Any]) -> Verdict:
+    """Every `viewer_ref` sent is opaque (PLAY-025): no email or IP address, nothing of the
+    account the plan handed the client as `{viewer}` (Endpoints > POST /playback). A client
+    that sends no `viewer_ref` (it is optional) leaves the rule not exercised."""
+    expected = "viewer_ref an opaque session or device id, no personal data"
+    refs = []
+    for entry, body in _playback_bodies(obs):
+        episodes = body.get("episodes")
+        items: list[Any] = episodes if isinstance(episodes, list) else []
+        for holder in (body, *items):
+            if isinstance(holder, dict) and isinstance(holder.get("viewer_ref"), str):
+                refs.append((entry, holder["viewer_ref"]))
+    if not refs:
+        return NOT_EXERCISED, expected, "no playback request carried a viewer_ref", ()
+    for entry, ref in refs:
+        found = _personal_data(ref, obs.personal)
+        if found is not None:
+            return FAILED, expected, f"viewer_ref holds {found}", (entry,)
+    return PASSED, expected, f"{len(refs)} viewer_ref values, none personal", ()
+
+
 def _key(entry: Entry) -> tuple[Any, ...]:
     return (entry.phase, entry.method, entry.path, tuple(sorted(entry.query.items())),
             entry.request_body)  # fmt: skip
@@ -182,4 +234,5 @@ REQUEST_JUDGES: dict[str, Callable[[Observation, Mapping[str, Any]], Verdict]] =
     "tap_is_play": tap_is_play,
     "code_not_message": code_not_message,
     "device_values_paired": device_values_paired,
+    "opaque_viewer_ref": opaque_viewer_ref,
 }

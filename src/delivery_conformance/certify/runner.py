@@ -57,6 +57,7 @@ FLOW_KEYS = {
     "creatives": "films_creatives", "playback": "films_playback",
     "playback_encrypted": "films_playback", "playback_batch": "films_playback",
     "series": "films", "playlists": "videos", "download": "films_creatives", "watch": "films",
+    "videos_follow": "videos",
 }  # fmt: skip
 
 
@@ -85,6 +86,9 @@ class CertifyOptions:
 SANDBOX_VARS = {"episode": "episode_signed", "creative": "creative_id",
                 "episode_encrypted": "episode_encrypted"}  # fmt: skip
 DEVICE_VARS = {"union_info": "referee-device-7f3a21", "drm_kek": "referee-public-key-9c0e44"}
+# {viewer}: the app's account of the viewer a flow plays for, a made-up person's email address
+# (personal data: no part of it may reach `viewer_ref`, PLAY-025); built in for every upstream.
+VIEWER_VARS = {"viewer": "ada.lovelace.k7f3@example.org"}
 STATE_FILE_CAP = 256 * 1024 * 1024  # bytes of one state file searched for stored links
 
 
@@ -159,7 +163,7 @@ def _values(upstream_vars: Mapping[str, str], plan: Plan, workdir: Path) -> dict
     `{plan_dir}` when the plan came from a file, the upstream's fixtures), then the plan's [vars]
     as written, with the built-in placeholders they name filled in (nothing else in them is
     touched: a var is shell text, `${HOME}` included)."""
-    builtin = {**upstream_vars, "state": str(workdir)}
+    builtin = {**VIEWER_VARS, **upstream_vars, "state": str(workdir)}
     if plan.plan_dir is not None:
         builtin["plan_dir"] = plan.plan_dir
     quoted = {k: shlex.quote(v) for k, v in builtin.items()}
@@ -231,6 +235,7 @@ class _ScenarioRun:
                     proxy.phase = phase
                     before = len(journal.entries())
                     result = _run_shell(command, env, workdir, plan.timeout)
+                    ended_wall = time.time()
                     proxy.settle()
                     if result.exit_code in (126, 127):
                         raise UsageError(f"plan: flow {scenario.flow}: the shell cannot run "
@@ -243,14 +248,16 @@ class _ScenarioRun:
                     stored += [
                         (kind, masked, phase) for kind, masked in self._stored(workdir, export)
                     ]
-                    runs.append(FlowRun(phase, result.exit_code, result.duration, export))
+                    runs.append(
+                        FlowRun(phase, result.exit_code, result.duration, export, ended_wall)
+                    )
         finally:
             journal.close()
             shutil.rmtree(workdir, ignore_errors=True)
         entries = tuple(journal.entries())
         seen = frozenset(self.secrets.values.values())
         obs = Observation(entries, tuple(runs), seen, tuple(leaks), tuple(dict.fromkeys(stored)),
-                          plan.per_item_failure_exit)  # fmt: skip
+                          plan.per_item_failure_exit, tuple(VIEWER_VARS.values()))  # fmt: skip
         tests = self._judge(obs, base)
         if any(t.outcome is Outcome.FAILED for t in tests):  # the failure explains the exit
             findings = [f for f in findings if not f.title.endswith(" failed")]

@@ -43,7 +43,7 @@ __all__ = ["EXITS", "FLOWS", "Expectation", "Scenario", "catalogue_files", "load
 
 FLOWS = (
     "catalog", "catalog_paged", "creatives", "playback", "playback_encrypted", "playback_batch",
-    "config", "series", "playlists", "download", "watch",
+    "config", "series", "playlists", "download", "watch", "videos_follow",
 )  # fmt: skip
 EXITS = ("zero", "handled", "any")
 _SCENARIO_KEYS = frozenset(

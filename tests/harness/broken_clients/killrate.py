@@ -13,9 +13,9 @@ does not fail the run; the node population's expected_failures.toml (judge probl
 that client, each with its reason) turns those failures into warnings that are not charged.
 
 --set full: every scenario for every client; fast (default for variants): every scenario but
-the five slow timing ones (17 s, 10 s, up to 20 s, about 95 s, about 60 s), which run only for
-the variants aimed at their requirements; quick: each variant against its one quick scenario
-(make test form).
+the six slow timing ones (17 s, 10 s, up to 20 s, about 95 s, about 60 s, about 26 s), which
+run only for the variants aimed at their requirements; quick: each variant against its one quick
+scenario (make test form).
 Exit 0 when every variant is caught with exact blame and every clean run is certified.
 """
 
@@ -56,7 +56,7 @@ HERE = Path(__file__).resolve().parent
 PLAN = HERE / "reference_plan.toml"
 SLOW = frozenset({"retry-background-timeout", "retry-interactive-timeout",
                   "retry-total-interactive", "retry-total-background",
-                  "sync-poll-schedule"})  # fmt: skip
+                  "sync-poll-schedule", "videos-refresh-before"})  # fmt: skip
 UNATTRIBUTED = "(unattributed)"
 NODE_DIR = HERE.parent / "independent_clients" / "node"
 NODE_PLAN = NODE_DIR / "plan.toml"
@@ -319,8 +319,14 @@ def main(argv: list[str] | None = None) -> int:
                     jobs.append(Job(name, variant.what, variant.charged & proven,
                                     broken_command(name), scenarios))  # fmt: skip
         if node:
+            # the clean Node client runs the scenarios of the flows its plan has: it has no
+            # long-running player of open videos (`videos_follow`), so CLI-040 is not
+            # exercised for it and would make each clean run PARTIAL
+            flows = set(load_plan(NODE_PLAN).flows)
+            node_clean = [s for s in clean if s.flow in flows]
             for n in range(args.clean_runs):
-                jobs.append(Job(f"node (run {n + 1})", "none", frozenset(), "", clean, node=True))
+                jobs.append(Job(f"node (run {n + 1})", "none", frozenset(), "", node_clean,
+                                node=True))  # fmt: skip
             for name in break_names:
                 brk = breaks[name]
                 scenarios = select_for_break(brk, catalogue, args.set)

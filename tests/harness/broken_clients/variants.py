@@ -15,7 +15,7 @@ import sys
 import types
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -285,6 +285,14 @@ def _taps_as_prefetch() -> None:
         return original(*args, **{**kwargs, "intent": "prefetch"})
 
     cli.play = prefetching
+
+
+def _account_as_viewer_ref() -> None:
+    """A client that sends the viewer's account as `viewer_ref`, its @ swapped to get past the
+    client's own check ("the server should know who watches")."""
+    from delivery_client.state import State
+
+    State.viewer_ref = lambda self, account, new_ref: account.replace("@", "_at_")  # type: ignore[method-assign]
 
 
 def _drops_kek_on_retry() -> None:
@@ -803,6 +811,43 @@ def _resends_whole_batch() -> None:
     playback.due_items = lambda pending, now: sorted(pending)
 
 
+def _keeps_video_list() -> None:
+    """A player that walks the open-video list once and keeps showing it."""
+    from delivery_client import videos
+
+    videos.VideoList.refresh_due = lambda self, now, margin: False  # type: ignore[method-assign]
+
+
+def _own_video_timer() -> None:
+    """A player that refreshes 45 minutes after it received the list (the spec's figure) by its
+    own timer, whatever `refresh_before` says."""
+    from delivery_client import videos
+
+    original = videos.fetch_videos
+
+    def own_timer(client: Any, collection: str | None = None) -> Any:
+        listed = original(client, collection)
+        return replace(listed, refresh_before=datetime.now(UTC) + timedelta(minutes=45))
+
+    videos.fetch_videos = own_timer
+
+
+def _caches_video_links() -> None:
+    """A player that keeps the MP4 links of the last walk in a cache file of its working
+    folder (the flow's state folder), to play them later."""
+    from delivery_client import videos
+
+    original = videos.fetch_videos
+
+    def caching(client: Any, collection: str | None = None) -> Any:
+        listed = original(client, collection)
+        links = {str(r.get("id")): r.get("mp4") for r in listed.rows}
+        Path("video-links.json").write_text(json.dumps(links), encoding="utf-8")
+        return listed
+
+    videos.fetch_videos = caching
+
+
 def _batch_item_at_once() -> None:
     """A batch whose failed items ignore their own `retry_after` (0 s, plus the jitter)."""
     from delivery_client import playback
@@ -828,6 +873,12 @@ _MORE = (
        _forgets_vid_ready),
     _v("no_reread_on_gone", "CLI-031", "a 410 file link: goes to /file instead of reading "
        "the creative", _no_reread_on_gone),
+    _v("keeps_video_list", "CLI-040", "walks the open-video list once and keeps it",
+       _keeps_video_list),
+    _v("own_45_minute_video_timer", "CLI-040", "refreshes open videos 45 minutes after receipt, "
+       "ignoring refresh_before", _own_video_timer),
+    _v("caches_video_links", "CLI-040", "keeps the open videos' MP4 links in a cache file",
+       _caches_video_links),
     _v("stores_download_link", "CLI-033", "writes the download link beside the file",
        _store_download_link),
     _v("stops_at_rights_end", "CLI-034", "stops using a creative at rights.ends_at (last day "
@@ -878,6 +929,8 @@ _MORE = (
        _request_hook(_iso_updated_since)),
     _v("taps_as_prefetch", "CLI-056", "sends the episode the viewer tapped as a prefetch",
        _taps_as_prefetch),
+    _v("account_as_viewer_ref", "PLAY-025", "sends the viewer's account as viewer_ref",
+       _account_as_viewer_ref, quick="requests-playback-post"),
     _v("size_from_placement", "CLI-057", "takes the final video's size from its placement",
        _shows("final_size", lambda record: _PLACED.get(record.get("placement"), [1080, 1920]))),
     _v("drops_kek_on_retry", "CLI-059", "retries a play with union_info but no drm_kek",

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // A partner's integration of the Delivery API v1, written from the spec alone (Node 20+, built-in
 // fetch, no dependencies). See README.md for the commands, the state file and the exit codes.
+import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
-import { applyWalk, walkCatalog } from "./lib/catalog.mjs";
+import { applyWalk, titleIn, walkCatalog } from "./lib/catalog.mjs";
 import { fetchFinal, syncCreatives, syncPlaylists, syncSeries, usable } from "./lib/feeds.mjs";
 import { loadState, saveState, StateFileError } from "./lib/store.mjs";
 import { BATCH_MAX, requestTickets } from "./lib/tickets.mjs";
@@ -18,12 +19,26 @@ const USAGE = `usage: partner.mjs <command> [options]
   pull-series     --state FILE
   pull-playlists  --state FILE
   tickets         EPISODE_ID [EPISODE_ID ...] [--state FILE] [--device-id ID --device-key KEY]
+                  [--viewer ACCOUNT]   (the signed-in account: never sent, see README.md)
   show-config
-  dump            --state FILE
+  dump            --state FILE [--lang BCP47]   (titles as a viewer reading that language sees them)
 common: --base-url URL (or DELIVERY_BASE_URL), --key-env NAME (default DELIVERY_API_KEY),
         --api-version YYYY-MM-DD, --quiet`;
 
 class Usage extends Error {}
+
+// The viewer_ref of a signed-in account: a random session id, the same for that account while
+// the state file lives (so the server may hand the same ticket back); the account stays here.
+function sessionOf(account, path) {
+  if (!path) return `s-${randomUUID()}`;
+  const state = loadState(path);
+  state.sessions = state.sessions ?? {};
+  if (!state.sessions[account]) {
+    state.sessions[account] = `s-${randomUUID()}`;
+    saveState(path, state);
+  }
+  return state.sessions[account];
+}
 
 const say = (line) => process.stdout.write(`${line}\n`);
 
@@ -40,6 +55,8 @@ function options(argv) {
       to: { type: "string" },
       "device-id": { type: "string" },
       "device-key": { type: "string" },
+      viewer: { type: "string" },
+      lang: { type: "string" },
       "base-url": { type: "string" },
       "key-env": { type: "string", default: "DELIVERY_API_KEY" },
       "api-version": { type: "string" },
@@ -80,13 +97,15 @@ async function pullCatalog(api, path, pageSize) {
     `${films.filter((f) => f.available).length} available, ${films.filter((f) => !f.available).length} withdrawn`);
 }
 
-function exported(state) {
+function exported(state, lang) {
+  const shown = lang === undefined ? () => ({}) : (film) => ({ title_shown: titleIn(film, lang) });
   const films = Object.values(state.catalog.films)
     .sort((a, b) => String(a.id).localeCompare(String(b.id)))
     .map((film) => ({
       id: film.id,
       slug: film.slug,
       title: film.title,
+      ...shown(film),
       audio_language: film.audio_language,
       content_rating: film.content_rating,
       available: film.available,
@@ -125,7 +144,7 @@ function exported(state) {
     }));
   return {
     format: "delivery-client-state/1",
-    catalog: { walks: state.catalog.walks, films },
+    catalog: { walks: state.catalog.walks, ...(lang === undefined ? {} : { display_lang: lang }), films },
     creatives: { items, updated_since: state.creatives.cursorSince },
     series: { items: listing(state.series, (row) => ({
       age_rating: row.detail?.age_rating ?? null,
@@ -200,7 +219,8 @@ async function run(argv) {
       const key = values["device-key"];
       if ((id === undefined) !== (key === undefined)) throw new Usage("give both --device-id and --device-key, or neither");
       const device = id === undefined ? {} : { union_info: id, drm_kek: key };
-      const { tickets, refused } = await requestTickets(connect(values, log), positionals, device, log);
+      const session = values.viewer === undefined ? {} : { viewer_ref: sessionOf(values.viewer, values.state) };
+      const { tickets, refused } = await requestTickets(connect(values, log), positionals, { ...device, ...session }, log);
       for (const t of tickets) {
         say(`ticket ${t.episode_id}: ${t.kind}, ${t.protection}, until ${t.expires_at}, ` +
           `paid episodes ${t.sellable ? "may" : "may not"} be sold, subtitles [${t.subtitles.join(",")}]`);
@@ -227,7 +247,7 @@ async function run(argv) {
       return EXIT.done;
     }
     case "dump": {
-      say(JSON.stringify(exported(loadState(needState(values))), null, 1));
+      say(JSON.stringify(exported(loadState(needState(values)), values.lang), null, 1));
       return EXIT.done;
     }
     default:

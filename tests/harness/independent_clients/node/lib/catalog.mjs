@@ -65,6 +65,13 @@ function keepEpisode(film, before, episode) {
   };
 }
 
+// The title a viewer reading `lang` is shown: that language, else English (the catalog's
+// fallback), else the film's own title.
+export function titleIn(film, lang) {
+  const i18n = film.title_i18n ?? {};
+  return i18n[lang] ?? i18n.en ?? film.title ?? null;
+}
+
 function shownTitle(film) {
   const i18n = film.title_i18n ?? {};
   return film.title ?? i18n.en ?? null;
@@ -81,6 +88,7 @@ export function applyWalk(state, walk) {
       id,
       slug: film.slug ?? null,
       title: shownTitle(film),
+      title_i18n: film.title_i18n ?? {},
       display_order: film.display_order ?? null,
       audio_language: film.default_lang ?? film.language ?? null,
       content_rating: film.content_rating ?? null,

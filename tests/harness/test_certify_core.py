@@ -550,3 +550,14 @@ def test_a_standing_failure_turns_the_end_of_flow_judges_of_its_scenario_to_not_
     finished = Observation((first,), (FlowRun(1, 1, 1.0),))  # no standing failure: exit judged
     tests = {t.requirement_ids[0]: t.outcome for t in run._judge(finished, "http://p")}
     assert tests["CLI-001"] is Outcome.FAILED and "CLI-029" not in tests
+
+
+def test_a_retry_with_another_body_counts_only_where_the_body_is_another_rules() -> None:
+    """requests-device-values: a play retried without its device key is still retried (CLI-009
+    holds); what the body lost is CLI-059's."""
+    play = "/api/delivery/v1/playback"
+    first = entry(1, 0.0, 0.1, 503, injected="503", method="POST", path=play, body='{"a":1,"b":2}')
+    again = entry(2, 1.2, 1.3, 400, method="POST", path=play, body='{"a":1}')
+    assert judge("retried", [first, again])[0] == FAILED  # not the same request
+    assert judge("retried", [first, again], {"body_may_differ": True})[0] == PASSED
+    assert judge("retried", [first], {"body_may_differ": True})[0] == FAILED  # never sent again

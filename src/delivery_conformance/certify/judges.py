@@ -92,6 +92,19 @@ def _next_same(obs: Observation, entry: Entry) -> Entry | None:
     return None
 
 
+def _next_to_same_endpoint(obs: Observation, entry: Entry) -> Entry | None:
+    """The next request of the same run to the same method, path and query, whatever its body."""
+    key = request_key(entry)[:4]
+    for later in obs.entries:
+        if (
+            later.started > entry.started
+            and later.seq != entry.seq
+            and request_key(later)[:4] == key
+        ):
+            return later
+    return None
+
+
 def _retry_after(entry: Entry) -> float | None:
     for name, value in entry.response_headers.items():
         if name.lower() == "retry-after":
@@ -124,7 +137,13 @@ def retried(obs: Observation, params: Mapping[str, Any]) -> JudgeResult:
         expected = "the same request sent again after each attempt the client gave up"
     if not injected:
         return JudgeResult(NOT_EXERCISED, expected, "no injected answer was served")
-    missing = [e for e in injected if _next_same(obs, e) is None]
+    following = _next_same
+    if params.get("body_may_differ"):
+        # the body of the retry is another rule's (e.g. CLI-059, device values on every
+        # attempt): here a retry is the same method, path and query sent again
+        expected = "the request sent again (same method, path and query) after each injected answer"
+        following = _next_to_same_endpoint
+    missing = [e for e in injected if following(obs, e) is None]
     if missing:
         return JudgeResult(FAILED, expected, f"{len(missing)} of {len(injected)} injected "
                            f"answers were never retried", tuple(missing[:3]))  # fmt: skip

@@ -187,6 +187,18 @@ def test_the_controller_gives_the_events_back_in_collection_order() -> None:
     assert finished[3].requirement_ids == ("CAT-003",)  # named, though no worker reached it
 
 
+def test_a_worker_killed_between_a_verdict_and_the_next_test_is_still_an_error() -> None:
+    """xdist names the test a dead worker was not done with even when that test's verdict came
+    (the kill fell after its teardown report): a dead worker is never a quiet pass."""
+    gathered = Gathered()
+    gathered.keep(_finished("t::a"))
+    gathered.crashed.add("t::a")
+    ordered = gathered.in_order(Collection({"t::a": ("CAT-001",)}), None)
+    assert [(e.nodeid, e.outcome, e.reason) for e in ordered if isinstance(e, TestFinished)] == [
+        ("t::a", Outcome.ERROR, CRASHED_REASON)
+    ]
+
+
 def test_a_collection_error_reported_by_every_worker_is_one_event() -> None:
     gathered = Gathered()
     for _ in range(3):

@@ -12,8 +12,9 @@ The runner gives every process of the run one directory (`--shared-state DIR`). 
 A worker judges a test as a sequential run does and sends its `TestFinished` event to the
 controller on the teardown report (`conformance_event`). The controller keeps the events and,
 when the run ends, hands them to the report writers in collection order: the reports read as a
-sequential run's, whatever the workers' order was. A test with no event is named: "error" if its
-worker crashed while running it, else "not exercised" with the reason the run stopped.
+sequential run's, whatever the workers' order was. The test xdist names as the one a dead worker
+was running is "error" (even if its event came: a dead worker is never a quiet pass); any other
+test with no event is "not exercised" with the reason the run stopped.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ EVENT_ATTRIBUTE = "conformance_event"
 COLLECTION_FILE = "collection.pickle"
 STOP_FILE = "stop"
 DONE_FILE = "first-phase-done"  # node ids of the first phase's tests that are over
-CRASHED_REASON = "the worker running this test died before it reported (crashed or killed)"
+CRASHED_REASON = "the worker running this test died (crashed or killed) before it was done with it"
 UNREPORTED_REASON = "the run ended before any worker reported this test"
 
 
@@ -201,7 +202,10 @@ class Gathered:
         known = dict(collection.requirement_ids)
         ordered += [e for node, e in self.finished.items() if node not in known]
         for nodeid, ids in known.items():
-            event = self.finished.get(nodeid)
+            # xdist names the test a dead worker was not done with; its verdict may have come
+            # (the worker died between its teardown report and the next test), but a dead
+            # worker is never a quiet pass: the test is in error and the run a harness error
+            event = None if nodeid in self.crashed else self.finished.get(nodeid)
             if event is None:
                 outcome = Outcome.ERROR if nodeid in self.crashed else Outcome.NOT_EXERCISED
                 reason = CRASHED_REASON if nodeid in self.crashed else stopped or UNREPORTED_REASON

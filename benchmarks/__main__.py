@@ -9,7 +9,7 @@ Options other than the shared ones are passed to benchmarks/sandbox.py only.
 import importlib
 import sys
 
-from benchmarks import client_sync, conformance_run, inprocess, workers, wrk
+from benchmarks import client_sync, conformance_run, contract_diff, inprocess, workers, wrk
 from benchmarks.sandbox import main
 
 argv = sys.argv[1:]
@@ -29,5 +29,6 @@ status = importlib.import_module("benchmarks.load").main([]) or status
 status = conformance_run.main([]) or status  # wall time of a full run (target < 2 min)
 status = inprocess.main(["--requests", "3000", "--rounds", "3"]) or status
 status = client_sync.main([]) or status  # reference client sync vs bare httpx (<= 10 %)
+status = contract_diff.main([]) or status  # contract-diff of the spec against itself (< 1 s)
 status = workers.main([]) or status  # run time against --workers N behind 40 and 150 ms
 raise SystemExit(status)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -480,13 +479,10 @@ def write(path: Path, doc: Doc) -> Path:
     return path
 
 
-def test_our_spec_against_itself_is_no_change_in_under_a_second(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
+def test_our_spec_against_itself_is_no_change(capsys: pytest.CaptureFixture[str]) -> None:
+    """Its time is measured by `make bench` (benchmarks/contract_diff.py), not here."""
     spec = str(spec_path("openapi.yaml"))
-    started = time.perf_counter()
     code, out, err = run([spec, spec], capsys)
-    assert time.perf_counter() - started < 1.0
     assert (code, err) == (0, "") and "0 breaking, 0 additive, 0 editorial" in out
     assert "no change" in out
 

@@ -1,12 +1,16 @@
 """Each fault is declared once where it is defined (faults/switch.py: `declare`): its record
 names the spec area it breaks and the seam it acts at, and a declaration that names a row the
-table does not hold, or a seam that does not exist, is refused."""
+table does not hold, or a seam that does not exist, is refused. The enum of fault names
+(faults/names.py) is written from the table, never by hand."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from delivery_sandbox.faults.registry import FAULTS
+from delivery_sandbox.faults import names
+from delivery_sandbox.faults.registry import FAULTS, names_source
 from delivery_sandbox.faults.switch import SEAMS, declare
 
 ROWS = (("one", ("GEN-001",), "first"), ("two", ("GEN-002",), "second"))
@@ -15,6 +19,12 @@ ROWS = (("one", ("GEN-001",), "first"), ("two", ("GEN-002",), "second"))
 def test_every_fault_names_its_area_and_a_known_seam() -> None:
     assert all(fault.area for fault in FAULTS.values())
     assert {fault.seam for fault in FAULTS.values()} <= SEAMS
+
+
+def test_the_enum_of_names_is_what_the_table_writes() -> None:
+    written = Path(names.__file__).read_text(encoding="utf-8")
+    assert written == names_source(), "rewrite it: python -m delivery_sandbox.faults.registry"
+    assert [member.value for member in names.FaultName] == list(FAULTS)
 
 
 def test_a_declaration_carries_its_slow_collateral_and_seam() -> None:

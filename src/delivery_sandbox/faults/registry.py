@@ -319,5 +319,44 @@ for _module in (
 ):  # fmt: skip
     register(*_module.FAULTS)
 
-if set(FAULTS) != set(FaultName):  # names.py and the table are one list, kept in step
-    raise ImportError(f"fault names out of step: {sorted(set(FAULTS) ^ set(FaultName))}")
+if set(FAULTS) != set(FaultName):  # names.py is written from the table (`names_source`)
+    raise ImportError(
+        f"fault names out of step: {sorted(set(FAULTS) ^ set(FaultName))}; "
+        "rewrite names.py with `python -m delivery_sandbox.faults.registry`"
+    )
+
+NAMES_HEADER = '''"""Every fault name as a member of one enum: code asks for `FaultName.<name>`, never a string.
+
+Written from the fault table by `python -m delivery_sandbox.faults.registry` (`names_source`):
+never edit it by hand. A fault is declared once, by its row; this enum only gives mypy the names,
+so a typo is a type error. tests/sandbox/test_fault_declarations.py fails when the file is not
+what the table writes, and registry.py refuses to import when the two name different faults.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = ["FaultName"]
+
+
+class FaultName(StrEnum):
+'''
+
+
+def names_source() -> str:
+    """The text of names.py: one member per row of `FAULTS`, in table order, under a comment
+    naming the spec area of the rows that follow."""
+    lines, area = [NAMES_HEADER.rstrip("\n")], None
+    for fault in FAULTS.values():
+        if fault.area != area:
+            area = fault.area
+            lines.append(f"    # {area}")
+        lines.append(f'    {fault.name} = "{fault.name}"')
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    from pathlib import Path
+
+    Path(__file__).with_name("names.py").write_text(names_source(), encoding="utf-8")

@@ -91,14 +91,21 @@ def _stages_from_json(data: list[dict[str, Any]]) -> list[Stage]:
 
 
 def _accept_plan(message: dict[str, Any], environment: Environment) -> None:
-    STATE.plan = Plan(_stages_from_json(message["stages"]))
-    STATE.start = float(message["start"])
-    STATE.episode = message["episode"]
     workers, index = int(message["workers"]), 0
     runner = environment.runner
     if isinstance(runner, WorkerRunner):
         index = max(runner.worker_index, 0) % workers
         STATE.worker = f"w{index}"
+        if STATE.target is None:
+            # its profile could not be read (said at start): it sends nothing, tells the master
+            # it is done with no record (the run is invalid for its share) and leaves, exit 2
+            runner.send_message("load_done", {"worker": STATE.worker, "count": 0})
+            environment.process_exit_code = 2
+            gevent.spawn_later(0.5, runner.quit)
+            return
+    STATE.plan = Plan(_stages_from_json(message["stages"]))
+    STATE.start = float(message["start"])
+    STATE.episode = message["episode"]
     STATE.queue = STATE.plan.order(index, workers)[::-1]
     STATE.done_events = {i: Event() for i in range(STATE.plan.total)}
     STATE.ready.set()
@@ -261,17 +268,30 @@ def _flush(environment: Environment) -> None:
     runner = environment.runner
     if isinstance(runner, WorkerRunner):
         if STATE.campaign is not None:
-            # also a file per worker: an interrupted master may miss the messages below
-            directory = report_dir(environment, STATE.campaign.name)
-            part = directory / f"records-{STATE.worker}.jsonl.part"
-            write_records(part, list(STATE.records))
-            part.rename(directory / f"records-{STATE.worker}.jsonl")
+            _keep_records_file(environment, STATE.campaign.name)
         for i in range(0, len(STATE.records), CHUNK):
             chunk = [r.to_json() for r in STATE.records[i : i + CHUNK]]
             runner.send_message("load_records", {"records": chunk})
         runner.send_message("load_done", {"worker": STATE.worker, "count": len(STATE.records)})
     else:
         _conclude(environment, STATE.records)
+
+
+def _keep_records_file(environment: Environment, campaign: str) -> None:
+    """A worker's records in a file of the report directory too, for an interrupted master on
+    the same host that may miss the messages. Best effort: a worker on another host (a container
+    user that may not write there, a pod without the master's volume) sends them by message
+    only, which is how a master on another host gets them anyway."""
+    try:
+        directory = report_dir(environment, campaign)
+        part = directory / f"records-{STATE.worker}.jsonl.part"
+        write_records(part, list(STATE.records))
+        part.rename(directory / f"records-{STATE.worker}.jsonl")
+    except OSError as error:
+        sys.stderr.write(
+            f"load: worker {STATE.worker} keeps no records file ({type(error).__name__}: "
+            f"{error.strerror or error}); its records go to the master by message only\n"
+        )
 
 
 def _conclude(environment: Environment, records: list[Record], stopped_early: bool = False) -> None:

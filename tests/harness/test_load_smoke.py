@@ -19,6 +19,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -477,3 +478,43 @@ def test_an_interrupted_campaign_writes_a_partial_report_and_leaves_no_locust(
     assert 0 < progress["answered"] < progress["planned"], progress
     time.sleep(0.5)
     assert not _alive(str(reports)), "a Locust process outlived the campaign"
+
+
+def test_a_worker_that_cannot_read_its_profile_stops_and_the_run_is_invalid(
+    sandbox: Path, tmp_path: Path
+) -> None:
+    """A worker on another host whose profile is missing or unreadable says so in one line,
+    sends nothing when handed the plan and leaves (exit 2) instead of failing every request of
+    its share; the master's run is invalid and says no record came, never a pass."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    locust = [sys.executable, "-m", "locust", "-f", "loadtests/burst.py"]
+    master = subprocess.Popen(
+        [*locust, "--master", "--headless", "--expect-workers", "1",
+         "--expect-workers-max-wait", "30", "-u", "2", "-r", "2", "--run-time", "10s",
+         "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port),
+         "--target-profile", str(sandbox), "--declared-scale", SCALE,
+         "--report-dir", str(tmp_path / "report")],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        worker = subprocess.run(
+            [*locust, "--worker", "--master-host", "127.0.0.1", "--master-port", str(port),
+             "--target-profile", str(tmp_path / "missing.toml")],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        master.wait(timeout=60)
+    finally:
+        if master.poll() is None:
+            master.kill()
+            master.wait(10)
+    ours = [line for line in worker.stderr.splitlines() if line.startswith("load: ")]
+    assert worker.returncode == 2, worker.stderr[-1500:]
+    assert len(ours) == 1 and "missing.toml" in ours[0] and "Traceback" not in worker.stderr
+    assert master.returncode == 3
+    verdict = json.loads((tmp_path / "report" / "verdict.json").read_text())
+    assert verdict["outcome"] == "invalid"
+    assert not verdict["generator"]["valid"]
+    assert "reached" in verdict["generator"]["reason"]

@@ -212,7 +212,7 @@ def assess_generator(lateness: Iterable[float], bound: LatenessBound) -> Validit
     """Judge the generator from the lateness of every request it sent."""
     values = list(lateness)
     if not values:
-        return Validity(False, 0.0, 0.0, 0, "no request was sent")
+        return Validity(False, 0.0, 0.0, 0, "no record of a sent request reached the judge")
     p99, worst = percentile(values, 0.99), max(values)
     if p99 > bound.p99:
         reason = f"generator fell behind: p99 lateness {p99:.3f} s > {bound.p99:.3f} s"
@@ -233,7 +233,10 @@ def _worker(
     elif worst > bound.worst:
         reason = f"a request was {worst:.3f} s late > {bound.worst:.3f} s"
     elif planned > len(lateness):
-        reason = f"{planned - len(lateness)} of its {planned} requests never sent"
+        reason = (
+            f"{planned - len(lateness)} of its {planned} requests never sent "
+            "(or their records never reached the master)"
+        )
     return WorkerLateness(name, len(lateness), planned, p99, worst, reason)
 
 

@@ -348,16 +348,17 @@ def main(argv: list[str] | None = None) -> int:
 
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             outcomes = list(pool.map(work, jobs))
-    node_names = {j.name for j in jobs if j.node}
+    # by job, not by name: a reference variant and a Node break may share a name
+    of_node = [o for job, o in zip(jobs, outcomes, strict=True) if job.node]
+    of_reference = [o for job, o in zip(jobs, outcomes, strict=True) if not job.node]
     parts: list[tuple[str, str]] = []
     ok = True
     if reference:
-        text, summary, good = report([o for o in outcomes if o.name not in node_names],
-                                     "reference")  # fmt: skip
+        text, summary, good = report(of_reference, "reference")
         parts.append((text, summary))
         ok = ok and good
     if node:
-        text, summary, good = report([o for o in outcomes if o.name in node_names], "node")
+        text, summary, good = report(of_node, "node")
         parts.append((("## Independent Node client\n\n" if reference else "") + text, summary))
         ok = ok and good
     for text, summary in parts:

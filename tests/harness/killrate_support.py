@@ -11,7 +11,7 @@ spend their time asleep, not computing, and end before the main one). A slow fau
 5-minute bound (FIVE_MINUTE_BOUNDS) outlasts the main run on its own, so each has a process of
 its own: the run then lasts about one 5-minute wait, whatever their number. Their killrate.json
 files are judged as one (`union`). In `make test` every one of these processes starts as soon as
-the session is collected, at a lower CPU priority, and the two tests that read the run go last,
+the session is collected, and the two tests that read the run go last,
 so the kill rate runs beside the other self-tests instead of after them.
 """
 
@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -43,7 +42,6 @@ CLEAN_RUNS = 1
 FIGURE = "figure"  # a test's `record_property` name for a line the session summary prints
 POLL_EVERY = 1.0  # seconds between two looks for a run's exit code
 START_TIMEOUT = 120  # seconds a test waits for the kill rate to be started (by the controller)
-NICENESS = 10  # the kill-rate processes yield the processor to the self-tests beside them
 # The slow faults wait about 1,400 s in all: those of the freshness blocks (about 330 s) and
 # those proven by a poll that fails only at its bound (33 faults, 30 to 60 s each, measured
 # 2026-11-28); six shares of about 240 s each end within the rest of `make test`.
@@ -92,21 +90,22 @@ def fault_split(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]
 
 
 def _start(where: Path, clean_runs: int, faults: list[str]) -> subprocess.Popen[str]:
-    """A kill-rate process at a lower CPU priority (`nice`): it runs beside the other self-tests,
-    whose timing scenarios keep the processor first. Its output goes to files in `where` (a
-    pipe nobody reads until the end would fill and stall it), its exit code to `where/rc` when
-    it ends, so any test process of the session (a pytest-xdist worker too) can read it."""
+    """A kill-rate process beside the other self-tests, at their priority. It gets a process
+    group of its own (so it can be stopped whole) but stays in the session: a new session would
+    be a scheduling group of its own under Linux's autogroups, where the `nice` values of
+    `make test` (the load session first, docs/suite.md) would not reach it. Its output goes to
+    files in `where` (a pipe nobody reads until the end would fill and stall it), its exit code
+    to `where/rc` when it ends, so any test process of the session (a pytest-xdist worker too)
+    can read it."""
     command = [sys.executable, "-m", "delivery_conformance.cli", "killrate", "--mode", "targeted"]
     command += ["--no-properties", "--clean-runs", str(clean_runs), "--report-dir", str(where)]
     command += [arg for name in faults for arg in ("--fault", name)]
-    if shutil.which("nice"):
-        command = ["nice", "-n", str(NICENESS), *command]
     where.mkdir(parents=True, exist_ok=True)
     # sh runs the command, then writes its exit code beside its output
     shell = ["sh", "-c", '"$@"; echo $? > "$0.tmp" && mv "$0.tmp" "$0"', str(where / "rc")]
     with (where / "stdout.txt").open("w") as out, (where / "stderr.txt").open("w") as err:
         return subprocess.Popen(
-            [*shell, *command], cwd=ROOT, stdout=out, stderr=err, text=True, start_new_session=True
+            [*shell, *command], cwd=ROOT, stdout=out, stderr=err, text=True, process_group=0
         )
 
 
@@ -152,7 +151,7 @@ def union(main: KillRateRun, slow: KillRateRun) -> KillRateRun:
 @dataclass
 class SlowShares:
     """The kill-rate processes, all started together (conftest.py starts them when the session
-    is collected, so they run, niced, while the other self-tests run): the main one and the
+    is collected, so they run while the other self-tests run): the main one and the
     slow shares whose freshness waits it would otherwise wait out. `where/runs.json` names
     their folders, so a test process that did not start them can read them."""
 

@@ -86,7 +86,10 @@ def redact_url(url: str) -> str:
 
 def redact_text(text: str) -> str:
     """Hide API keys and secret JSON fields in free text (bodies that did not parse, logs)."""
-    text = _KEY.sub(lambda m: mask(m.group(0)), text)
+    if "svc_live_" in text:  # each pattern needs its literal: most strings skip both
+        text = _KEY.sub(lambda m: mask(m.group(0)), text)
+    if '"' not in text:
+        return text
     return _FIELD_IN_TEXT.sub(
         lambda m: f'"{m.group(1)}"{m.group(2)}"{_mask_field(m.group(1), m.group(3))}"', text
     )
@@ -100,19 +103,24 @@ def _mask_field(name: str, value: str) -> str:
 
 def redact_json(value: Any) -> Any:
     """Return a copy of a decoded JSON value with every secret field masked."""
+    if isinstance(value, str):
+        return redact_text(value)
     if isinstance(value, dict):
         signed = "expires_at" in value
         out: dict[str, Any] = {}
         for name, item in value.items():
-            if isinstance(item, str) and (name in SECRET_FIELDS or (signed and name == "url")):
-                out[name] = _mask_field(name, item) if name != "url" else redact_url(item)
-            else:
+            if isinstance(item, str):
+                if name in SECRET_FIELDS or (signed and name == "url"):
+                    out[name] = _mask_field(name, item) if name != "url" else redact_url(item)
+                else:
+                    out[name] = redact_text(item)
+            elif isinstance(item, (dict, list)):
                 out[name] = redact_json(item)
+            else:
+                out[name] = item
         return out
     if isinstance(value, list):
         return [redact_json(item) for item in value]
-    if isinstance(value, str):
-        return redact_text(value)
     return value
 
 

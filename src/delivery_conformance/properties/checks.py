@@ -92,6 +92,9 @@ class _Target:
     pins: dict[str, str] = field(default_factory=dict)  # role -> pinned dated version
     # operation -> cursor issued -> the filters of the request that issued it
     cursors: dict[str, dict[str, frozenset[tuple[str, str]]]] = field(default_factory=dict)
+    # The last response seen and its harness view: the fifteen checks of one response share it
+    # instead of redacting the same (possibly large) body fifteen times.
+    last: tuple[schemathesis.Response, HarnessResponse] | None = None
 
 
 _TARGET = _Target()
@@ -104,6 +107,7 @@ def configure(profile: TargetProfile, pins: dict[str, str] | None = None) -> Non
     _TARGET.redactor = Redactor(secrets, _TARGET.roles)
     _TARGET.pins = dict(pins or {})
     _TARGET.cursors = {}
+    _TARGET.last = None
 
 
 def _request_parts(response: schemathesis.Response) -> tuple[str, str, dict[str, str], str]:
@@ -116,6 +120,14 @@ def _request_parts(response: schemathesis.Response) -> tuple[str, str, dict[str,
 
 def harness_response(response: schemathesis.Response) -> HarnessResponse:
     """The Schemathesis response as the harness checks see it: context, redacted exchange."""
+    if _TARGET.last is not None and _TARGET.last[0] is response:
+        return _TARGET.last[1]
+    harness = _harness_view(response)
+    _TARGET.last = (response, harness)
+    return harness
+
+
+def _harness_view(response: schemathesis.Response) -> HarnessResponse:
     method, url, request_headers, request_body = _request_parts(response)
     path = urlsplit(url).path
     lower = {name.lower(): value for name, value in request_headers.items()}

@@ -7,6 +7,7 @@ read by the client (pacing), the checks (which error format is due) and the scen
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -39,8 +40,13 @@ class Endpoint:
 
     @property
     def pattern(self) -> re.Pattern[str]:
-        body = re.sub(r"\\\{[a-z_]+\\\}", "[^/]+", re.escape(self.template))
-        return re.compile(re.escape(API_PREFIX.rstrip("/")) + body)
+        return _path_pattern(self.template)
+
+
+@functools.cache
+def _path_pattern(template: str) -> re.Pattern[str]:
+    body = re.sub(r"\\\{[a-z_]+\\\}", "[^/]+", re.escape(template))
+    return re.compile(re.escape(API_PREFIX.rstrip("/")) + body)
 
 
 FLAT, ENVELOPE = ErrorFormat.FLAT, ErrorFormat.ENVELOPE

@@ -20,7 +20,14 @@ from proofs_support import (
     subtle_faults,
 )
 
-from delivery_conformance.killrate.proofs import dynamic_proofs, judge, scan, scan_source
+from delivery_conformance.killrate.proofs import (
+    change_row_proofs,
+    dynamic_proofs,
+    judge,
+    scan,
+    scan_source,
+)
+from delivery_conformance.spec.changes import GENERATED_TEST, Change, Consequence
 from delivery_conformance.spec.requirements import Level, Requirement, Role, load_requirements
 
 
@@ -153,3 +160,39 @@ def test_a_requirement_reported_as_measured_by_a_load_campaign_is_proven_by_that
     }
     assert unproven == {}
     assert sorted(set(claimed) & marked) == []  # a scenario naming it: the report judges it
+
+
+# -- the change catalogue, consequence by consequence -------------------------------------------
+
+RETITLED = Change(
+    "film_retitled",
+    "S",
+    consequences=(
+        Consequence("CAT-002", "catalog_film", "stays", "slug"),
+        Consequence("CAT-085", "catalog_film", "stays", "code"),
+    ),
+)
+SLUG_ROW = f"tests/conformance/{GENERATED_TEST}[film_retitled:CAT-002:catalog_film_slug_stays]"
+
+
+def _caught_by(name: str, ids: tuple[str, ...], tests: list[str], exact: bool = True) -> dict:
+    row = fault(name, ids, ids)
+    return {**row, "exact_blame": exact, "caught_by": tests}
+
+
+def test_a_consequence_is_proven_by_a_fault_of_its_requirement_its_own_test_caught() -> None:
+    proofs = change_row_proofs([RETITLED], [_caught_by("reslug", ("CAT-002",), [SLUG_ROW])])
+    assert proofs.proven == {"film_retitled:CAT-002:catalog_film_slug_stays": "reslug"}
+    assert proofs.not_yet_proven == ("film_retitled:CAT-085:catalog_film_code_stays",)
+    assert proofs.figures().startswith("change catalogue: 1/2 consequences")
+
+
+def test_a_consequence_is_not_proven_by_another_test_another_rule_or_inexact_blame() -> None:
+    other_test = "tests/conformance/test_catalog.py::test_ids_hold_between_reads"
+    faults = [
+        _caught_by("elsewhere", ("CAT-002",), [other_test]),
+        _caught_by("other_rule", ("CAT-085",), [SLUG_ROW]),
+        _caught_by("inexact", ("CAT-002",), [SLUG_ROW], exact=False),
+        {**_caught_by("missed", ("CAT-002",), [SLUG_ROW]), "caught": False},
+    ]
+    assert change_row_proofs([RETITLED], faults).proven == {}

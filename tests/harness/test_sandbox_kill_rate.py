@@ -14,7 +14,8 @@ from collections.abc import Callable
 from killrate_support import CLEAN_RUNS, FIGURE, KillRateRun
 from proofs_support import LOAD_ANALYSIS, PENDING, SUITE, load_campaign_rows, pending_file
 
-from delivery_conformance.killrate.proofs import Proofs, judge, scan
+from delivery_conformance.killrate.proofs import Proofs, change_row_proofs, judge, scan
+from delivery_conformance.spec.changes import load_changes
 from delivery_conformance.spec.requirements import load_requirements
 
 
@@ -64,4 +65,18 @@ def test_every_claimed_requirement_keeps_its_proof(
     gained = sorted(pending - now_pending)
     assert not gained, (
         f"proven now, take them out of {PENDING.name} (and lower its count from {count}): {gained}"
+    )
+
+
+def test_every_consequence_of_the_change_catalogue_is_failed_by_a_fault(
+    targeted_killrate: KillRateRun, record_property: Callable[[str, object], None]
+) -> None:
+    """Row by row, not only per requirement: each consequence's generated scenario is among the
+    tests that caught a fault of its requirement, with exact blame (spec/changes.yaml)."""
+    assert targeted_killrate.data is not None, targeted_killrate.output()
+    proofs = change_row_proofs(load_changes(), targeted_killrate.data["faults"])
+    record_property(FIGURE, proofs.figures())
+    assert proofs.proven, "no consequence of the change catalogue was proven"
+    assert not proofs.not_yet_proven, (
+        f"consequences whose scenario no fault made fail: {list(proofs.not_yet_proven)}"
     )

@@ -23,12 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from delivery_conformance.resources import spec_path
+from delivery_conformance.spec.changes import GENERATED_TEST, Change, load_changes
 from delivery_conformance.spec.requirements import Requirement, Role
 
-__all__ = ["Proofs", "dynamic_proofs", "judge", "scan"]
+__all__ = ["ChangeRowProofs", "Proofs", "change_row_proofs", "dynamic_proofs", "judge", "scan"]
 
 REQUIREMENT_ID = re.compile(r"[A-Z]{2,6}-\d{3}")
 
@@ -104,12 +102,46 @@ GENERATED = "test_changes.py"  # its tests come from spec/changes.yaml, one per 
 def catalogue_ids() -> set[str]:
     """The requirements the consequences of the change catalogue (spec/changes.yaml) name: the
     generated scenarios mark each test with its consequence's requirement and charge it."""
-    data = yaml.safe_load(spec_path("changes.yaml").read_text(encoding="utf-8")) or {}
-    return {
-        str(rule["requirement"])
-        for change in data.get("changes", [])
-        for rule in change.get("consequences", [])
+    return {rule.requirement for change in load_changes() for rule in change.consequences}
+
+
+@dataclass(frozen=True)
+class ChangeRowProofs:
+    """Each consequence of the change catalogue, by the test id of its generated scenario."""
+
+    proven: dict[str, str]  # test id -> the first fault whose run that test failed, exactly
+    not_yet_proven: tuple[str, ...]  # test ids no fault's run has seen fail
+
+    def figures(self) -> str:
+        total = len(self.proven) + len(self.not_yet_proven)
+        return (
+            f"change catalogue: {len(self.proven)}/{total} consequences failed by a fault of "
+            "their own requirement with exact blame"
+        )
+
+
+def change_row_proofs(
+    changes: Iterable[Change], faults: Iterable[Mapping[str, Any]]
+) -> ChangeRowProofs:
+    """A consequence is proven when a fault that declares its requirement was caught with exact
+    blame and its generated scenario is among the tests that caught it (`caught_by`)."""
+    requirement_of = {
+        change.test_id(rule): rule.requirement for change in changes for rule in change.consequences
     }
+    catching: dict[str, str] = {}
+    for fault in faults:
+        if not (fault.get("caught") and fault.get("exact_blame")):
+            continue
+        declared = set(fault.get("requirement_ids", ()))
+        for test in fault.get("caught_by", ()):
+            head, _, param = str(test).partition("[")
+            test_id = param.removesuffix("]")
+            if head.endswith(GENERATED_TEST) and requirement_of.get(test_id) in declared:
+                catching.setdefault(test_id, str(fault["name"]))
+    return ChangeRowProofs(
+        {i: catching[i] for i in requirement_of if i in catching},
+        tuple(i for i in requirement_of if i not in catching),
+    )
 
 
 def scan(paths: Iterable[Path]) -> tuple[set[str], set[str]]:

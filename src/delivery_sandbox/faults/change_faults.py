@@ -11,13 +11,17 @@ Each acts on the 200 answer of one endpoint, after the reference answer was buil
 - `playlist_hash_ignores_title` (PLS-047): the playlist detail's `content_version` hashes the
   answer without its title, metadata version and time;
 - `retitle_recodes_film` (CAT-085): the catalog gives a film whose title changed another `code`;
+- `metadata_change_reslugs_film` (CAT-002): the catalog gives a film whose metadata changed since
+  the seed (a retitle, or one of its episodes withdrawn: its `metadata_version` moved) another
+  `slug`, as a slug generator run again on every edit would;
 - `retitle_reslugs_category` (PLS-048): the playlist list gives a playlist whose title changed
   another Category `slug`;
 - `withdrawn_at_follows_the_clock` (STATE-021): a withdrawn playlist's `withdrawn_at` is the
   moment of the read, never later than `server_time`, but never the same twice either.
 
-The admin side's fault of the catalogue, `creative_rename_restamps_created_at` (CRE-065), acts
-where a creative is renamed (control/admin.py).
+The admin side's faults of the catalogue, `creative_rename_restamps_created_at` and
+`creative_rename_restamps_approved_at` (CRE-065) and `creative_rename_recodes` (CRE-005), act where
+a creative is renamed (faults/freshness.py: `renamed`).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ CHANGE_FAULTS = frozenset(
         FaultName.series_hash_ignores_metadata,
         FaultName.playlist_hash_ignores_title,
         FaultName.retitle_recodes_film,
+        FaultName.metadata_change_reslugs_film,
         FaultName.retitle_reslugs_category,
         FaultName.withdrawn_at_follows_the_clock,
     }
@@ -84,6 +89,9 @@ def mangle_change_reply(reply: Answer, sb: Server, exchange: Request) -> None:
                 film["metadata_updated_at"] = None if stamp is None else _iso(stamp)
             if FaultName.retitle_recodes_film in on and film.get("title") != first.title:
                 film["code"] = f"{str(film.get('code'))[:2]}999999"
+            edited = film.get("metadata_version") != first.metadata_version
+            if FaultName.metadata_change_reslugs_film in on and edited:
+                film["slug"] = f"{film.get('slug')}-2"
     elif exchange.endpoint == "playlists" and isinstance(data, dict):
         for item in data.get("items") or ():
             seed = sb.store.seed_playlists.get(str(item.get("code")))

@@ -148,6 +148,9 @@ series_metadata_updated_at_frozen   | SER-048  | the series detail shows its fil
 series_hash_ignores_metadata        | SER-049  | the series detail content_version leaves out titles, metadata version and times
 playlist_hash_ignores_title         | PLS-047  | the playlist detail content_version leaves out its title, metadata version and time
 creative_rename_restamps_created_at | CRE-065  | a renamed creative gets the rename time as its created_at
+creative_rename_restamps_approved_at | CRE-065 | a renamed creative gets the rename time as its approved_at
+creative_rename_recodes             | CRE-005  | a renamed creative gets another creative_code
+metadata_change_reslugs_film        | CAT-002  | the catalog gives a film whose metadata changed (a retitle, an episode withdrawn) another slug
 retitle_recodes_film                | CAT-085  | the catalog gives a film whose title changed another code
 retitle_reslugs_category            | PLS-048  | the playlist list gives a playlist whose title changed another Category slug
 withdrawn_at_follows_the_clock      | STATE-021 | a withdrawn playlist's withdrawn_at is the moment of each read
@@ -175,6 +178,8 @@ UNCHECKED_BEHAVIOUR_FAULTS = declare(
                 "playlist_change_keeps_updated_at",
                 "playlist_metadata_version_frozen",
                 "creative_rename_restamps_created_at",
+                "creative_rename_restamps_approved_at",
+                "creative_rename_recodes",
             ),
             "admin",
         ),

@@ -228,15 +228,26 @@ def creative_stamp(faults: FaultSwitch, before: int, now: int) -> int:
 
 
 def renamed(sb: Server, creative: Record, name: str, now: int) -> Record:
-    """A creative renamed at `now`: its `updated_at` moves (`creative_stamp`), its `created_at`
-    stays (the rename time under `creative_rename_restamps_created_at`)."""
+    """A creative renamed at `now`: its `updated_at` moves (`creative_stamp`); its `created_at`,
+    `approved_at` and code stay (the rename time under `creative_rename_restamps_created_at` and
+    `creative_rename_restamps_approved_at`, another code under `creative_rename_recodes`)."""
     faults = sb.faults
-    created = now if faults.enabled(FaultName.creative_rename_restamps_created_at) else None
+    created = creative.created_at
+    if faults.enabled(FaultName.creative_rename_restamps_created_at):
+        created = now
+    approved = creative.approved_at
+    if faults.enabled(FaultName.creative_rename_restamps_approved_at) and approved is not None:
+        approved = now
+    code = creative.code
+    if faults.enabled(FaultName.creative_rename_recodes):
+        code = f"{code or 'CR'}-R{now % 1000:03d}"
     return dataclasses.replace(
         creative,
         name=name,
         updated_at=creative_stamp(faults, creative.updated_at, now),
-        created_at=creative.created_at if created is None else created,
+        created_at=created,
+        approved_at=approved,
+        code=code,
     )
 
 

@@ -268,7 +268,9 @@ class ForeignApp:
 
     seed: int
     mode: str
-    document: dict[str, Any] = field(default_factory=lambda: yaml.safe_load(OPENAPI.read_text()))
+    document: dict[str, Any] = field(
+        default_factory=lambda: yaml.load(OPENAPI.read_text(), Loader=yaml.CSafeLoader)
+    )
     counts: Counter[str] = field(default_factory=Counter)
     answered: int = 0
     config_seen: int = 0

@@ -3,7 +3,9 @@ trip and says the run will not finish, `--max-duration` stops it, the report is 
 tests not run are not exercised and the run is TIMED OUT (exit 5), never a pass or a hang.
 
 The slow target is the embedded sandbox behind the latency proxy (1 s per round trip). Bounds:
-3 preflight probes (~3 s) + the 6 s the run may last + start-up and report writing.
+3 preflight probes (~3 s) + the 6 s the run may last + start-up and report writing. Two workers,
+not the eight this round trip would choose: the bound is the same, and eight start-ups cost this
+2-core machine about 15 s of processor.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ def test_a_slow_target_times_out_with_a_partial_report(tmp_path: Path) -> None:
             start = time.monotonic()
             done = subprocess.run(
                 [sys.executable, "-m", "delivery_conformance.cli", "run", "--target", str(slow),
-                 "--no-properties", "--no-pacing", "--max-duration", "6",
+                 "--no-properties", "--no-pacing", "--max-duration", "6", "--workers", "2",
                  "--report-dir", str(tmp_path / "r")],
                 capture_output=True, text=True, timeout=WALL_BOUND * 2, check=False,
             )  # fmt: skip

@@ -19,7 +19,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from jsonschema import Draft202012Validator, FormatChecker
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
@@ -27,6 +26,7 @@ from referencing.jsonschema import DRAFT202012
 from delivery_conformance.evidence import ledger
 from delivery_conformance.evidence.violation import raise_hard, violation
 from delivery_conformance.resources import spec_path
+from delivery_conformance.spec.files import parse_yaml
 
 if TYPE_CHECKING:
     from delivery_conformance.target.client import Response
@@ -49,8 +49,7 @@ def default_openapi_path() -> Path:
 
 @functools.cache
 def _registry(path: Path) -> tuple[Registry, dict[str, Any]]:
-    with path.open(encoding="utf-8") as handle:
-        document = yaml.safe_load(handle)
+    document = parse_yaml(path.read_text(encoding="utf-8"))
     resource = Resource.from_contents(document, default_specification=DRAFT202012)
     return Registry().with_resource(_DOCUMENT_URI, resource), document["components"]["schemas"]
 

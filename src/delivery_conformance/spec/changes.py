@@ -10,9 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from delivery_conformance.resources import spec_path
+from delivery_conformance.spec.files import parse_yaml
 
 __all__ = ["GENERATED_TEST", "Change", "Consequence", "load_changes"]
 
@@ -52,7 +51,7 @@ class Change:
 
 
 def load_changes() -> list[Change]:
-    rows = yaml.safe_load(spec_path("changes.yaml").read_text(encoding="utf-8"))["changes"]
+    rows = parse_yaml(spec_path("changes.yaml").read_text(encoding="utf-8"))["changes"]
     return [
         Change(
             name=row["name"],

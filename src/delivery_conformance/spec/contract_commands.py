@@ -35,7 +35,7 @@ from delivery_conformance.spec.contract_diff import (
     contract_diff,
 )
 from delivery_conformance.spec.contract_schema import FAMILY, RULE_KEYWORDS
-from delivery_conformance.spec.files import read_parsed
+from delivery_conformance.spec.files import parse_yaml, read_parsed
 
 __all__ = ["COMMANDS", "add_commands", "grouped", "markdown_table", "read_openapi"]
 
@@ -53,8 +53,6 @@ SHOWN_VALUE = 80
 # Schema keywords a change's pointer may end with: named beside the place in the list and table.
 KEYWORDS = frozenset({*FAMILY, *RULE_KEYWORDS, "type", "enum", "x-known-values", "default",
                       "additionalProperties", "oneOf", "anyOf"})  # fmt: skip
-
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def add_commands(commands: Any) -> None:
@@ -79,7 +77,7 @@ def add_commands(commands: Any) -> None:
 def _parse(text: str) -> Any:
     if text.lstrip().startswith("{"):
         return json.loads(text)
-    return yaml.load(text, Loader=_Loader)  # a safe loader (C or Python)
+    return parse_yaml(text)
 
 
 def read_openapi(path: Path) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from delivery_conformance.resources import spec_path
-from delivery_conformance.spec.files import read_parsed
+from delivery_conformance.spec.files import parse_yaml, read_parsed
 
 __all__ = [
     "PREFIXES",
@@ -78,9 +78,7 @@ def default_path() -> Path:
 def load_requirements(path: Path | str | None = None) -> dict[str, Requirement]:
     """Read and validate the file; return the requirements by ID, in file order."""
     source = Path(path) if path is not None else default_path()
-    document = read_parsed(
-        source, yaml.safe_load, "not valid YAML", yaml.YAMLError, RequirementsError
-    )
+    document = read_parsed(source, parse_yaml, "not valid YAML", yaml.YAMLError, RequirementsError)
     if not isinstance(document, dict) or not isinstance(document.get("requirements"), list):
         raise RequirementsError(f"{source}: expected a mapping with a 'requirements' list")
     found: dict[str, Requirement] = {}

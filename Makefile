@@ -24,7 +24,7 @@ REDOCLY_STAMP := $(TOOLS)/.redocly-$(REDOCLY_VERSION)
 # the server), then the project itself without its dependencies. The wheel keeps ranges.
 $(STAMP): pyproject.toml requirements.lock
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --no-compile --require-hashes -r requirements.lock
+	$(BIN)/pip install -q --require-hashes -r requirements.lock
 	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 

@@ -88,20 +88,25 @@ check: $(STAMP)
 # the other session runs at niceness 10. Their campaigns' verdicts depend on timing (a generator
 # that falls behind makes its run invalid). Every process of both sessions stays in make's
 # session, so Linux's autogroups schedule them as one group and the niceness holds (a child in
-# a session of its own would be a group of its own, out of its reach). Its output follows.
+# a session of its own would be a group of its own, out of its reach). The lints (format, lint,
+# types, the OpenAPI document) run beside them too, at niceness 10; every output follows, and
+# `make test` fails when any of the three fails. `make lint` alone fails fast.
 LOAD_TESTS := tests/harness/test_load_smoke.py tests/harness/test_load_distributed.py
 TEST_MARKS := not load_full and not latency_full
 
-test: lint openapi-lint browser
+test: $(STAMP) $(REDOCLY_STAMP) browser
 	@mkdir -p $(REPORTS)
 	@$(BIN)/pytest -q -p no:cacheprovider --durations=5 -m "$(TEST_MARKS)" $(LOAD_TESTS) \
 		> $(REPORTS)/load-tests.log 2>&1 & load=$$!; \
+	nice -n 10 $(MAKE) --no-print-directory lint openapi-lint > $(REPORTS)/lint.log 2>&1 & lint=$$!; \
 	nice -n 10 $(BIN)/pytest -q -n 2 --dist loadfile --durations=15 -m "$(TEST_MARKS)" \
 		$(addprefix --ignore=,$(LOAD_TESTS)) tests/harness tests/sandbox tests/client; main=$$?; \
-	wait $$load; load=$$?; \
+	wait $$load; load=$$?; wait $$lint; lint=$$?; \
 	echo "--- the load self-tests ($(LOAD_TESTS)), run beside the session above:"; \
 	cat $(REPORTS)/load-tests.log; \
-	test $$main -eq 0 && test $$load -eq 0
+	echo "--- make lint openapi-lint, run beside them:"; \
+	cat $(REPORTS)/lint.log; \
+	test $$main -eq 0 && test $$load -eq 0 && test $$lint -eq 0
 
 conformance: $(STAMP)
 	$(BIN)/delivery-conformance run $(if $(TARGET),--target $(TARGET)) --report-dir $(REPORTS)

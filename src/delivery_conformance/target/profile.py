@@ -39,7 +39,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from delivery_conformance.exceptions import ProfileError
-from delivery_conformance.resources import spec_path
+from delivery_conformance.spec.changes import load_changes
 from delivery_conformance.spec.endpoints import API_PREFIX
 from delivery_conformance.target.changes import CHANGE_TIMEOUT, ChangeCommands
 from delivery_conformance.target.profile_names import FIXTURES, KEY_ENV_PREFIX, ROLES, key_env
@@ -302,8 +302,7 @@ def _check_tenants(path: Path, table: object, keys: Mapping[str, str],
 
 def change_names() -> tuple[str, ...]:
     """The changes of the catalogue (spec/changes.yaml) a profile may name a command for."""
-    text = spec_path("changes.yaml").read_text(encoding="utf-8")
-    return tuple(re.findall(r"^  - name: ([a-z_]+)$", text, flags=re.MULTILINE))
+    return tuple(change.name for change in load_changes())
 
 
 def _check_changes(path: Path, table: object, environ: Mapping[str, str]) -> ChangeCommands:

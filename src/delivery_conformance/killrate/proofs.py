@@ -96,7 +96,8 @@ def _parametrized(tree: ast.Module) -> set[str]:
     return inline | {rid for name in fed for _, rid in _ids_in(tables[name])}
 
 
-GENERATED = "test_changes.py"  # its tests come from spec/changes.yaml, one per consequence
+# The file of the generated scenarios: its tests come from spec/changes.yaml, one per consequence.
+GENERATED = GENERATED_TEST.partition("::")[0]
 
 
 def catalogue_ids() -> set[str]:

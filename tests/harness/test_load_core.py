@@ -11,6 +11,7 @@ from delivery_conformance.load.analysis import ANALYSES
 from delivery_conformance.load.envelope import (
     bucket_envelope,
     estimate_capacity,
+    refill_between,
     refill_slope,
     tickets_left_at,
 )
@@ -542,24 +543,26 @@ def test_killrate_leaves_load_only_faults_to_the_load_campaigns() -> None:
 
 
 def _organisation(
-    label: str, share: float, bucket_of: dict[str, float] | None = None
+    label: str, share: float, bucket_of: dict[str, float] | None = None, refill: float = 1.0
 ) -> list[Record]:
     """One organisation's playback (batches of 3) and catalog records over 20 s against exact
-    buckets of its own (`bucket_of`: a capacity other than the limit, e.g. a pooled bucket)."""
+    buckets of its own (`bucket_of`: a capacity other than the limit, e.g. a pooled bucket;
+    `refill`: the refill as a share of the spec's)."""
     bucket_of = bucket_of or {}
     out: list[Record] = []
     for counter, limit, tickets in (("playback", 540, 3), ("catalog", 150, 1)):
         allowance = limit + limit / 60 * 20
         count = int(share * allowance / tickets)
         capacity = bucket_of.get(counter, limit)
-        made, _ = simulate_bucket(capacity, limit / 60, count / 20, count, label, tickets=tickets)
+        rate = refill * limit / 60
+        made, _ = simulate_bucket(capacity, rate, count / 20, count, label, tickets=tickets)
         out += [replace(r, endpoint=counter) for r in made]
     return out
 
 
-def _tenants_run(over: dict[str, float] | None = None) -> list[Record]:
+def _tenants_run(over: dict[str, float] | None = None, refill: float = 1.0) -> list[Record]:
     over = over or {}
-    records = _organisation(phase_name("tenant_01", OVER), 1.5, over)
+    records = _organisation(phase_name("tenant_01", OVER), 1.5, over, refill)
     records += _organisation(phase_name("tenant_02", NEAR), 0.9)
     idle = [_request("playback", T0 + i) for i in range(20)]
     return records + [replace(r, phase=phase_name(IDLE, IDLE)) for r in idle]
@@ -595,6 +598,39 @@ def test_tenants_fail_an_organisation_drawing_on_a_pooled_bucket() -> None:
         "tenant_01 catalog allowance beyond the refill",
     }
     assert all("LIM-002" in f.requirements for f in failed)
+
+
+def test_tenants_refill_between_refusals_brackets_the_rate() -> None:
+    over = [
+        r for r in _tenants_run() if r.phase.startswith("tenant_01") and r.endpoint == "catalog"
+    ]
+    refused = [r for r in over if r.refused]
+    bounds = refill_between(over, refused[0], refused[-1])
+    assert bounds.slowest_possible <= 150 / 60 <= bounds.fastest_possible
+    assert bounds.measured == pytest.approx(150 / 60, rel=0.03)
+
+
+@pytest.mark.parametrize("refill", [0.8, 1.2])
+def test_tenants_fail_an_organisation_refilled_at_another_rate(refill: float) -> None:
+    failed = {f.name: f for f in _failed(_tenants_run(refill=refill))}
+    for counter in ("playback", "catalog"):
+        assert "LIM-002" in failed[f"tenant_01 {counter} refill rate"].requirements
+
+
+def test_tenants_refill_holds_when_a_busy_generator_reads_answers_late() -> None:
+    """A generator starved of processor for a second reads that second's answers at once: the
+    server's decisions did not move, nor may the verdict (a least-squares slope of the answer
+    times read the playback refill at 9.7/s on these records, over its 9.29 bound)."""
+    records = _tenants_run()
+    stalled = []
+    for record in records:
+        if record.phase.startswith("tenant_01"):
+            mine = [r for r in records if r.phase == record.phase and r.endpoint == record.endpoint]
+            resume = min(r.sent for r in mine if r.refused) + 2.0
+            if resume - 1.0 <= record.sent < resume:
+                record = replace(record, answered=resume)
+        stalled.append(record)
+    assert not _failed(stalled), [f.to_json() for f in _failed(stalled)]
 
 
 def test_tenants_count_a_refusal_while_the_own_bucket_was_full_as_early() -> None:

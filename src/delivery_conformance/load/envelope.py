@@ -20,9 +20,11 @@ from delivery_conformance.load.records import Record
 __all__ = [
     "CapacityEstimate",
     "Crossing",
+    "RefillBounds",
     "admitted_curve",
     "bucket_envelope",
     "estimate_capacity",
+    "refill_between",
     "refill_slope",
     "tickets_left_at",
 ]
@@ -130,6 +132,57 @@ def refill_slope(records: Sequence[Record], begin: float, end: float) -> tuple[f
         return 0.0, n
     cov = sum((t - mean_t) * (y - mean_y) for t, y in points)
     return cov / var, n
+
+
+@dataclass(frozen=True)
+class RefillBounds:
+    """What the records prove about the refill between two refused requests.
+
+    At each refusal the bucket held less than the units that request asked, so everything
+    admitted between the two decisions came from the refill in between plus at most what the
+    first refusal asked; and at least the refill in between, minus what the last one asked, was
+    admitted. Each decision lies somewhere between its request's send and answer, so the span and
+    the count between them are known as ranges; no round trip measured elsewhere enters.
+    """
+
+    admitted_low: int  # admitted by requests decided between the refusals for certain
+    admitted_high: int  # admitted by requests that may have been decided between them
+    span_low: float  # shortest time between the two decisions (s)
+    span_high: float  # longest
+    first_asked: int  # units the first refusal asked: the bucket held less
+    last_asked: int  # units the last refusal asked
+
+    @property
+    def measured(self) -> float:
+        """The refill the middle of both ranges gives (units/s)."""
+        span = (self.span_low + self.span_high) / 2
+        return (self.admitted_low + self.admitted_high) / 2 / max(span, 1e-9)
+
+    @property
+    def slowest_possible(self) -> float:
+        """The slowest refill the records allow: every doubt read as in the refill's favour."""
+        return (self.admitted_low - self.first_asked) / max(self.span_high, 1e-9)
+
+    @property
+    def fastest_possible(self) -> float:
+        """The fastest refill the records allow."""
+        return (self.admitted_high + self.last_asked) / max(self.span_low, 1e-9)
+
+
+def refill_between(records: Sequence[Record], first: Record, last: Record) -> RefillBounds:
+    """Bounds of the units admitted between the decisions on two refused requests `first` and
+    `last` (one counter of one organisation)."""
+    others = [r for r in records if r is not first and r is not last and r.admitted]
+    surely = sum(r.admitted for r in others if r.sent >= first.answered and r.answered <= last.sent)
+    maybe = sum(r.admitted for r in others if r.answered > first.sent and r.sent < last.answered)
+    return RefillBounds(
+        surely,
+        maybe,
+        max(0.0, last.sent - first.answered),
+        last.answered - first.sent,
+        first.tickets,
+        last.tickets,
+    )
 
 
 def tickets_left_at(

@@ -13,8 +13,8 @@ that must be served at once).
 Figures per organisation (each names LIM-002: a server whose organisations share a bucket, or
 where one organisation's burst spends another's allowance, fails them):
 - over: its allowance beyond the refill (the bucket envelope, `envelope.estimate_capacity`) for
-  playback and catalog, 97.5 % - latency slack to the limit + 1; its refill slope once at the
-  ceiling (when the run left a window of at least `MIN_WINDOW_S`);
+  playback and catalog, 97.5 % - latency slack to the limit + 1; its refill between its first
+  and last refusal (`envelope.refill_between`, when they are at least `MIN_WINDOW_S` apart);
 - every organisation: refusals while under its own allowance, 0. The organisation's own bucket
   is replayed from the records (full at its first request, refilled at limit/60 per second,
   every admitted unit counted 2.5 % high); a refusal is early when that bucket still held the
@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from delivery_conformance.load.envelope import estimate_capacity, refill_slope
+from delivery_conformance.load.envelope import estimate_capacity, refill_between
 from delivery_conformance.load.records import Record
 from delivery_conformance.load.schedule import percentile
 from delivery_conformance.load.sustained import (
@@ -45,7 +45,7 @@ from delivery_conformance.load.verdict import (
     Expectations,
     Figure,
     min_admitted,
-    refill_figure,
+    refill_bounds_figure,
     within,
 )
 
@@ -64,7 +64,7 @@ OVER, NEAR, IDLE = "over", "near", "idle"
 COUNTERS = ("playback", "catalog")  # the continuous counters every organisation is driven on
 LIMIT_ID = {"playback": "LIM-014", "catalog": "LIM-019"}
 REFILL_ID = {"playback": "LIM-013", "catalog": "LIM-020"}
-MIN_WINDOW_S = 2.0  # a refill slope over a shorter saturated window says too little
+MIN_WINDOW_S = 2.0  # a refill over a shorter window between refusals says too little
 AT_ONCE_S = 0.25  # the idle organisation: no answer this much slower than the near ones' p99
 MINUTE_S = 60.0
 
@@ -81,7 +81,10 @@ CAPACITY_DERIVATION = (
 )
 REFILL_DERIVATION = (
     "spec Limits: refill = limit/60 per s per organisation; counting high by up to 2.5 % gives "
-    "low = 0.975 x limit/60; both widened by (2 units + 2 x rate x round trip) / window"
+    "low = 0.975 x limit/60. Measured between the organisation's first and last refusal: the "
+    "bucket held less than each refusal asked, so the units admitted between the two decisions "
+    "are the refill between them give or take those asks; each decision lies between its "
+    "request's send and answer, and the range is widened by exactly that doubt"
 )
 IDLE_DERIVATION = (
     "spec Limits: an organisation far under its allowance is admitted whatever the others do "
@@ -160,28 +163,19 @@ def _capacity(
     return figure, {"first_refusal_s": est.first_refusal, "admitted": est.admitted_total}
 
 
-def _refill(
-    label: str, counter: str, records: Sequence[Record], limit: int, rtt: float
-) -> Figure | None:
-    """The slope of admitted units from a second after the first refusal to the end."""
-    ordered = sorted(records, key=lambda r: r.sent)
-    refused = [r for r in ordered if _refused_units(r)]
-    if not refused:
+def _refill(label: str, counter: str, records: Sequence[Record], limit: int) -> Figure | None:
+    """The refill between the organisation's first and last refusal of the counter."""
+    refused = sorted((r for r in records if _refused_units(r)), key=lambda r: r.sent)
+    if len(refused) < 2:
         return None
-    begin, end = refused[0].sent + 1.0, ordered[-1].answered
-    span = end - begin
-    if span < MIN_WINDOW_S:
+    bounds = refill_between(records, refused[0], refused[-1])
+    if bounds.span_low < MIN_WINDOW_S:
         return None
-    rate = limit / MINUTE_S
-    slope, points = refill_slope(ordered, begin, end)
-    return refill_figure(
+    return refill_bounds_figure(
         f"{label} {counter} refill rate",
         ("LIM-002", REFILL_ID[counter], "LIM-006", "LIM-007"),
-        slope,
-        rate,
-        span,
-        points,
-        rtt,
+        bounds,
+        limit / MINUTE_S,
         REFILL_DERIVATION,
     )
 
@@ -216,7 +210,7 @@ def _organisation_figures(
             figures.append(figure)
             row[counter]["allowance_beyond_refill"] = round(figure.measured, 2)
             row[counter]["first_refusal_s"] = found["first_refusal_s"]
-            refill = _refill(label, counter, of_counter, limit, rtt)
+            refill = _refill(label, counter, of_counter, limit)
             if refill is not None:
                 figures.append(refill)
                 row[counter]["refill_per_s"] = round(refill.measured, 3)

@@ -21,6 +21,7 @@ from enum import Enum, IntEnum
 from pathlib import Path
 from typing import Any
 
+from delivery_conformance.load.envelope import RefillBounds
 from delivery_conformance.load.schedule import Validity
 from delivery_conformance.spec.limits import SPEC_LIMITS, Counter
 from delivery_conformance.verdict import Verdict as RunVerdict
@@ -39,6 +40,7 @@ __all__ = [
     "min_admitted",
     "minute_figure",
     "one_sided",
+    "refill_bounds_figure",
     "refill_figure",
     "within",
 ]
@@ -152,6 +154,28 @@ def refill_figure(
         rate + slack,
         "units/s",
         f"slope over {span:.1f} s, {points} admitting answers, resolution {slack:.3f}",
+        derivation,
+    )
+
+
+def refill_bounds_figure(
+    name: str, requirements: tuple[str, ...], bounds: RefillBounds, rate: float, derivation: str
+) -> Figure:
+    """The refill between two refusals against the `rate`: 0.975 x rate to the rate. The range
+    is widened by exactly the doubt the records leave (`RefillBounds`): the figure fails only
+    when the fastest refill they allow is under 0.975 x rate or the slowest is over the rate."""
+    measured = bounds.measured
+    return Figure(
+        name,
+        requirements,
+        measured,
+        rate,
+        rate * (1 - COUNTING_TOLERANCE) - (bounds.fastest_possible - measured),
+        rate + (measured - bounds.slowest_possible),
+        "units/s",
+        f"between refusals {bounds.span_low:.1f} to {bounds.span_high:.1f} s apart, "
+        f"{bounds.admitted_low} to {bounds.admitted_high} units admitted; the records allow "
+        f"{bounds.slowest_possible:.3f} to {bounds.fastest_possible:.3f}",
         derivation,
     )
 

@@ -158,6 +158,7 @@ class SandboxApp:
         if scope["type"] != "http":
             return
         sb = self.sandbox
+        sb.run_due()  # changes held back until now (`Sandbox.later`) land before the answer
         host = authorization = version = simulated = accept_encoding = None
         for name, value in scope["headers"]:
             if name == b"host":

@@ -72,6 +72,9 @@ def test_config_fault_holds_config_back_and_tickets_not(api: Api) -> None:
     attach(api, "nl")
     assert ticket_subtitles(api)["nl"] == FILE
     assert "nl" not in config_languages(api)
-    (landing,) = api.sb.pending
-    landing._run()  # the delay elapsed
+    assert len(api.sb.pending) == 1
+    api.admin("POST", "clock", {"advance": 304})
+    assert "nl" not in config_languages(api)  # 304 s on the sandbox clock: not yet
+    api.admin("POST", "clock", {"advance": 2})  # the delay elapsed
     assert "nl" in config_languages(api) and ticket_subtitles(api)["nl"] == FILE
+    assert not api.sb.pending

@@ -9,11 +9,11 @@ Legal variants (variants/) are fixed at start: the policies they set (`bases`, `
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
+import itertools
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,7 +78,11 @@ class Sandbox:
     cache: dict[Any, Any] = field(default_factory=dict)
     tickets: TicketBook = field(default_factory=TicketBook)
     outages: set[str] = field(default_factory=set)  # areas out (outages.py; admin API)
-    pending: list[asyncio.TimerHandle] = field(default_factory=list)  # `later` actions
+    _order: Iterator[int] = field(default_factory=itertools.count)  # ties among `later` ones
+    # `later` actions: (due on the sandbox clock, order made, action, its arguments)
+    pending: list[tuple[float, int, Callable[..., object], tuple[object, ...]]] = field(
+        default_factory=list
+    )
     bases: Policies = DEFAULT_BASES  # playback and limits policies before any fault (variants)
     paging: PagePolicy = FULL_PAGES  # where pages are cut (variants/paging.py)
     readings: Readings = DEFAULT_READINGS  # the reading of ambiguous answers (variants)
@@ -125,18 +129,27 @@ class Sandbox:
         return in_force(self.limits, bent)
 
     def later(self, seconds: float, action: Callable[..., object], *args: object) -> None:
-        """Run `action` on the event loop after `seconds` (a reset cancels what is pending)."""
-        handle = asyncio.get_running_loop().call_later(seconds, self._run_later, action, args)
-        self.pending.append(handle)
+        """Run `action` once the sandbox clock has moved `seconds` on (a reset cancels what is
+        pending). Due actions run when the next request or admin call arrives (`run_due`):
+        nothing can see them before, and a clock moved by `POST /_sandbox/clock` brings them
+        due as real time would."""
+        self.pending.append((self.now() + seconds, next(self._order), action, args))
 
-    def _run_later(self, action: Callable[..., object], args: tuple[object, ...]) -> None:
-        action(*args)
+    def run_due(self) -> None:
+        """Run, in the order they fall due, the `later` actions the clock has reached."""
+        if not self.pending:
+            return
+        now = self.now()
+        due = sorted((e for e in self.pending if e[0] <= now), key=lambda e: (e[0], e[1]))
+        if not due:
+            return
+        self.pending = [entry for entry in self.pending if entry[0] > now]
+        for _, _, action, args in due:
+            action(*args)
         self.changed()
 
     def reset(self) -> None:
         """Back to the start state (admin `POST /_sandbox/reset`)."""
-        for handle in self.pending:
-            handle.cancel()
         self.pending.clear()
         self.clock.reset()
         self.accounts.reset()

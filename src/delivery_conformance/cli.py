@@ -4,12 +4,14 @@
                              [--no-properties] [--no-pacing] [--seed N] [--strict]
                              [--min-coverage PCT] [--max-duration SECONDS] [--summary-md FILE]
                              [--expected-failures FILE] [--workers N] [--har FILE]
+                             [--advance-clock]
     delivery-conformance report RESULTS [--out DIR] [--summary-md FILE] [--strict]
     delivery-conformance replay RESULTS --finding N [--target PROFILE] [--timeout SECONDS]
     delivery-conformance check-profile [FILE]      (default: $DELIVERY_TARGET)
     delivery-conformance init-profile [FILE]       (default: target.toml)
     delivery-conformance killrate [--report-dir DIR] [--mode targeted|full|properties]
                                   [--fault NAME ...] [--clean-runs N] [--no-properties]
+                                  [--advance-clock]
     delivery-conformance proxy --upstream URL [--port 0] [--journal FILE] [--scenario FILE]
     delivery-conformance certify-client --plan PLAN [--quick] [--scenario ID ...]
     delivery-conformance contract-diff OLD.yaml NEW.yaml [--markdown FILE] [--json FILE]
@@ -178,6 +180,13 @@ def parser() -> argparse.ArgumentParser:
         "embedded sandbox)",
     )
     run.add_argument(
+        "--advance-clock",
+        action="store_true",
+        help="the freshness polls move the sandbox's clock (POST /_sandbox/clock) instead of "
+        "sleeping out their bounds: a 5-minute wait takes no time; one scenario at a time, "
+        "a target with an [admin] table",
+    )
+    run.add_argument(
         "--seed", type=_seed, default=DEFAULT_SEED, help=f"generation seed (default {DEFAULT_SEED})"
     )
     run.add_argument(
@@ -250,6 +259,14 @@ def parser() -> argparse.ArgumentParser:
         help="runs against the clean sandbox first; any failure fails the kill rate (default 3)",
     )
     kill.add_argument("--no-properties", action="store_true", help="skip tests/properties")
+    kill.add_argument(
+        "--advance-clock",
+        action="store_true",
+        help="in every run, "
+        "the freshness polls move the sandbox's clock (POST /_sandbox/clock) instead of "
+        "sleeping out their bounds: a 5-minute wait takes no time; one scenario at a time, "
+        "a target with an [admin] table",
+    )
     legal = commands.add_parser(
         "variants",
         help="run the suite against every legal variant of the sandbox (the false-positive rate)",
@@ -308,6 +325,10 @@ def command_run(args: argparse.Namespace) -> int:
     if args.target is None:
         args.target = target_from_env()
     profile = load_profile(args.target) if args.target is not None else None
+    if args.advance_clock and (args.workers or 1) > 1:
+        raise UsageError("--advance-clock runs one scenario at a time: not with --workers above 1")
+    if args.advance_clock and profile is not None and profile.admin is None:
+        raise UsageError("--advance-clock needs a target with an [admin] table (the sandbox)")
     options = RunOptions(
         target=args.target or Path("embedded"),
         workers=args.workers or 1,
@@ -322,7 +343,7 @@ def command_run(args: argparse.Namespace) -> int:
         min_coverage=args.min_coverage,
         max_duration=args.max_duration,
         state_sequences=args.state_sequences,
-        extra_args=tuple(args.pytest_args),
+        extra_args=(*(("--advance-clock",) if args.advance_clock else ()), *args.pytest_args),
     )
     if not suite_paths(options):
         raise HarnessFailure(
@@ -333,6 +354,8 @@ def command_run(args: argparse.Namespace) -> int:
     if profile is not None:
         rtt = probe(profile)
         workers, why = chosen_workers(rtt, args.workers, profile.workers)
+        if args.advance_clock:
+            workers, why = 1, "--advance-clock: one scenario at a time"
         print(expectation(rtt, args.max_duration, workers=workers), flush=True)
         print(f"workers: {workers} ({why})", flush=True)
         summary = run_suite(dataclasses.replace(options, workers=workers))
@@ -386,6 +409,7 @@ def command_killrate(args: argparse.Namespace) -> int:
         faults=tuple(args.fault),
         clean_runs=args.clean_runs,
         properties=not args.no_properties,
+        extra_args=("--advance-clock",) if args.advance_clock else (),
     )
     report = run_killrate(options, [ProgressPrinter(sys.stdout), KillRateWriter(run_dir)])
     print(f"report: {run_dir / 'killrate.md'}")

@@ -172,14 +172,19 @@ def spend_timed(
 
 
 def drain_play(
-    client: DeliveryClient, episode: object, role: str, max_batches: int
+    client: DeliveryClient,
+    episode: object,
+    role: str,
+    max_batches: int,
+    held_over: float | None = None,
 ) -> tuple[list[Response], Response | None]:
     """Empty the playback bucket: play-only batches of 3 until one has a refused item.
 
     Answers every batch answer and the one with the refusal (None: no refusal within
-    `max_batches`). A correct server may hold the last play items (spec: Limits > Behaviour at
-    the ceiling item 3), so right after the refusal the bucket is empty and the next ticket is a
-    whole refill interval away, whatever the round trip was.
+    `max_batches`, or an answer came back after `held_over` s: a hold past its bound is already
+    the finding, so the drain stops there). A correct server may hold the last play items
+    (spec: Limits > Behaviour at the ceiling item 3), so right after the refusal the bucket is
+    empty and the next ticket is a whole refill interval away, whatever the round trip was.
     """
     answers: list[Response] = []
     body = play_only_batch(episode)
@@ -188,6 +193,8 @@ def drain_play(
         answers.append(response)
         if response.status_code == 429 or tickets(response) < 3:
             return answers, response
+        if held_over is not None and response.exchange.elapsed > held_over:
+            return answers, None
     return answers, None
 
 

@@ -318,15 +318,16 @@ def _expect_hold_bounded(answers: list[Response], bound: float) -> None:
 
 
 def _drain(client, episode: str, limit: int, bound: float) -> Response:
-    answers, refused = drain_play(client, episode, "limits", max_batches=limit // 3 + 20)
+    batches = limit // 3 + 20
+    answers, refused = drain_play(client, episode, "limits", batches, held_over=bound)
+    _expect_hold_bounded(answers, bound)
     expect(
         "LIM-043",
         refused is not None,
-        expected=f"an item refused within {limit // 3 + 20} play batches at a limit of {limit}",
+        expected=f"an item refused within {batches} play batches at a limit of {limit}",
         actual=f"{sum(tickets(a) for a in answers)} tickets issued, none refused",
         response=answers[-1],
     )
-    _expect_hold_bounded(answers, bound)
     assert refused is not None
     return refused
 

@@ -10,7 +10,6 @@ in any item answers the whole request 500).
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import Any
 
@@ -27,6 +26,7 @@ from playback_support import (
 )
 
 from delivery_conformance.checks import expect
+from delivery_conformance.suite.waits import WAITS
 from delivery_conformance.target.client import DeliveryClient
 
 pytestmark = pytest.mark.needs("role:films")
@@ -171,10 +171,10 @@ def test_suspension_and_its_end_are_seen_on_the_next_requests(client, admin, fix
 
 def _poll(send, done, bound: float = SUSPENSION_BOUND, step: float = 0.5):
     """Send until `done` holds or `bound` seconds pass; answer the last response."""
-    deadline = time.monotonic() + bound
+    deadline = WAITS.monotonic() + bound
     response = send()
-    while not done(response) and time.monotonic() < deadline:
-        time.sleep(step)
+    while not done(response) and WAITS.monotonic() < deadline:
+        WAITS.sleep(step)
         response = send()
     return response
 

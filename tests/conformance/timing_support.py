@@ -17,7 +17,8 @@ Freshness (spec: Limits > Freshness (upper bounds); "each server has its own cac
 seconds apart can differ"): a scenario that reads data after a change, or compares what two
 endpoints (or two reads) say, polls until the answers agree and concludes against the target
 only with a read sent once the change's bound has passed. A target that is fresh at once costs
-one read; no scenario sleeps a fixed time.
+one read; no scenario sleeps a fixed time. The polls wait through `WAITS` (suite/waits.py): real
+sleeps, or with `--advance-clock` moves of the sandbox's clock.
 
     seen = settle(read, agree, EPISODE.catalog)   # read() until agree(value), up to 30 s
     seen.value, seen.settled, seen.seconds
@@ -34,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from delivery_conformance.suite.waits import WAITS
 from delivery_conformance.target.client import DeliveryClient
 
 __all__ = [
@@ -139,15 +141,15 @@ def settle(
     only once a read sent `bound` s or more after the start disagreed too, so a failure is
     concluded after the spec's bound and never before. Bounded in time: the last read starts at
     `bound`, or as soon as the read before it ended when that one ended later."""
-    start = time.monotonic()
+    start = WAITS.monotonic()
     while True:
-        sent = time.monotonic() - start
+        sent = WAITS.monotonic() - start
         value = read()
         if agree(value):
             return Settled(value, True, sent)
         if sent >= bound:
             return Settled(value, False, sent)
-        time.sleep(max(0.0, min(every, bound - (time.monotonic() - start))))
+        WAITS.sleep(max(0.0, min(every, bound - (WAITS.monotonic() - start))))
 
 
 def settle_steady(
@@ -160,10 +162,10 @@ def settle_steady(
 ) -> Settled[T]:
     """`settle`, but `agree` must hold for `reads` reads in a row (sent back to back; the wait
     comes only after a read that disagrees): what a scenario leaves behind for the next ones."""
-    start = time.monotonic()
+    start = WAITS.monotonic()
     streak = 0
     while True:
-        sent = time.monotonic() - start
+        sent = WAITS.monotonic() - start
         value = read()
         streak = streak + 1 if agree(value) else 0
         if streak >= reads:
@@ -171,7 +173,7 @@ def settle_steady(
         if sent >= bound:
             return Settled(value, False, sent)
         if not streak:
-            time.sleep(max(0.0, min(every, bound - (time.monotonic() - start))))
+            WAITS.sleep(max(0.0, min(every, bound - (WAITS.monotonic() - start))))
 
 
 def poll_each(
@@ -182,17 +184,17 @@ def poll_each(
 ) -> dict[str, tuple[T, float, bool]]:
     """Call each of `sends` every `every` s until it is `done`, all timed from one start, the
     last call at `bound` at the latest; return name -> (last response, seconds, seen)."""
-    start = time.monotonic()
+    start = WAITS.monotonic()
     last = {name: send() for name, send in sends.items()}
     took: dict[str, float] = {}
     for _ in range(int(bound / every) + 1):
-        elapsed = time.monotonic() - start
+        elapsed = WAITS.monotonic() - start
         took |= {name: elapsed for name, r in last.items() if name not in took and done(r)}
         if len(took) == len(sends) or elapsed >= bound:
             break
-        time.sleep(min(every, bound - elapsed))
+        WAITS.sleep(min(every, bound - elapsed))
         last |= {name: send() for name, send in sends.items() if name not in took}
-    elapsed = time.monotonic() - start
+    elapsed = WAITS.monotonic() - start
     return {n: (r, took.get(n, elapsed), n in took or done(r)) for n, r in last.items()}
 
 

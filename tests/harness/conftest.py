@@ -15,11 +15,11 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from killrate_support import FIGURE, KillRateRun, SlowShares, run_targeted_killrate
+from killrate_support import FIGURE, KillRateProcesses, KillRateRun, run_targeted_killrate
 
 FIXTURE = "targeted_killrate"
 _WHERE = pytest.StashKey[Path]()
-_STARTED = pytest.StashKey[SlowShares]()
+_STARTED = pytest.StashKey[KillRateProcesses]()
 _FIGURES: list[str] = []  # lines for the session summary, in the order their tests ended
 
 
@@ -34,7 +34,7 @@ def _folder(run_id: str) -> Path:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The tests that read the kill rate go last, and their slow side processes start now.
+    """The tests that read the kill rate go last, and its processes start now.
 
     A worker asks for them here, not when its collection finishes: xdist reports a worker's
     collection to the controller from its own `pytest_collection_finish`, which may run before
@@ -45,7 +45,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     run_id = getattr(config, "workerinput", {}).get("testrunuid")
     if run_id is None:  # a session without workers starts its kill rate itself
         where = Path(tempfile.mkdtemp(prefix="killrate-"))
-        config.stash[_STARTED] = SlowShares.start(where)
+        config.stash[_STARTED] = KillRateProcesses.start(where)
     else:  # a worker asks the controller (below) to start it
         where = _folder(run_id)
         where.mkdir(parents=True, exist_ok=True)
@@ -59,7 +59,7 @@ def pytest_xdist_node_collection_finished(node: object, ids: list[str]) -> None:
     config: pytest.Config = node.config  # type: ignore[attr-defined]
     where = _folder(node.workerinput["testrunuid"])  # type: ignore[attr-defined]
     if _STARTED not in config.stash and (where / "wanted").exists():
-        config.stash[_STARTED] = SlowShares.start(where)
+        config.stash[_STARTED] = KillRateProcesses.start(where)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -4,15 +4,15 @@
 `targeted_killrate` fixture reads it; test_sandbox_kill_rate.py judges the fault catalogue and
 the proof of every requirement the suite claims with it.
 
-The run is several processes started together. The main one has the clean runs and every fault
-but the slow ones; SLOW_PROCESSES more share the slow faults (`slow` in the fault table: each is
-proven only by a scenario that waits out a freshness bound of 5 to 65 s, so these processes
-spend their time asleep, not computing, and end before the main one). A slow fault of a
-5-minute bound (FIVE_MINUTE_BOUNDS) outlasts the main run on its own, so each has a process of
-its own: the run then lasts about one 5-minute wait, whatever their number. Their killrate.json
-files are judged as one (`union`). In `make test` every one of these processes starts as soon as
-the session is collected, and the two tests that read the run go last,
-so the kill rate runs beside the other self-tests instead of after them.
+The run is two processes started together, both with `--advance-clock`: a scenario that waits
+for a change to show (spec: Limits > Freshness, bounds of 5 s to 5 minutes) moves the sandbox's
+clock instead of sleeping (suite/waits.py), so no fault costs its bound in real time here;
+`make killrate` keeps the real-time waits. The main process has the clean run and every fault
+but the slow ones (`slow` in the fault table: proven only by a scenario that waits out a
+freshness bound); the second has the slow ones, beside it on the other core. Their
+killrate.json files are judged as one (`union`). In `make test` both start as soon as the
+session is collected, and the tests that read the run go last, so the kill rate runs beside
+the other self-tests instead of after them.
 """
 
 from __future__ import annotations
@@ -35,20 +35,13 @@ from delivery_conformance.target.embedded import EmbeddedSandbox
 from delivery_conformance.target.profile import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
-KILLRATE_TIMEOUT = 900  # seconds a run; the main one measured 205 s on the shared 2-core machine
+KILLRATE_TIMEOUT = 900  # seconds a run may take
 # One clean run: `make killrate` runs three; the wheel, the CI example, the variant and the latency
 # self-tests run the clean suite again.
 CLEAN_RUNS = 1
 FIGURE = "figure"  # a test's `record_property` name for a line the session summary prints
 POLL_EVERY = 1.0  # seconds between two looks for a run's exit code
 START_TIMEOUT = 120  # seconds a test waits for the kill rate to be started (by the controller)
-# The slow faults wait about 1,400 s in all: those of the freshness blocks (about 330 s) and
-# those proven by a poll that fails only at its bound (33 faults, 30 to 60 s each, measured
-# 2026-11-28); six shares of about 240 s each end within the rest of `make test`.
-SLOW_PROCESSES = 6
-# Requirements whose freshness bound is 5 minutes (spec: Limits > Freshness, the subtitle rows):
-# a slow fault proving one runs alone in its process.
-FIVE_MINUTE_BOUNDS = frozenset({"FRESH-013", "FRESH-015"})
 
 
 @dataclass(frozen=True)
@@ -77,16 +70,14 @@ def catalogue() -> list[dict[str, Any]]:
             admin.close()
 
 
-def fault_split(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
-    """(main, slow shares): the names of the faults the conformance kill rate measures (load-only
-    ones are the load campaigns'); the slow ones apart, in SLOW_PROCESSES shares, each fault of a
-    5-minute bound in a share of its own."""
+def fault_split(rows: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """(main, slow): the names of the faults the conformance kill rate measures (load-only ones
+    are the load campaigns'), the slow ones apart."""
     measured = [row for row in rows if not row.get("load_only")]
-    slow = [r for r in measured if r.get("slow")]
-    alone = [[r["name"]] for r in slow if FIVE_MINUTE_BOUNDS & set(r.get("requirements", ()))]
-    rest = [r["name"] for r in slow if [r["name"]] not in alone]
-    shares = [rest[n::SLOW_PROCESSES] for n in range(SLOW_PROCESSES)]
-    return [r["name"] for r in measured if not r.get("slow")], alone + [s for s in shares if s]
+    return (
+        [r["name"] for r in measured if not r.get("slow")],
+        [r["name"] for r in measured if r.get("slow")],
+    )
 
 
 def _start(where: Path, clean_runs: int, faults: list[str]) -> subprocess.Popen[str]:
@@ -99,6 +90,7 @@ def _start(where: Path, clean_runs: int, faults: list[str]) -> subprocess.Popen[
     can read it."""
     command = [sys.executable, "-m", "delivery_conformance.cli", "killrate", "--mode", "targeted"]
     command += ["--no-properties", "--clean-runs", str(clean_runs), "--report-dir", str(where)]
+    command += ["--advance-clock"]
     command += [arg for name in faults for arg in ("--fault", name)]
     where.mkdir(parents=True, exist_ok=True)
     # sh runs the command, then writes its exit code beside its output
@@ -149,21 +141,22 @@ def union(main: KillRateRun, slow: KillRateRun) -> KillRateRun:
 
 
 @dataclass
-class SlowShares:
-    """The kill-rate processes, all started together (conftest.py starts them when the session
-    is collected, so they run while the other self-tests run): the main one and the
-    slow shares whose freshness waits it would otherwise wait out. `where/runs.json` names
-    their folders, so a test process that did not start them can read them."""
+class KillRateProcesses:
+    """The kill-rate processes, started together (conftest.py starts them when the session is
+    collected, so they run while the other self-tests run): the main one and the one of the
+    slow faults. `where/runs.json` names their folders, so a test process that did not start
+    them can read them."""
 
     where: Path
     processes: list[subprocess.Popen[str]]
 
     @classmethod
-    def start(cls, where: Path) -> SlowShares:
-        main_faults, shares = fault_split(catalogue())
-        folders = ["main", *(f"slow-{n}" for n in range(len(shares)))]
+    def start(cls, where: Path) -> KillRateProcesses:
+        main_faults, slow_faults = fault_split(catalogue())
+        folders = ["main", "slow"] if slow_faults else ["main"]
         processes = [_start(where / "main", CLEAN_RUNS, main_faults)]
-        processes += [_start(where / f"slow-{n}", 0, share) for n, share in enumerate(shares)]
+        if slow_faults:
+            processes.append(_start(where / "slow", 0, slow_faults))
         (where / "runs.json.tmp").write_text(json.dumps(folders))
         (where / "runs.json.tmp").rename(where / "runs.json")
         return cls(where, processes)

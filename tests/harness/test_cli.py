@@ -61,6 +61,20 @@ def test_run_with_a_broken_profile_exits_2(tmp_path: Path, capsys) -> None:
     assert "not valid TOML" in one_line(capsys.readouterr().err)
 
 
+def test_advance_clock_runs_one_scenario_at_a_time(tmp_path: Path, capsys) -> None:
+    argv = ["run", "--advance-clock", "--workers", "2", "--report-dir", str(tmp_path)]
+    assert cli.main(argv) == 2
+    assert "one scenario at a time" in one_line(capsys.readouterr().err)
+
+
+def test_advance_clock_needs_a_target_with_an_admin_api(tmp_path: Path, capsys) -> None:
+    path = write_profile(tmp_path, PROFILE_TEXT.split("[admin]")[0])
+    argv = ["run", "--advance-clock", "--target", str(path), "--report-dir", str(tmp_path)]
+    assert cli.main(argv) == 2
+    assert "[admin]" in one_line(capsys.readouterr().err)
+    assert not list(tmp_path.rglob("results.json"))
+
+
 def test_run_against_a_closed_port_exits_3_and_reports_nothing(tmp_path: Path, capsys) -> None:
     text = PROFILE_TEXT.replace("127.0.0.1:9", f"127.0.0.1:{closed_port()}")
     path = write_profile(tmp_path, text)

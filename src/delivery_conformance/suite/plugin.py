@@ -67,6 +67,7 @@ from delivery_conformance.spec.endpoints import SUCCESS_SHAPE, match_endpoint
 from delivery_conformance.suite import distributed
 from delivery_conformance.suite.exclusive import ResourceLocks, cleanup, holdings
 from delivery_conformance.suite.selection import matches, select
+from delivery_conformance.suite.waits import WAITS
 from delivery_conformance.target.admin import AdminClient
 from delivery_conformance.target.changes import run_change
 from delivery_conformance.target.client import DeliveryClient
@@ -212,6 +213,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         dest="no_state_shrink",
         help="report a failing sequence of the stateful exploration as found, unshrunk",
+    )
+    group.addoption(
+        "--advance-clock",
+        action="store_true",
+        default=False,
+        dest="advance_clock",
+        help="against the sandbox, one scenario at a time: a freshness poll moves the target's "
+        "clock (POST /_sandbox/clock) instead of sleeping (suite/waits.py)",
     )
     group.addoption(
         "--shared-state",
@@ -373,6 +382,8 @@ class _RunState:
             pytest.exit(str(error), returncode=3)
         self.deadline = time.monotonic() + self.max_duration
         workers = int(session.config.getoption("numprocesses", 1) or 1) if controller else 1
+        if session.config.getoption("advance_clock"):
+            self._advance_clock(profile, controller or distributed.is_worker(session.config))
         started = time.time()
         self.emit(
             events.RunStarted(
@@ -381,6 +392,15 @@ class _RunState:
         )
 
         self._catch_signals()
+
+    def _advance_clock(self, profile: TargetProfile, several_workers: bool) -> None:
+        """`--advance-clock`: the suite's waits move the target's clock (suite/waits.py)."""
+        if several_workers:
+            pytest.exit("--advance-clock runs one scenario at a time: not with --workers", 2)
+        if profile.admin is None:
+            pytest.exit("--advance-clock needs a target with an [admin] table (the sandbox)", 2)
+        WAITS.advance_with(lambda seconds: self.admin().clock(advance=seconds))
+        self.config.add_cleanup(lambda: WAITS.advance_with(None))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> bool | None:

@@ -74,11 +74,13 @@ def test_a_get_on_a_connection_dropped_before_any_answer_is_sent_once_more() -> 
 
 
 def test_a_post_is_never_sent_twice_and_a_target_that_always_drops_stays_unreachable() -> None:
+    """The server closes after reading the request: a clean close, or a reset when its close
+    raced the request's last bytes; either way one line saying so, and one send."""
     server = BadServer("drops_first")
     with (
         server as url,
         DeliveryClient(TargetProfile(base_url=url, keys={}, fixtures={})) as client,
-        pytest.raises(TargetUnreachable, match="closed without an answer"),
+        pytest.raises(TargetUnreachable, match=r"closed without (an|a complete) answer"),
     ):
         client.request("POST", "tickets", json={})
     assert server.connections == 1
@@ -86,7 +88,7 @@ def test_a_post_is_never_sent_twice_and_a_target_that_always_drops_stays_unreach
     with (
         dropping as url,
         DeliveryClient(TargetProfile(base_url=url, keys={}, fixtures={})) as again,
-        pytest.raises(TargetUnreachable, match="closed without an answer"),
+        pytest.raises(TargetUnreachable, match=r"closed without (an|a complete) answer"),
     ):
         again.request("GET", "config")
     assert dropping.connections == 2

@@ -339,6 +339,8 @@ class DeliveryClient:
         except httpx.TransportError as error:
             reason = str(error) or type(error).__name__
             self._record_failure(base, start, reason)
+            if isinstance(error, httpx.ReadError | httpx.WriteError):  # reached, then reset
+                reason = f"connection closed without a complete answer ({reason})"
             raise TargetUnreachable(f"cannot reach {self.profile.base_url}: {reason}") from None
         finally:
             self._http.cookies.clear()  # spec: General rules item 2 (no cookies are used)

@@ -235,6 +235,27 @@ def test_a_non_json_body_is_charged_to_gen_005_whichever_test_read_it() -> None:
     assert outcome is Outcome.FAILED and [v.requirement_id for v in found] == ["GEN-005"]
 
 
+def test_an_empty_error_answer_to_a_read_another_endpoint_needed_first_is_not_exercised() -> None:
+    """PLAY-059 (Endpoints > POST /playback) reads GET /catalog to find an episode: a 405 with an
+    empty body there leaves its own rule unjudged, not broken."""
+    import pytest as _pytest
+
+    from delivery_conformance.exceptions import TargetGarbage
+    from delivery_conformance.plugin import _classify
+
+    def garbage() -> None:
+        raise TargetGarbage("GET /catalog answered 405 with an empty body")
+
+    call = _pytest.CallInfo.from_call(garbage, when="call")
+    empty = Exchange("GET", "http://t/api/delivery/v1/catalog", {}, status=405)
+    for ids in (("PLAY-059",), ("PLAY-059", "PLAY-060")):
+        outcome, reason, found = _classify(call, ids, [empty])
+        assert (outcome, found) == (Outcome.NOT_EXERCISED, ())
+        assert reason.startswith(
+            "not exercised: a read it needed first, GET /catalog, answered 405"
+        )
+
+
 @pytest.mark.parametrize(
     ("method", "path", "status", "ids", "charged"),
     [
@@ -245,6 +266,8 @@ def test_a_non_json_body_is_charged_to_gen_005_whichever_test_read_it() -> None:
         ("POST", "/playback", 200, ("PLAY-010",), "PLAY-001"),
         # an empty error answer stays the reading test's own finding (or unattributed)
         ("GET", "/catalog", 404, ("CAT-001",), "CAT-001"),
+        ("GET", "/catalog", 405, ("CAT-058",), "CAT-058"),  # Endpoints > GET /catalog
+        ("GET", "/catalog", 405, ("PLAY-068",), "PLAY-068"),  # Errors > Playback: no one endpoint
         ("GET", "/catalog", 404, ("CAT-001", "CAT-002"), ""),
         ("GET", "/nowhere", 200, ("GEN-001",), "GEN-001"),
     ],

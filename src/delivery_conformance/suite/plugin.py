@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import shutil
 import signal
 import tempfile
@@ -713,6 +714,9 @@ def _classify(
             return Outcome.NOT_EXERCISED, reason, ()
         elif isinstance(leaf, TargetGarbage):
             rule = _unreadable_body_rule(last, owner)
+            needed = _precondition_read(last, ids) if rule == owner else None
+            if needed is not None:
+                return Outcome.NOT_EXERCISED, needed, ()
             found.append(
                 Violation(rule, "response is not JSON", "a JSON body", _one_line(leaf), last)
             )
@@ -746,6 +750,44 @@ def _unreadable_body_rule(last: Exchange | None, owner: str) -> str:
     if endpoint is not None and last.status is not None and 200 <= last.status < 300:
         return SUCCESS_SHAPE[endpoint.operation]
     return owner
+
+
+ENDPOINT_SECTION = "Endpoints > "
+
+
+@functools.cache
+def _sections() -> dict[str, str]:
+    """Requirement ID -> its spec section, read once per process."""
+    from delivery_conformance.spec.requirements import load_requirements
+
+    return {rid: requirement.section for rid, requirement in load_requirements().items()}
+
+
+def _section_of(requirement_id: str) -> str:
+    """The spec section of a requirement ("" for an unknown ID)."""
+    return _sections().get(requirement_id, "")
+
+
+def _precondition_read(last: Exchange | None, ids: tuple[str, ...]) -> str | None:
+    """The not-exercised reason when an empty error answer came from an endpoint other than the
+    one every requirement of the test is about (their spec section `Endpoints > METHOD /path`):
+    a read the scenario needed before it could judge its own rule, which it never reached. The
+    endpoint's own scenarios judge that answer. None: the answer is the test's own finding."""
+    if last is None or not ids:
+        return None
+    endpoint = match_endpoint(last.method, urlsplit(last.url).path)
+    if endpoint is None:
+        return None
+    subject = f"Endpoints > {endpoint.method} {endpoint.template}"
+    sections = [_section_of(rid) for rid in ids]
+    if not all(section.startswith(ENDPOINT_SECTION) for section in sections):
+        return None  # a rule of no one endpoint: the answer may be its subject
+    if any(section == subject or section.startswith(subject + " ") for section in sections):
+        return None
+    return (
+        f"{NOT_EXERCISED_PREFIX}a read it needed first, {endpoint.method} {endpoint.template}, "
+        f"answered {last.status} with an empty body (that endpoint's scenarios judge it)"
+    )
 
 
 @pytest.fixture(scope="session")

@@ -40,7 +40,6 @@ from playback_support import (
 from timing_support import EPISODE, ORGANISATION, settle
 
 from delivery_conformance.checks import expect
-from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION
 from delivery_conformance.target.client import DeliveryClient, Response
 
 pytestmark = pytest.mark.needs("role:films", "fixture:episode_encrypted")
@@ -248,7 +247,6 @@ def test_ticket_with_less_than_five_minutes_left_is_not_reused(client, admin, ep
     )
 
 
-@pytest.mark.exclusive(LIMITS_ORGANISATION)  # it changes only the limits roles' organisation
 @pytest.mark.requirement("PLAY-066")
 @pytest.mark.needs("role:limits", "admin")
 def test_reuse_rechecks_the_organisation(client, admin, episode):
@@ -304,7 +302,6 @@ def test_a_reused_ticket_keeps_its_expires_at(client, episode, intent):
     expect_equal("PLAY-003", again[1], first[1], what="the same expires_at", response=response)
 
 
-@pytest.mark.exclusive(LIMITS_ORGANISATION)  # it changes only the limits roles' organisation
 @pytest.mark.requirement("PLAY-065")
 @pytest.mark.needs("role:limits", "admin")
 @pytest.mark.usefixtures("dedicated_counters")

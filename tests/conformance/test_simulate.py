@@ -26,7 +26,6 @@ from playback_support import BASIC_DEVICE, expect_refused_whole, play_body, post
 from timing_support import round_trip
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect, expect_status
-from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION
 
 UNKNOWN_KEY = "svc_live_" + "Sm5" * 10 + "q3"
 TICKET_FIELDS = {"vid", "play_auth_token", "manifest_url"}
@@ -172,7 +171,6 @@ def test_simulated_partial_batch_issues_only_the_first_item(client, fixture_id, 
     )
 
 
-@pytest.mark.exclusive(LIMITS_ORGANISATION)  # it changes only the limits roles' organisation
 @pytest.mark.requirement("SIM-001")
 @pytest.mark.needs("role:limits", "admin", "test_organisation", "fixture:episode_signed")
 def test_simulated_429_matches_a_real_429(client, admin, fixture_id):
@@ -206,7 +204,6 @@ def test_simulated_429_matches_a_real_429(client, admin, fixture_id):
     )
 
 
-@pytest.mark.exclusive(LIMITS_ORGANISATION)  # it changes only the limits roles' organisation
 @pytest.mark.requirement("SIM-004")
 @pytest.mark.needs("role:limits", "admin", "test_organisation", "fixture:episode_signed")
 @pytest.mark.parametrize("path", SIMULATED_ENDPOINTS)
@@ -228,7 +225,6 @@ def test_simulated_answers_spend_no_endpoint_limit(client, admin, fixture_id, pa
     )
 
 
-@pytest.mark.exclusive(LIMITS_ORGANISATION)  # it changes only the limits roles' organisation
 @pytest.mark.requirement("SIM-014")
 @pytest.mark.needs("role:limits", "admin", "test_organisation", "fixture:episode_encrypted")
 def test_partial_batch_spends_exactly_one_ticket(client, admin, fixture_id):

@@ -82,6 +82,13 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"delivery-conformance: {message}\n")
 
 
+ADVANCE_CLOCK_HELP = (
+    "the freshness polls move the sandbox's clock (POST /_sandbox/clock) instead of sleeping out "
+    "their bounds: a 5-minute wait takes no time; one scenario at a time, a target with an "
+    "[admin] table"
+)
+
+
 def _seed(text: str) -> int:
     if not text.isdigit():
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}")
@@ -182,9 +189,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--advance-clock",
         action="store_true",
-        help="the freshness polls move the sandbox's clock (POST /_sandbox/clock) instead of "
-        "sleeping out their bounds: a 5-minute wait takes no time; one scenario at a time, "
-        "a target with an [admin] table",
+        help=ADVANCE_CLOCK_HELP,
     )
     run.add_argument(
         "--seed", type=_seed, default=DEFAULT_SEED, help=f"generation seed (default {DEFAULT_SEED})"
@@ -262,10 +267,7 @@ def parser() -> argparse.ArgumentParser:
     kill.add_argument(
         "--advance-clock",
         action="store_true",
-        help="in every run, "
-        "the freshness polls move the sandbox's clock (POST /_sandbox/clock) instead of "
-        "sleeping out their bounds: a 5-minute wait takes no time; one scenario at a time, "
-        "a target with an [admin] table",
+        help=f"in every run: {ADVANCE_CLOCK_HELP}",
     )
     legal = commands.add_parser(
         "variants",

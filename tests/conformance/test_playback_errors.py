@@ -24,9 +24,9 @@ from playback_support import (
     play_body,
     post,
 )
+from timing_support import settle
 
 from delivery_conformance.checks import expect
-from delivery_conformance.suite.waits import WAITS
 from delivery_conformance.target.client import DeliveryClient
 
 pytestmark = pytest.mark.needs("role:films")
@@ -155,7 +155,9 @@ def test_suspension_and_its_end_are_seen_on_the_next_requests(client, admin, fix
     body = play_body(fixture_id)
     expect_answer("PLAY-067", post(client, body, role="limits"), 200, what="before suspension")
     admin.suspend("limits")
-    refused = _poll(lambda: post(client, body, role="limits"), lambda r: r.status_code == 403)
+    refused = settle(
+        lambda: post(client, body, role="limits"), lambda r: r.status_code == 403, SUSPENSION_BOUND
+    ).value
     answer = expect_answer(
         "PLAY-067",
         refused,
@@ -165,18 +167,10 @@ def test_suspension_and_its_end_are_seen_on_the_next_requests(client, admin, fix
     )
     expect_equal("PLAY-067", answer.get("reason"), "org_suspended", what="reason", response=refused)
     admin.unsuspend("limits")
-    served = _poll(lambda: post(client, body, role="limits"), lambda r: r.status_code == 200)
+    served = settle(
+        lambda: post(client, body, role="limits"), lambda r: r.status_code == 200, SUSPENSION_BOUND
+    ).value
     expect_answer("PLAY-067", served, 200, what=f"within {SUSPENSION_BOUND:g} s of unsuspension")
-
-
-def _poll(send, done, bound: float = SUSPENSION_BOUND, step: float = 0.5):
-    """Send until `done` holds or `bound` seconds pass; answer the last response."""
-    deadline = WAITS.monotonic() + bound
-    response = send()
-    while not done(response) and WAITS.monotonic() < deadline:
-        WAITS.sleep(step)
-        response = send()
-    return response
 
 
 # -- per ticket -----------------------------------------------------------------------------------

@@ -36,12 +36,13 @@ from typing import Any
 
 import jsonschema
 import referencing
-import yaml
 from harness_support import served
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+
+from delivery_conformance.spec.files import parse_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 OPENAPI = ROOT / "spec" / "openapi.yaml"
@@ -268,9 +269,7 @@ class ForeignApp:
 
     seed: int
     mode: str
-    document: dict[str, Any] = field(
-        default_factory=lambda: yaml.load(OPENAPI.read_text(), Loader=yaml.CSafeLoader)
-    )
+    document: dict[str, Any] = field(default_factory=lambda: parse_yaml(OPENAPI.read_text()))
     counts: Counter[str] = field(default_factory=Counter)
     answered: int = 0
     config_seen: int = 0

@@ -76,6 +76,11 @@ CHECK_TESTS := tests/sandbox $(filter-out %/test_client_cli.py %/test_client_san
 	test_properties_rules.py test_load_core.py test_pacing.py test_requirement_proofs.py test_killrate.py)
 CHECK_SLICE ?= CAT-*
 
+# The self-tests start a few hundred Python processes (sandboxes, command lines, whole suite
+# runs); each would compile the project and pytest's rewritten test modules again if the caller's
+# environment forbids bytecode files (PYTHONDONTWRITEBYTECODE), so these two targets allow them.
+check test: export PYTHONDONTWRITEBYTECODE :=
+
 check: $(STAMP)
 	$(BIN)/ruff format --check src tests loadtests benchmarks
 	$(BIN)/ruff check src tests loadtests benchmarks
@@ -83,27 +88,29 @@ check: $(STAMP)
 	$(BIN)/pytest -q -n 2 --dist loadfile $(CHECK_TESTS)
 	$(BIN)/delivery-conformance run --no-properties --requirement '$(CHECK_SLICE)' --report-dir $(REPORTS)/check
 
-# The load self-tests run real-time campaigns that leave the processor mostly idle, so they are
-# a session of their own beside the two workers of every other self-test, and they come first:
-# the other session runs at niceness 10. Their campaigns' verdicts depend on timing (a generator
-# that falls behind makes its run invalid). Every process of both sessions stays in make's
-# session, so Linux's autogroups schedule them as one group and the niceness holds (a child in
-# a session of its own would be a group of its own, out of its reach). The lints (format, lint,
-# types, the OpenAPI document) run beside them too, at niceness 10; every output follows, and
-# `make test` fails when any of the three fails. `make lint` alone fails fast.
-LOAD_TESTS := tests/harness/test_load_smoke.py tests/harness/test_load_distributed.py
+# The self-tests that time the real clock (the load campaigns, the suite behind a paced 40 ms
+# proxy, an independent client's refresh timers) leave the processor mostly idle, so they are a
+# session of their own beside the two workers of every other self-test, and they come first: the
+# other session runs at niceness 10. Their verdicts depend on timing (a load generator that falls
+# behind makes its run invalid). Every process of both sessions stays in make's session, so
+# Linux's autogroups schedule them as one group and the niceness holds (a child in a session of
+# its own would be a group of its own, out of its reach). The lints (format, lint, types, the
+# OpenAPI document) run beside them too, at niceness 10; every output follows, and `make test`
+# fails when any of the three fails. `make lint` alone fails fast.
+TIMED_TESTS := $(addprefix tests/harness/,test_load_smoke.py test_load_distributed.py test_latency.py \
+	test_certify_independent.py)
 TEST_MARKS := not load_full and not latency_full
 
 test: $(STAMP) $(REDOCLY_STAMP) browser
 	@mkdir -p $(REPORTS)
-	@$(BIN)/pytest -q -p no:cacheprovider --durations=5 -m "$(TEST_MARKS)" $(LOAD_TESTS) \
-		> $(REPORTS)/load-tests.log 2>&1 & load=$$!; \
+	@$(BIN)/pytest -q -p no:cacheprovider --durations=5 -m "$(TEST_MARKS)" $(TIMED_TESTS) \
+		> $(REPORTS)/timed-tests.log 2>&1 & load=$$!; \
 	nice -n 10 $(MAKE) --no-print-directory lint openapi-lint > $(REPORTS)/lint.log 2>&1 & lint=$$!; \
 	nice -n 10 $(BIN)/pytest -q -n 2 --dist loadfile --durations=15 -m "$(TEST_MARKS)" \
-		$(addprefix --ignore=,$(LOAD_TESTS)) tests/harness tests/sandbox tests/client; main=$$?; \
+		$(addprefix --ignore=,$(TIMED_TESTS)) tests/harness tests/sandbox tests/client; main=$$?; \
 	wait $$load; load=$$?; wait $$lint; lint=$$?; \
-	echo "--- the load self-tests ($(LOAD_TESTS)), run beside the session above:"; \
-	cat $(REPORTS)/load-tests.log; \
+	echo "--- the self-tests that time the real clock ($(TIMED_TESTS)), run beside the session above:"; \
+	cat $(REPORTS)/timed-tests.log; \
 	echo "--- make lint openapi-lint, run beside them:"; \
 	cat $(REPORTS)/lint.log; \
 	test $$main -eq 0 && test $$load -eq 0 && test $$lint -eq 0

@@ -248,7 +248,7 @@ def _locust(
     env = {**os.environ, "PYTHONPATH": path}
     # its own process group, so a stop reaches Locust and every worker process it forked; not
     # a session of its own, which Linux's autogroups would schedule apart from the caller, out of
-    # reach of the caller's `nice` (make test runs the load self-tests ahead of the others)
+    # reach of the caller's `nice` (make test runs its timed self-tests ahead of the others)
     # Locust's own warnings and interrupt noise go to a log beside the report
     with (directory / "locust.log").open("w") as log:
         process = subprocess.Popen(command, cwd=ROOT, env=env, process_group=0, stderr=log)

@@ -84,7 +84,7 @@ def _start(where: Path, clean_runs: int, faults: list[str]) -> subprocess.Popen[
     """A kill-rate process beside the other self-tests, at their priority. It gets a process
     group of its own (so it can be stopped whole) but stays in the session: a new session would
     be a scheduling group of its own under Linux's autogroups, where the `nice` values of
-    `make test` (the load session first, docs/suite.md) would not reach it. Its output goes to
+    `make test` (the timed session first, docs/suite.md) would not reach it. Its output goes to
     files in `where` (a pipe nobody reads until the end would fill and stall it), its exit code
     to `where/rc` when it ends, so any test process of the session (a pytest-xdist worker too)
     can read it."""

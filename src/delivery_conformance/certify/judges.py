@@ -18,18 +18,28 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from delivery_conformance.certify.journal import Entry
+from delivery_conformance.certify.observation import (
+    FAILED,
+    NOT_EXERCISED,
+    PASSED,
+    FlowRun,
+    JudgeResult,
+    Observation,
+)
 from delivery_conformance.certify.refresh_judges import REFRESH_JUDGES
 from delivery_conformance.certify.request_judges import REQUEST_JUDGES
 from delivery_conformance.certify.state_judges import STATE_JUDGES
 
 __all__ = [
+    "FAILED",
     "FINISH_JUDGES",
     "JUDGES",
+    "NOT_EXERCISED",
+    "PASSED",
     "STANDING",
     "FlowRun",
     "JudgeResult",
@@ -37,37 +47,8 @@ __all__ = [
     "request_key",
 ]
 
-PASSED, FAILED, NOT_EXERCISED = "passed", "failed", "not exercised"
 DEFAULT_SLACK = 0.35  # seconds of client and proxy overhead allowed on top of a spec window
 RETRYABLE = frozenset({429, 500, 502, 503, 504, 599})
-
-
-@dataclass(frozen=True)
-class FlowRun:
-    phase: int
-    exit_code: int | None  # None: killed at the time limit
-    duration: float
-    export: Any = None  # the parsed export after this run, when the plan has one
-    ended_wall: float = 0.0  # epoch seconds when the flow command ended (0: not known)
-
-
-@dataclass(frozen=True)
-class Observation:
-    entries: tuple[Entry, ...]
-    runs: tuple[FlowRun, ...]
-    seen_kinds: frozenset[str] = frozenset()  # kinds of secret the proxy handed the client
-    leaks: tuple[tuple[str, str, int], ...] = ()  # (kind, masked value, run) found in output
-    stored: tuple[tuple[str, str, int], ...] = ()  # (kind, masked value, run) found in state
-    item_failure_exit: int | None = None  # the plan's per_item_failure_exit, if it declares one
-    personal: tuple[str, ...] = ()  # the viewer's personal data the plan could hand the client
-
-
-@dataclass(frozen=True)
-class JudgeResult:
-    status: str
-    expected: str
-    actual: str = ""
-    entries: tuple[Entry, ...] = field(default=())
 
 
 Judge = Callable[[Observation, Mapping[str, Any]], JudgeResult]

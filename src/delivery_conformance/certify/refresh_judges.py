@@ -17,13 +17,16 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from delivery_conformance.certify.journal import Entry
-from delivery_conformance.certify.state_judges import FAILED, NOT_EXERCISED, PASSED, Verdict
-
-if TYPE_CHECKING:  # judges.py registers these judges, so it is not imported here
-    from delivery_conformance.certify.judges import Observation
+from delivery_conformance.certify.observation import (
+    FAILED,
+    NOT_EXERCISED,
+    PASSED,
+    Observation,
+    Verdict,
+)
 
 __all__ = ["REFRESH_JUDGES", "Walk", "walks"]
 

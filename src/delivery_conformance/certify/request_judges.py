@@ -15,13 +15,16 @@ import ipaddress
 import json
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from delivery_conformance.certify.journal import Entry
-from delivery_conformance.certify.state_judges import FAILED, NOT_EXERCISED, PASSED, Verdict
-
-if TYPE_CHECKING:  # judges.py registers these judges, so it is not imported here
-    from delivery_conformance.certify.judges import Observation
+from delivery_conformance.certify.observation import (
+    FAILED,
+    NOT_EXERCISED,
+    PASSED,
+    Observation,
+    Verdict,
+)
 
 __all__ = ["REQUEST_JUDGES"]
 

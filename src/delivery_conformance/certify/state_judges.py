@@ -16,18 +16,19 @@ POST /playback (`protection`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from delivery_conformance.certify.journal import Entry
+from delivery_conformance.certify.observation import (
+    FAILED,
+    NOT_EXERCISED,
+    PASSED,
+    Observation,
+    Verdict,
+)
 
-if TYPE_CHECKING:  # judges.py registers these judges, so it is not imported here
-    from delivery_conformance.certify.judges import Observation
+__all__ = ["STATE_JUDGES", "served_facts"]
 
-__all__ = ["STATE_JUDGES", "Verdict", "served_facts"]
-
-PASSED, FAILED, NOT_EXERCISED = "passed", "failed", "not exercised"
-# (status, expected, actual, entries): judges.py turns it into its JudgeResult
-Verdict = tuple[str, str, str, tuple[Entry, ...]]
 
 PROTECTED = "private-encrypted"
 # Resources > Series detail, `images[]`: the kinds the spec names (others are skipped)

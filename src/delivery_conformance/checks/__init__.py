@@ -18,13 +18,11 @@ from delivery_conformance.checks.registry import (
     register,
     run_checks,
 )
+from delivery_conformance.evidence.assertions import expect, expect_status, raise_hard
 from delivery_conformance.evidence.violation import (
     ConformanceFailure,
     Severity,
     Violation,
-    expect,
-    expect_status,
-    raise_hard,
     violation,
 )
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from delivery_conformance.evidence import ledger
-from delivery_conformance.evidence.violation import Violation, raise_hard
+from delivery_conformance.evidence.assertions import raise_hard
+from delivery_conformance.evidence.violation import Violation
 
 if TYPE_CHECKING:
     from delivery_conformance.target.client import Response

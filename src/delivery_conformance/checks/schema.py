@@ -24,7 +24,8 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from delivery_conformance.evidence import ledger
-from delivery_conformance.evidence.violation import raise_hard, violation
+from delivery_conformance.evidence.assertions import raise_hard
+from delivery_conformance.evidence.violation import violation
 from delivery_conformance.resources import spec_path
 from delivery_conformance.spec.files import parse_yaml
 

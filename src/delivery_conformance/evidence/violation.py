@@ -3,6 +3,7 @@
 Scenarios and checks never fail with a bare string. A check returns violations; a test raises
 them with `ConformanceFailure` (an `AssertionError`, so pytest shows it as a failed test and the
 plugin reads the typed violations back from the exception object, never from its text).
+`evidence/assertions.py` raises them (or defers a `should` rule's) and records what was judged:
 
     expect("PLAY-012", body["protection"] == "private-encrypted",
            expected="protection private-encrypted", actual=body["protection"], response=response)
@@ -15,13 +16,12 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from delivery_conformance.evidence import ledger
 from delivery_conformance.evidence.exchange import Exchange
 
 if TYPE_CHECKING:
     from delivery_conformance.target.client import Response
 
-__all__ = ["ConformanceFailure", "Severity", "Violation", "expect", "raise_hard", "violation"]
+__all__ = ["ConformanceFailure", "Severity", "Violation", "violation"]
 
 
 class Severity(Enum):
@@ -71,22 +71,6 @@ class ConformanceFailure(AssertionError):
         super().__init__("\n".join(v.line() for v in self.violations))
 
 
-def raise_hard(violations: Iterable[Violation]) -> None:
-    """Raise `ConformanceFailure` with the violations of binding rules; keep the others.
-
-    A violation of a `should` requirement (see `ledger.soften`) or of severity warning is
-    deferred to the ledger, so the assertions after it still run and judge their own rules.
-    """
-    hard: list[Violation] = []
-    for found in violations:
-        if found.severity is Severity.WARNING or ledger.is_soft(found.requirement_id):
-            ledger.defer(found)
-        else:
-            hard.append(found)
-    if hard:
-        raise ConformanceFailure(hard)
-
-
 def violation(
     requirement_id: str,
     title: str,
@@ -103,35 +87,4 @@ def violation(
         actual=actual if isinstance(actual, str) else repr(actual),
         exchange=response.exchange if response is not None else None,
         severity=severity,
-    )
-
-
-def expect(
-    requirement_id: str,
-    condition: bool,
-    *,
-    expected: object,
-    actual: object,
-    response: Response | None = None,
-    title: str | None = None,
-) -> None:
-    """Raise `ConformanceFailure` for `requirement_id` unless `condition` holds (a `should`
-    requirement's violation is deferred instead: see `raise_hard`)."""
-    ledger.record((requirement_id,))
-    if not condition:
-        title = title or f"{requirement_id} not met"
-        found = violation(
-            requirement_id, title, expected=expected, actual=actual, response=response
-        )
-        raise_hard([found])
-
-
-def expect_status(requirement_id: str, response: Response, status: int, *, expected: str) -> None:
-    """`expect` that the answer has exactly this status (the status itself shown when not)."""
-    expect(
-        requirement_id,
-        response.status_code == status,
-        expected=expected,
-        actual=response.status_code,
-        response=response,
     )

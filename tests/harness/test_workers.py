@@ -23,7 +23,13 @@ from harness_support import run_results
 from test_interrupt import STOP_BOUND, processes_marked
 
 from delivery_conformance.evidence.events import Outcome, TestDeselected, TestFinished
-from delivery_conformance.suite.distributed import CRASHED_REASON, Collection, Gathered, rank
+from delivery_conformance.suite.distributed import (
+    CRASHED_REASON,
+    Collection,
+    Gathered,
+    rank,
+    spread,
+)
 from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION, TARGET
 from delivery_conformance.suite.runner import RunOptions, run_suite
 from delivery_conformance.target import preflight
@@ -211,3 +217,20 @@ def test_tests_holding_the_target_alone_go_first_then_other_holders() -> None:
     assert rank(frozenset({LIMITS_ORGANISATION, TARGET})) == 0
     assert rank(frozenset({LIMITS_ORGANISATION})) == 1
     assert rank(frozenset()) == 2
+
+
+@pytest.mark.parametrize(
+    ("few", "many", "merged"),
+    [
+        ("ABC", "abcdefghi", "AabcBdefCghi"),
+        ("A", "abc", "Aabc"),
+        ("", "ab", "ab"),
+        ("AB", "", "AB"),
+    ],
+)
+def test_tests_holding_one_organisation_alone_are_spread_through_the_second_phase(
+    few: str, many: str, merged: str
+) -> None:
+    """Spread, the limits organisation's chain runs beside the shared tests; handed out together
+    its tests would keep every worker waiting on its lock."""
+    assert "".join(spread(list(few), list(many))) == merged

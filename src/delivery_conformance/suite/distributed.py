@@ -23,10 +23,10 @@ import base64
 import fcntl
 import pickle
 import time
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -44,6 +44,7 @@ __all__ = [
     "is_worker",
     "rank",
     "read_collection",
+    "spread",
     "stop_requested",
     "write_collection",
 ]
@@ -54,6 +55,7 @@ STOP_FILE = "stop"
 DONE_FILE = "first-phase-done"  # node ids of the first phase's tests that are over
 CRASHED_REASON = "the worker running this test died (crashed or killed) before it was done with it"
 UNREPORTED_REASON = "the run ended before any worker reported this test"
+T = TypeVar("T")
 
 
 def rank(alone: frozenset[str]) -> int:
@@ -63,6 +65,27 @@ def rank(alone: frozenset[str]) -> int:
     if TARGET in alone:
         return 0
     return 1 if alone else 2
+
+
+def spread(few: Sequence[T], many: Sequence[T]) -> list[T]:
+    """`many` in its order with `few` spread evenly through it, `few[0]` first.
+
+    The second phase's tests that hold something alone (the limits organisation) run one after
+    another whatever the order; handed out together, each would keep its worker waiting on the
+    lock while the tests that share everything queue behind. Spread, one is in hand at a time,
+    and the chain of them runs beside the others instead of before them."""
+    if not few:
+        return list(many)
+    step = len(many) / len(few)
+    merged: list[T] = []
+    taken = 0
+    for index, item in enumerate(few):
+        upto = round(index * step)
+        merged.extend(many[taken:upto])
+        taken = max(taken, upto)
+        merged.append(item)
+    merged.extend(many[taken:])
+    return merged
 
 
 def encode(value: object) -> str:
@@ -155,6 +178,11 @@ class WorkerLocks:
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         self.order = {item.nodeid: place for place, item in enumerate(items)}
         items.sort(key=_place)  # stable: the file order is kept within each rank
+        ranks = [rank(holdings(item)[0]) for item in items]
+        first = [item for item, r in zip(items, ranks, strict=True) if r == 0]
+        alone = [item for item, r in zip(items, ranks, strict=True) if r == 1]
+        rest = [item for item, r in zip(items, ranks, strict=True) if r == 2]
+        items[:] = first + spread(alone, rest)
         self.first_phase = {item.nodeid for item in items if rank(holdings(item)[0]) == 0}
 
     def _first_phase_over(self) -> bool:

@@ -104,16 +104,16 @@ TEST_MARKS := not load_full and not latency_full
 test: $(STAMP) $(REDOCLY_STAMP) browser
 	@mkdir -p $(REPORTS)
 	@$(BIN)/pytest -q -p no:cacheprovider --durations=5 -m "$(TEST_MARKS)" $(TIMED_TESTS) \
-		> $(REPORTS)/timed-tests.log 2>&1 & load=$$!; \
+		> $(REPORTS)/timed-tests.log 2>&1 & timed=$$!; \
 	nice -n 10 $(MAKE) --no-print-directory lint openapi-lint > $(REPORTS)/lint.log 2>&1 & lint=$$!; \
 	nice -n 10 $(BIN)/pytest -q -n 2 --dist loadfile --durations=15 -m "$(TEST_MARKS)" \
 		$(addprefix --ignore=,$(TIMED_TESTS)) tests/harness tests/sandbox tests/client; main=$$?; \
-	wait $$load; load=$$?; wait $$lint; lint=$$?; \
+	wait $$timed; timed=$$?; wait $$lint; lint=$$?; \
 	echo "--- the self-tests that time the real clock ($(TIMED_TESTS)), run beside the session above:"; \
 	cat $(REPORTS)/timed-tests.log; \
 	echo "--- make lint openapi-lint, run beside them:"; \
 	cat $(REPORTS)/lint.log; \
-	test $$main -eq 0 && test $$load -eq 0 && test $$lint -eq 0
+	test $$main -eq 0 && test $$timed -eq 0 && test $$lint -eq 0
 
 conformance: $(STAMP)
 	$(BIN)/delivery-conformance run $(if $(TARGET),--target $(TARGET)) --report-dir $(REPORTS)

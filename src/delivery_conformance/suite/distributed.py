@@ -183,7 +183,7 @@ class WorkerLocks:
         alone = [item for item, r in zip(items, ranks, strict=True) if r == 1]
         rest = [item for item, r in zip(items, ranks, strict=True) if r == 2]
         items[:] = first + spread(alone, rest)
-        self.first_phase = {item.nodeid for item in items if rank(holdings(item)[0]) == 0}
+        self.first_phase = {item.nodeid for item in first}
 
     def _first_phase_over(self) -> bool:
         return self.first_phase <= done_so_far(self.locks.directory)

@@ -157,6 +157,10 @@ class SandboxApp:
             return
         if scope["type"] != "http":
             return
+        with self.sandbox.clock.caller(None):  # authentication names the caller (its clock)
+            await self._http(scope, receive, send)
+
+    async def _http(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         sb = self.sandbox
         sb.run_due()  # changes held back until now (`Sandbox.later`) land before the answer
         host = authorization = version = simulated = accept_encoding = None

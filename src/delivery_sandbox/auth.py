@@ -103,6 +103,8 @@ class Check:
     def knows(self, caller: Caller) -> None:
         """The caller is known: the scopes it holds and the counter it draws from."""
         self.caller = self.exchange.caller = caller
+        self.sb.clock.know_caller(caller.org_id)  # the rest of the request reads its clock
+        self.now = self.sb.now()
         self.scopes = caller.scopes
         if self.endpoint.counter is not None:
             self.counter = (caller.org_id, self.endpoint.counter)

@@ -104,17 +104,17 @@ def lower(admin: Any, role: str, counter: str, limit: int) -> None:
     admin.reset_limits(role)
 
 
-def fresh_minute(admin: Any, second: float = 1.0) -> float:
-    """Set the target's clock `second` s into the next UTC minute; answer that minute's epoch.
+def fresh_minute(admin: Any, role: str, second: float = 1.0) -> float:
+    """Set `role`'s clock `second` s into its next UTC minute; answer that minute's epoch.
 
     A clock-minute counter starts again at each UTC minute (spec: Limits table), so a count that
     straddles a minute boundary counts nothing: a scenario spending one starts here and assumes
-    it ends within the same minute (under 50 s).
+    it ends within the same minute (under 50 s). Where the target keeps a clock per organisation
+    only `role`'s moves (`AdminClient.clock`); elsewhere the whole target's.
     """
-    state = admin.state()
-    now = float(state["clock"]["now"]) if isinstance(state, dict) else time.time()
-    minute = (math.floor(now / 60) + 1) * 60
-    admin.clock(set_to=minute + second)
+    now = admin.now(role)
+    minute = (math.floor((time.time() if now is None else now) / 60) + 1) * 60
+    admin.clock(set_to=minute + second, role=role)
     return minute
 
 

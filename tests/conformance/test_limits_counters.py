@@ -54,7 +54,7 @@ from playback_support import (
 from timing_support import round_trip
 
 from delivery_conformance.checks import expect, expect_status
-from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION, TARGET
+from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION, OWN_CLOCK, TARGET
 
 pytestmark = [
     pytest.mark.needs("admin", "role:limits"),
@@ -71,7 +71,7 @@ def _ticket_body(fixture_id) -> dict:
     return play_body(fixture_id, intent="play")
 
 
-@pytest.mark.exclusive(LIMITS_ORGANISATION, TARGET)  # it moves the clock
+@pytest.mark.exclusive(LIMITS_ORGANISATION, OWN_CLOCK)  # it moves the organisation's clock
 @pytest.mark.requirement("LIM-006", "LIM-007")
 @pytest.mark.needs("role:limits_videos")
 @pytest.mark.parametrize("counter", list(COUNTERS))
@@ -81,7 +81,7 @@ def test_lowered_counter_admits_its_limit_and_no_more(client, admin, fixture_id,
     call = COUNTERS[counter]
     require_fixtures(fixture_id, counter)
     if counter in CLOCK_MINUTE:
-        fresh_minute(admin)
+        fresh_minute(admin, call.role)
     lower(admin, call.role, counter, 10)
     admitted, refused, took = spend_timed(lambda: call.send(client, fixture_id), limit=25)
     ok = sum(1 for r in admitted if r.status_code == 200)
@@ -162,13 +162,13 @@ def test_another_organisation_is_not_refused(client, admin):
     expect_status("LIM-002", response, 200, expected="200 for another organisation")
 
 
-@pytest.mark.exclusive(LIMITS_ORGANISATION, TARGET)  # it moves the clock
+@pytest.mark.exclusive(LIMITS_ORGANISATION, OWN_CLOCK)  # it moves the organisation's clock
 @pytest.mark.requirement("LIM-003")
 def test_raised_limit_takes_effect(client, admin):
     """The target's clock then moves on by the bound, as the refill scenarios move it (the
     spec's times are the target's): the raised limit must be in force, so a window admits more
     than the old limit of 2, not merely a fresh window of the old limit."""
-    fresh_minute(admin)  # the config counter counts clock minutes
+    fresh_minute(admin, "limits")  # the config counter counts clock minutes
     lower(admin, "limits", "config", 2)
     _, refused = spend(lambda: client.get("config", role="limits"), limit=6)
     expect(
@@ -179,7 +179,7 @@ def test_raised_limit_takes_effect(client, admin):
         response=None,
     )
     admin.set_limit("limits", "config", 600)
-    admin.clock(advance=RAISE_BOUND)
+    admin.clock(advance=RAISE_BOUND, role="limits")
     ok = admitted_count(lambda: client.get("config", role="limits"), 3)
     expect_between(
         "LIM-003",
@@ -252,7 +252,7 @@ def test_full_allowance_is_available_as_a_burst(client, admin, fixture_id):
         expect_status("LIM-006", extra, 429, expected="429 past the 30 tickets")
 
 
-@pytest.mark.exclusive(LIMITS_ORGANISATION, TARGET)  # it moves the clock
+@pytest.mark.exclusive(LIMITS_ORGANISATION, OWN_CLOCK)  # it moves the organisation's clock
 @pytest.mark.parametrize(
     ("counter", "rid"),
     [
@@ -272,7 +272,7 @@ def test_continuous_counter_refills_at_a_sixtieth_of_the_limit_per_second(
     lower(admin, "limits", counter, 60)
     spend(lambda: call.send(client, fixture_id), limit=70)
     start = time.monotonic()
-    admin.clock(advance=10)
+    admin.clock(advance=10, role="limits")
     ok = admitted_count(lambda: call.send(client, fixture_id), 30)
     high = 10 + refilled(counter, 60, time.monotonic() - start + rt.worst) + 2
     expect_between(
@@ -410,12 +410,12 @@ def test_playlists_and_catalog_share_the_catalog_counter(client, admin, fixture_
     expect_status("LIM-021", response, 429, expected="429 on /catalog after 4 playlist calls")
 
 
-@pytest.mark.exclusive(LIMITS_ORGANISATION, TARGET)  # it moves the clock
+@pytest.mark.exclusive(LIMITS_ORGANISATION, OWN_CLOCK)  # it moves the organisation's clock
 @pytest.mark.requirement("LIM-023")
 @pytest.mark.needs("fixture:creative_id")
 @pytest.mark.parametrize("last", ["list", "single", "file"])
 def test_creatives_endpoints_share_one_counter(client, admin, fixture_id, last):
-    fresh_minute(admin)  # the creatives counter counts clock minutes
+    fresh_minute(admin, "limits")  # the creatives counter counts clock minutes
     lower(admin, "limits", "creatives", 6)
     cid = fixture_id("creative_id")
     calls = {
@@ -439,13 +439,13 @@ def test_creatives_endpoints_share_one_counter(client, admin, fixture_id, last):
     expect_status("LIM-023", response, 429, expected=f"429 on {last} after 6 calls")
 
 
-@pytest.mark.exclusive(LIMITS_ORGANISATION, TARGET)  # it moves the clock
+@pytest.mark.exclusive(LIMITS_ORGANISATION, OWN_CLOCK)  # it moves the organisation's clock
 @pytest.mark.requirement("LIM-027")
 @pytest.mark.needs("role:limits_videos", "fixture:video_id")
 @pytest.mark.parametrize("exhausted", ["videos", "video"])
 def test_video_list_and_single_are_counted_separately(client, admin, fixture_id, exhausted):
     other = "video" if exhausted == "videos" else "videos"
-    fresh_minute(admin)  # both counters count clock minutes
+    fresh_minute(admin, "limits_videos")  # both counters count clock minutes
     lower(admin, "limits_videos", exhausted, 3)
     _, refused = spend(lambda: COUNTERS[exhausted].send(client, fixture_id), limit=8)
     expect(

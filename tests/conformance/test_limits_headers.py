@@ -26,7 +26,7 @@ from playback_support import body_of
 
 from delivery_conformance.checks import ConformanceFailure, expect, expect_status, violation
 from delivery_conformance.evidence import ledger
-from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION, TARGET
+from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION, OWN_CLOCK
 from delivery_conformance.target.client import Response
 
 pytestmark = [
@@ -59,12 +59,12 @@ def _int_header(response: Response, name: str) -> int | None:
     return int(value) if value.isdigit() else None
 
 
-@pytest.mark.exclusive(LIMITS_ORGANISATION, TARGET)  # it moves the clock
+@pytest.mark.exclusive(LIMITS_ORGANISATION, OWN_CLOCK)  # it moves the organisation's clock
 @pytest.mark.requirement("LIM-029", "LIM-030", "LIM-031", "LIM-032", "LIM-011")
 @pytest.mark.parametrize("counter", list(limits.COUNTERS))
 def test_ceiling_answers_flat_429_with_rate_limit_headers(client, admin, fixture_id, counter):
     if counter in limits.CLOCK_MINUTE:
-        limits.fresh_minute(admin)  # the count must not straddle a UTC minute
+        limits.fresh_minute(admin, limits.COUNTERS[counter].role)  # never straddle a minute
     refused = _exhaust(client, admin, fixture_id, counter)
     body = body_of(refused)
     expect(
@@ -105,7 +105,6 @@ def test_ceiling_answers_flat_429_with_rate_limit_headers(client, admin, fixture
         raise ConformanceFailure(wrong)
 
 
-@pytest.mark.exclusive(LIMITS_ORGANISATION, TARGET)  # it moves the clock
 @pytest.mark.requirement("LIM-033")
 @pytest.mark.parametrize("counter", limits.CONTINUOUS)
 def test_continuous_retry_after_is_the_wait_for_one_unit(client, admin, fixture_id, counter):
@@ -123,30 +122,30 @@ def test_continuous_retry_after_is_the_wait_for_one_unit(client, admin, fixture_
     )
 
 
-def _set_second(admin, second: int) -> tuple[float, float, float]:
-    """Move the target's clock forward to `second` of a coming UTC minute.
+def _set_second(admin, role: str, second: int) -> tuple[float, float, float]:
+    """Move `role`'s clock (the target's, where it has no clock per organisation) forward to
+    `second` of a coming UTC minute.
 
-    Answers (base, spread, minute): the target's epoch is `base + time.monotonic()` give or
+    Answers (base, spread, minute): `role`'s epoch is `base + time.monotonic()` give or
     take `spread` (half the admin call's round trip: the clock was set somewhere inside it), and
     `minute` is the epoch where that UTC minute starts.
     """
-    state = admin.state()
-    now = float(state["clock"]["now"]) if isinstance(state, dict) else time.time()
-    minute = (math.floor(now / 60) + 2) * 60
+    now = admin.now(role)
+    minute = (math.floor((time.time() if now is None else now) / 60) + 2) * 60
     before = time.monotonic()
-    admin.clock(set_to=minute + second)
+    admin.clock(set_to=minute + second, role=role)
     after = time.monotonic()
     return minute + second - (before + after) / 2, (after - before) / 2, minute
 
 
-@pytest.mark.exclusive(LIMITS_ORGANISATION, TARGET)  # it moves the clock
+@pytest.mark.exclusive(LIMITS_ORGANISATION, OWN_CLOCK)  # it moves the organisation's clock
 @pytest.mark.requirement("LIM-034")
 @pytest.mark.parametrize("counter", limits.CLOCK_MINUTE)
 def test_clock_minute_retry_after_is_the_rest_of_the_minute(client, admin, fixture_id, counter):
     """The target's second is known within half the admin call's round trip (`_set_second`);
     the refusal was produced between its request's start and its answer's arrival."""
     limits.require_fixtures(fixture_id, counter)
-    base, spread, _ = _set_second(admin, 30)
+    base, spread, _ = _set_second(admin, limits.COUNTERS[counter].role, 30)
     refused = _exhaust(client, admin, fixture_id, counter)
     started = base + time.monotonic() - refused.exchange.elapsed - spread
     ended = base + time.monotonic() + spread
@@ -161,7 +160,7 @@ def test_clock_minute_retry_after_is_the_rest_of_the_minute(client, admin, fixtu
     )
 
 
-@pytest.mark.exclusive(LIMITS_ORGANISATION, TARGET)  # it moves the clock
+@pytest.mark.exclusive(LIMITS_ORGANISATION, OWN_CLOCK)  # it moves the organisation's clock
 @pytest.mark.requirement("LIM-024")
 @pytest.mark.parametrize("counter", limits.CLOCK_MINUTE)
 def test_clock_minute_counter_refills_at_the_next_minute_and_not_before(
@@ -171,13 +170,13 @@ def test_clock_minute_counter_refills_at_the_next_minute_and_not_before(
     the same minute (not advanced, so the round trips spent meanwhile do not move the second),
     then to second 5 of the next minute, 35 s after the first request."""
     limits.require_fixtures(fixture_id, counter)
-    _, _, minute = _set_second(admin, 30)
-    _exhaust(client, admin, fixture_id, counter)
     call = limits.COUNTERS[counter]
-    admin.clock(set_to=minute + 50)
+    _, _, minute = _set_second(admin, call.role, 30)
+    _exhaust(client, admin, fixture_id, counter)
+    admin.clock(set_to=minute + 50, role=call.role)
     early = call.send(client, fixture_id)
     expect_status("LIM-024", early, 429, expected="still 429 before the minute ends")
-    admin.clock(set_to=minute + 65)
+    admin.clock(set_to=minute + 65, role=call.role)
     late = call.send(client, fixture_id)
     expect_status("LIM-024", late, 200, expected="200 in the next UTC minute")
 

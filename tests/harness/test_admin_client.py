@@ -9,7 +9,7 @@ import pytest
 from harness_support import client_for, make_profile
 
 from delivery_conformance.exceptions import HarnessFailure
-from delivery_conformance.target.admin import AdminClient
+from delivery_conformance.target.admin import AdminClient, has_organisation_clocks
 
 
 def recording_admin(status: int = 200) -> tuple[AdminClient, list[httpx.Request]]:
@@ -42,3 +42,36 @@ def test_admin_action_refused_by_the_target_is_a_harness_failure() -> None:
     admin, _ = recording_admin(status=404)
     with pytest.raises(HarnessFailure, match="outages answered 404"):
         admin.outage("catalog", False)
+
+
+@pytest.mark.parametrize(
+    ("organisation_clocks", "sent", "changed"),
+    [
+        (True, {"advance": 10, "role": "limits"}, {"role:limits"}),
+        (False, {"advance": 10}, {"clock"}),  # the admin API has one clock: the whole target's
+    ],
+)
+def test_a_role_clock_is_asked_for_only_where_the_admin_api_keeps_one(
+    organisation_clocks: bool, sent: dict[str, object], changed: set[str]
+) -> None:
+    admin, seen = recording_admin()
+    admin.organisation_clocks = organisation_clocks
+    admin.clock(advance=10, role="limits")
+    assert json.loads(seen[0].content) == sent
+    assert admin.changed == changed  # what the test must hold alone: its organisation, or all
+
+
+@pytest.mark.parametrize(
+    ("state", "clocks"),
+    [
+        ({"clock": {"now": 1.0, "offset": 0, "roles": {"films": 1.0, "limits": 61.0}}}, True),
+        ({"clock": {"now": 1.0, "offset": 0}}, False),  # an admin API with one clock
+        ({"clock": {"now": 1.0, "roles": {}}}, False),
+        ({"clock": {"now": 1.0, "roles": {"films": "soon"}}}, False),
+        ({"clock": {"now": 1.0, "roles": {"films": True}}}, False),
+        (["not", "a", "state"], False),
+        (None, False),
+    ],
+)
+def test_organisation_clocks_are_read_from_the_admin_state(state: object, clocks: bool) -> None:
+    assert has_organisation_clocks(state) is clocks

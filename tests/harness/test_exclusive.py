@@ -11,6 +11,8 @@ import pytest
 
 from delivery_conformance.suite.exclusive import (
     LIMITS_ORGANISATION,
+    ORGANISATION_CLOCKS,
+    OWN_CLOCK,
     TARGET,
     Cleanup,
     ResourceLocks,
@@ -24,12 +26,22 @@ class _Mark(NamedTuple):
     args: tuple[str, ...]
 
 
-class _Item:
-    """A test item as `holdings` reads it: its fixtures and its `exclusive` markers."""
+class _Config:
+    def __init__(self, organisation_clocks: bool) -> None:
+        self.stash = pytest.Stash()
+        self.stash[ORGANISATION_CLOCKS] = organisation_clocks
 
-    def __init__(self, fixtures: tuple[str, ...], *exclusive: tuple[str, ...]) -> None:
+
+class _Item:
+    """A test item as `holdings` reads it: its fixtures, its `exclusive` markers and whether the
+    run's target keeps a clock per organisation."""
+
+    def __init__(
+        self, fixtures: tuple[str, ...], *exclusive: tuple[str, ...], clocks: bool = False
+    ) -> None:
         self.fixturenames = fixtures
         self._marks = [_Mark("exclusive", names) for names in exclusive]
+        self.config = _Config(clocks)
 
     def iter_markers(self, name: str) -> list[_Mark]:
         return [mark for mark in self._marks if mark.name == name]
@@ -51,6 +63,13 @@ def _after(seconds: float):  # a stop that turns true after `seconds`
             _Item(("admin",), (LIMITS_ORGANISATION,), (LIMITS_ORGANISATION, TARGET)),
             {LIMITS_ORGANISATION, TARGET},
             set(),
+        ),
+        # Moving its organisation's clock: beside the others only where that clock is its own.
+        (_Item(("admin",), (LIMITS_ORGANISATION, OWN_CLOCK)), {LIMITS_ORGANISATION, TARGET}, set()),
+        (
+            _Item(("admin",), (LIMITS_ORGANISATION, OWN_CLOCK), clocks=True),
+            {LIMITS_ORGANISATION},
+            {TARGET},
         ),
     ],
 )

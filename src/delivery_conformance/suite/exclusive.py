@@ -7,6 +7,11 @@ alone instead, with `@pytest.mark.exclusive("limits-organisation", ...)`: then i
 exclusively and still shares `target` unless it names it too. The limit scenarios do so: they
 lower and spend the counters of a dedicated organisation that no other scenario uses.
 
+A scenario that moves the clock of the organisation it holds alone names `OWN_CLOCK` too. Where
+the target keeps a clock per organisation (the sandbox's admin API: `POST /_sandbox/clock` with
+a role; `ORGANISATION_CLOCKS` says so for the run) only that organisation's time moves, and the
+scenario runs beside the others; elsewhere the whole target's clock moves and it holds `target`.
+
     exclusive, shared = holdings(item)
     locks = ResourceLocks(directory)              # one directory per run, shared by the workers
     with locks.hold(exclusive, shared, stop=lambda: False):
@@ -27,9 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+import pytest
+
 __all__ = [
     "LIMITS_ORGANISATION",
     "LIMITS_ROLES",
+    "ORGANISATION_CLOCKS",
+    "OWN_CLOCK",
     "PUT_BACK",
     "STATE_FIXTURES",
     "TARGET",
@@ -40,6 +49,10 @@ __all__ = [
 ]
 
 TARGET = "target"
+# The clock of the organisation(s) a test holds alone: `target` unless ORGANISATION_CLOCKS.
+OWN_CLOCK = "own-clock"
+# Whether this run's target moves a clock for one organisation alone (set by suite/plugin.py).
+ORGANISATION_CLOCKS = pytest.StashKey[bool]()
 # The organisation(s) of the roles `limits` and `limits_videos`, which no other scenario uses: the
 # limit scenarios lower and spend its counters, then put back only it (`CLEAN_UP`).
 LIMITS_ORGANISATION = "limits-organisation"
@@ -59,6 +72,11 @@ def holdings(item: Any) -> tuple[frozenset[str], frozenset[str]]:
     named = {str(name) for mark in item.iter_markers("exclusive") for name in mark.args}
     if not named and STATE_FIXTURES & set(getattr(item, "fixturenames", ())):
         named = {TARGET}
+    if OWN_CLOCK in named:
+        named.discard(OWN_CLOCK)
+        config = getattr(item, "config", None)
+        if config is None or not config.stash.get(ORGANISATION_CLOCKS, False):
+            named.add(TARGET)
     return frozenset(named), frozenset({TARGET} - named)
 
 

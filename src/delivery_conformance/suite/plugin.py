@@ -66,10 +66,15 @@ from delivery_conformance.exceptions import (
 )
 from delivery_conformance.spec.endpoints import SUCCESS_SHAPE, match_endpoint
 from delivery_conformance.suite import distributed
-from delivery_conformance.suite.exclusive import ResourceLocks, cleanup, holdings
+from delivery_conformance.suite.exclusive import (
+    ORGANISATION_CLOCKS,
+    ResourceLocks,
+    cleanup,
+    holdings,
+)
 from delivery_conformance.suite.selection import matches, select
 from delivery_conformance.suite.waits import WAITS
-from delivery_conformance.target.admin import AdminClient
+from delivery_conformance.target.admin import AdminClient, has_organisation_clocks
 from delivery_conformance.target.changes import run_change
 from delivery_conformance.target.client import DeliveryClient
 from delivery_conformance.target.pacing import Pacer, SharedPacer
@@ -94,6 +99,8 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 NEEDS_KINDS = ("role:", "fixture:", "admin", "bare_host", "test_organisation")
 _STATE = pytest.StashKey["_RunState"]()
+CLOCKS_INPUT = "delivery_organisation_clocks"  # the controller's probe, in each worker's input
+CLOCKS_PROBE_TIMEOUT = 10.0  # seconds for the admin API's `GET state` before a run
 
 
 class _HookSpecs:
@@ -299,6 +306,7 @@ class _RunState:
         self._embedded: Any = None
         self._client: DeliveryClient | None = None
         self._admin: AdminClient | None = None
+        self._clocks: bool | None = None  # `organisation_clocks()`, once known
         self.exchanges: list[Exchange] = []
         self._outcome: dict[str, tuple[Outcome, str, tuple[Violation, ...]]] = {}
         self._start: dict[str, float] = {}
@@ -326,9 +334,43 @@ class _RunState:
 
     # -- pytest hooks (this object is registered as a plugin) --------------------------------
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist's controller, per worker: the workers agree on what the controller probed."""
+        node.workerinput[CLOCKS_INPUT] = self.organisation_clocks()
+
+    def organisation_clocks(self) -> bool:
+        """Whether the target moves a clock for one organisation alone (suite/exclusive.py): a
+        worker takes the controller's answer, any other process asks the admin API once. A
+        target without one, or whose admin API does not answer, has none (the scenarios that
+        move a clock then hold the whole target)."""
+        if self._clocks is None:
+            workerinput = getattr(self.config, "workerinput", None)
+            if workerinput is not None:
+                self._clocks = bool(workerinput.get(CLOCKS_INPUT, False))
+            else:
+                self._clocks = self._probe_clocks()
+            self.config.stash[ORGANISATION_CLOCKS] = self._clocks
+        return self._clocks
+
+    def _probe_clocks(self) -> bool:
+        try:
+            profile = self.profile()
+            if profile.admin is None:
+                return False
+            origin = urlsplit(profile.admin.url)
+            own = dataclasses.replace(profile, base_url=f"{origin.scheme}://{origin.netloc}")
+            with DeliveryClient(own, timeout=CLOCKS_PROBE_TIMEOUT) as transport:
+                return has_organisation_clocks(AdminClient(profile.admin, transport).state())
+        except HarnessError:  # unreachable, garbage or refused: no clocks (the run says why)
+            return False
+
+    @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
+        if any(item.get_closest_marker("exclusive") for item in items):
+            self.organisation_clocks()  # `holdings` reads it from here on
         known = known_requirement_ids()
         problems = _marker_problems(items, known)
         if problems:
@@ -542,7 +584,8 @@ class _RunState:
                 profile, base_url=f"{origin.scheme}://{origin.netloc}"
             )
             transport = DeliveryClient(admin_profile, on_exchange=self.exchanges.append)
-            self._admin = AdminClient(profile.admin, transport)
+            clocks = self.organisation_clocks()
+            self._admin = AdminClient(profile.admin, transport, organisation_clocks=clocks)
         return self._admin
 
     def has(self, need: str) -> bool:

@@ -16,14 +16,19 @@ from delivery_conformance.exceptions import HarnessFailure
 from delivery_conformance.target.client import DeliveryClient
 from delivery_conformance.target.profile import AdminEndpoint
 
-__all__ = ["AdminClient"]
+__all__ = ["AdminClient", "has_organisation_clocks"]
 
 
 class AdminClient:
-    def __init__(self, endpoint: AdminEndpoint, client: DeliveryClient) -> None:
+    def __init__(
+        self, endpoint: AdminEndpoint, client: DeliveryClient, *, organisation_clocks: bool = False
+    ) -> None:
         self._token = endpoint.token
         self._prefix = urlsplit(endpoint.url).path.rstrip("/")
         self._client = client
+        # The admin API keeps a clock per organisation (`POST clock` with a role moves one
+        # alone; `has_organisation_clocks`): `clock(..., role=)` and `now(role)` then use it.
+        self.organisation_clocks = organisation_clocks
         # What the calls since the last reset changed: "role:<name>" for an organisation's keys,
         # limits or suspension, else the area ("clock", "series", "licences", ...). A scenario
         # that declares it changes only the limits organisation is held to it (suite/plugin.py).
@@ -42,6 +47,8 @@ class AdminClient:
             area, _, rest = path.strip("/").partition("/")
             if area == "reset":
                 self.changed.clear()
+            elif area == "clock" and isinstance(body, dict) and "role" in body:
+                self.changed.add(f"role:{body['role']}")  # that organisation's clock alone
             else:
                 self.changed.add(f"role:{rest.partition('/')[0]}" if area == "roles" else area)
         return response.json_body() if response.content else None
@@ -52,9 +59,30 @@ class AdminClient:
     def reset(self) -> Any:
         return self.call("POST", "reset", {})
 
-    def clock(self, *, advance: float | None = None, set_to: float | None = None) -> Any:
-        body = {"advance": advance} if advance is not None else {"set": set_to}
+    def clock(
+        self, *, advance: float | None = None, set_to: float | None = None, role: str | None = None
+    ) -> Any:
+        """Move the target's clock; with `role`, only that role's organisation's where the admin
+        API keeps a clock per organisation (else the whole target's: the caller holds it)."""
+        body: dict[str, Any] = {"advance": advance} if advance is not None else {"set": set_to}
+        if role is not None and self.organisation_clocks:
+            body["role"] = role
         return self.call("POST", "clock", body)
+
+    def now(self, role: str | None = None) -> float | None:
+        """The target's time as `role`'s requests see it (None: the admin API does not say)."""
+        state = self.state()
+        clock = state.get("clock") if isinstance(state, dict) else None
+        if not isinstance(clock, dict):
+            return None
+        roles = clock.get("roles")
+        seen = (
+            roles.get(role)
+            if role and self.organisation_clocks and isinstance(roles, dict)
+            else None
+        )
+        seen = clock.get("now") if seen is None else seen
+        return float(seen) if isinstance(seen, int | float) and not isinstance(seen, bool) else None
 
     def revoke(self, role: str) -> Any:
         return self.call("POST", f"roles/{role}/revoke", {})
@@ -121,3 +149,15 @@ class AdminClient:
             else {"enable": enable or [], "disable": disable or []}
         )
         return self.call("POST", "faults", body)
+
+
+def has_organisation_clocks(state: Any) -> bool:
+    """Whether an admin API's `GET state` shows a clock per role (the sandbox's since the clock
+    could move for one organisation alone): `clock.roles`, each a number."""
+    clock = state.get("clock") if isinstance(state, dict) else None
+    roles = clock.get("roles") if isinstance(clock, dict) else None
+    return (
+        isinstance(roles, dict)
+        and bool(roles)
+        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in roles.values())
+    )

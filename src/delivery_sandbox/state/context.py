@@ -89,7 +89,9 @@ class Sandbox:
     views: ServerViews | None = None  # the servers of a cache variant (state/views.py)
 
     def now(self) -> float:
-        return self.clock.now()
+        """The time of what is being answered: the caller's organisation's clock in a request
+        (state/clock.py), the sandbox's own elsewhere."""
+        return self.clock.current()
 
     def serving(self, endpoint: str) -> Sandbox:
         """The sandbox as the server answering this request reads it: itself, or under a cache
@@ -97,7 +99,7 @@ class Sandbox:
         Freshness, each server has its own cache)."""
         if self.views is None:
             return self
-        view = self.views.answer(self.store, self.now(), endpoint in CACHED_ENDPOINTS)
+        view = self.views.answer(self.store, self.clock.now(), endpoint in CACHED_ENDPOINTS)
         if view is None:
             return self
         return dataclasses.replace(self, store=view.store, cache=view.cache)
@@ -105,7 +107,7 @@ class Sandbox:
     def note_change(self, change: Change) -> None:
         """An admin change of this Freshness row was made (the cache variants take it in)."""
         if self.views is not None:
-            self.views.noted(change, self.now())
+            self.views.noted(change, self.clock.now())
 
     def cached(self, key: Any, build: Callable[[], bytes]) -> bytes:
         """A pre-serialised body, built once per key until the next change."""
@@ -133,13 +135,13 @@ class Sandbox:
         pending). Due actions run when the next request or admin call arrives (`run_due`):
         nothing can see them before, and a clock moved by `POST /_sandbox/clock` brings them
         due as real time would."""
-        self.pending.append((self.now() + seconds, next(self._order), action, args))
+        self.pending.append((self.clock.now() + seconds, next(self._order), action, args))
 
     def run_due(self) -> None:
         """Run, in the order they fall due, the `later` actions the clock has reached."""
         if not self.pending:
             return
-        now = self.now()
+        now = self.clock.now()
         due = sorted((e for e in self.pending if e[0] <= now), key=lambda e: (e[0], e[1]))
         if not due:
             return

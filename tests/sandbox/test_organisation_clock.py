@@ -1,0 +1,57 @@
+"""A clock per organisation (state/clock.py): `POST /_sandbox/clock` with a role moves the time
+that organisation's requests, counters and tickets see, and nobody else's."""
+
+from __future__ import annotations
+
+from sandbox_api import START, Api
+
+
+def _spend_config(api: Api, role: str) -> int:
+    """A config request of `role`: its status (the config counter counts clock minutes)."""
+    return api.get("config", role).status_code
+
+
+def _lower_config(api: Api, role: str) -> None:
+    assert api.admin("POST", f"roles/{role}/limits", {"counter": "config", "limit": 1}).is_success
+    assert api.admin("POST", f"roles/{role}/reset-limits").is_success
+
+
+def test_a_role_clock_moves_that_organisation_alone(api: Api) -> None:
+    for role in ("limits", "films"):
+        _lower_config(api, role)
+        assert [_spend_config(api, role), _spend_config(api, role)] == [200, 429]
+    moved = api.admin("POST", "clock", {"advance": 60, "role": "limits"}).json()
+    assert moved == {"now": START + 60, "offset": 0.0, "role": "limits"}
+    assert _spend_config(api, "limits") == 200  # its minute is over
+    assert _spend_config(api, "films") == 429  # still the same minute for everyone else
+    clock = api.admin("GET", "state").json()["clock"]
+    assert clock["now"] == START and clock["offset"] == 0.0
+    assert clock["roles"]["limits"] == START + 60 and clock["roles"]["films"] == START
+    assert clock["roles"]["limits_videos"] == START  # another organisation (its own app)
+
+
+def test_a_ticket_of_a_moved_organisation_is_stamped_on_its_clock(api: Api) -> None:
+    body = {"episode_id": api.fx["episode_encrypted"], "intent": "play",
+            "union_info": "device-0001-abcd", "drm_kek": "kek-0001-abcdefgh"}  # fmt: skip
+    api.admin("POST", "clock", {"set": START + 3600, "role": "limits"})
+    late = api.request("POST", "playback", "limits", json=body).json()
+    early = api.request("POST", "playback", "films", json=body).json()
+    assert late["expires_at"] != early["expires_at"]
+    assert api.admin("GET", "state").json()["clock"]["now"] == START  # nothing leaked
+
+
+def test_restore_and_reset_put_the_clocks_back(api: Api) -> None:
+    api.admin("POST", "clock", {"advance": 120, "role": "limits"})
+    api.admin("POST", "clock", {"advance": 30, "role": "films"})
+    assert api.admin("POST", "roles/limits/restore").is_success
+    roles = api.admin("GET", "state").json()["clock"]["roles"]
+    assert roles["limits"] == START and roles["films"] == START + 30
+    api.admin("POST", "clock", {"advance": 30})
+    assert api.admin("POST", "reset", {}).is_success
+    clock = api.admin("GET", "state").json()["clock"]
+    assert clock["now"] == START and set(clock["roles"].values()) == {START}
+
+
+def test_an_unknown_role_or_a_bad_one_is_refused(api: Api) -> None:
+    assert api.admin("POST", "clock", {"advance": 1, "role": "nobody"}).status_code == 404
+    assert api.admin("POST", "clock", {"advance": 1, "role": 7}).status_code == 400

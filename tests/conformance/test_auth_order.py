@@ -20,6 +20,7 @@ from timing_support import KEY, ORGANISATION, settle
 
 from delivery_conformance.checks import expect, expect_status
 from delivery_conformance.spec.endpoints import ENDPOINTS, ErrorFormat
+from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION
 
 UNKNOWN_KEY = "svc_live_" + "Uk4" * 10 + "n0"
 BAD_VERSION = "1999-01-01"
@@ -166,6 +167,7 @@ def test_scope_is_judged_before_the_organisation(client, admin):
     expect_answered("AUTH-015", config, 403, "error", "org_suspended", why=" once the scope passes")
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION)
 @pytest.mark.requirement("AUTH-016")
 @pytest.mark.needs("role:limits", "admin")
 def test_organisation_is_judged_before_the_rate_limit(client, admin):
@@ -181,6 +183,7 @@ def test_organisation_is_judged_before_the_rate_limit(client, admin):
     expect_answered("AUTH-016", response, 403, "error", "org_suspended", why=", not 429")
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION)
 @pytest.mark.requirement("AUTH-017")
 @pytest.mark.needs("role:limits", "admin")
 def test_rate_limit_is_judged_before_the_body(client, admin):

@@ -19,6 +19,7 @@ from json_support import arr, json_for, key, objs
 from listing_support import Code, expect_counter_refused, expect_error, is_int, iso_epoch
 
 from delivery_conformance.checks import expect, expect_status
+from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION
 from delivery_conformance.target.client import DeliveryClient, Response
 
 FILMS = pytest.mark.needs("role:films")
@@ -636,6 +637,7 @@ def test_suspended_organisation_is_403_org_suspended(client: DeliveryClient) -> 
     expect_error("CAT-073", response, 403, Code.ERROR, "org_suspended")
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION)
 @pytest.mark.needs("role:limits", "admin")
 @pytest.mark.requirement("CAT-074")
 def test_catalog_counter_reached_is_429(client: DeliveryClient, admin: Any) -> None:

@@ -18,6 +18,7 @@ from json_support import arr, at, body_of, obj, objs
 from playback_support import BASIC_DEVICE, play_body, post
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect, expect_status
+from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION
 from delivery_conformance.target.client import DeliveryClient
 
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -300,6 +301,7 @@ def test_doors_name_every_counter_but_single_video_with_its_unit(client, key, ro
     )
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION)
 @pytest.mark.requirement("CFG-017", "CFG-032")
 @pytest.mark.needs("role:limits", "admin")
 def test_config_door_follows_the_limit_and_refuses_past_it(client, admin):

@@ -17,6 +17,7 @@ from expect_support import each_requirement, expect_equal, expect_object, expect
 from json_support import arr, key, obj, objs, strings_in
 
 from delivery_conformance.checks import ConformanceFailure, expect
+from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION
 from delivery_conformance.target.client import DeliveryClient, Response
 
 ROLE = "films"
@@ -384,6 +385,7 @@ def test_foreign_unknown_and_malformed_ids_get_the_same_404(
         )
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION)
 @pytest.mark.needs("role:limits", "admin")
 @pytest.mark.requirement("CRE-058")
 def test_creatives_counter_reached_is_a_flat_429(client: DeliveryClient, admin: Any) -> None:

@@ -30,6 +30,7 @@ from delivery_conformance.checks import (
     raise_hard,
     violation,
 )
+from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION
 
 SUSPENSION_BOUND = REVOCATION_BOUND = 30.0
 USUAL = 2.0  # "about 1 s": the should-level bound, with a second of slack
@@ -216,6 +217,7 @@ def _in_a_row(send, count: int):
     return burst
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION)
 @pytest.mark.requirement("FRESH-014")
 @pytest.mark.needs("role:limits", "fixture:episode_signed", "admin")
 @pytest.mark.parametrize("counter", ["catalog", "playback"])

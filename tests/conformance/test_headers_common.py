@@ -17,6 +17,7 @@ from playback_support import BASIC_DEVICE, play_body, post
 from timing_support import CATALOG_AGE, settle
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect, expect_status
+from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION
 from delivery_conformance.target.client import DeliveryClient
 
 UNKNOWN_KEY = "svc_live_" + "Qx7" * 10 + "k2"
@@ -273,6 +274,7 @@ def test_provider_timeout_503_carries_retry_after(client, fixture_id):
     assert_conforms(response, CHECKS["retry_after"])
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION)
 @pytest.mark.requirement("HDR-024", "HDR-026", "HDR-027", "HDR-029", "ERR-006")
 @pytest.mark.needs("role:limits", "admin")
 @pytest.mark.parametrize(

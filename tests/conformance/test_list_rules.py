@@ -15,6 +15,7 @@ import pytest
 from timing_support import CATALOG_AGE, settle
 
 from delivery_conformance.checks import expect
+from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION
 from delivery_conformance.target.client import DeliveryClient
 
 SERIES = pytest.mark.needs("role:films_metadata", "fixture:series_code")
@@ -67,7 +68,8 @@ def test_following_links_next_equals_passing_the_cursor(
     ("path", "role", "rid"),
     [
         pytest.param("series", "limits", "SER-044", id="series", marks=[
-            pytest.mark.needs("role:limits", "admin"), pytest.mark.requirement("SER-044")]),
+            pytest.mark.needs("role:limits", "admin"), pytest.mark.requirement("SER-044"),
+            pytest.mark.exclusive(LIMITS_ORGANISATION)]),
         pytest.param("playlists", "videos", "PLS-040", id="playlists", marks=[
             pytest.mark.needs("role:videos", "admin"), pytest.mark.requirement("PLS-040")]),
     ],

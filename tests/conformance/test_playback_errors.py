@@ -27,6 +27,7 @@ from playback_support import (
 from timing_support import settle
 
 from delivery_conformance.checks import expect
+from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION
 from delivery_conformance.target.client import DeliveryClient
 
 pytestmark = pytest.mark.needs("role:films")
@@ -149,6 +150,7 @@ def test_suspended_organisation_is_refused_not_entitled(client, fixture_id, form
     _expect_not_entitled("PLAY-082", response, answer, "org_suspended")
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION)
 @pytest.mark.requirement("PLAY-067")
 @pytest.mark.needs("role:limits", "admin", "fixture:episode_encrypted")
 def test_suspension_and_its_end_are_seen_on_the_next_requests(client, admin, fixture_id, unpaused):

@@ -26,6 +26,7 @@ from playback_support import BASIC_DEVICE, expect_refused_whole, play_body, post
 from timing_support import round_trip
 
 from delivery_conformance.checks import CHECKS, assert_conforms, expect, expect_status
+from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION, OWN_CLOCK
 
 UNKNOWN_KEY = "svc_live_" + "Sm5" * 10 + "q3"
 TICKET_FIELDS = {"vid", "play_auth_token", "manifest_url"}
@@ -171,6 +172,7 @@ def test_simulated_partial_batch_issues_only_the_first_item(client, fixture_id, 
     )
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION)
 @pytest.mark.requirement("SIM-001")
 @pytest.mark.needs("role:limits", "admin", "test_organisation", "fixture:episode_signed")
 def test_simulated_429_matches_a_real_429(client, admin, fixture_id):
@@ -204,6 +206,7 @@ def test_simulated_429_matches_a_real_429(client, admin, fixture_id):
     )
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION)
 @pytest.mark.requirement("SIM-004")
 @pytest.mark.needs("role:limits", "admin", "test_organisation", "fixture:episode_signed")
 @pytest.mark.parametrize("path", SIMULATED_ENDPOINTS)
@@ -225,6 +228,7 @@ def test_simulated_answers_spend_no_endpoint_limit(client, admin, fixture_id, pa
     )
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION)
 @pytest.mark.requirement("SIM-014")
 @pytest.mark.needs("role:limits", "admin", "test_organisation", "fixture:episode_encrypted")
 def test_partial_batch_spends_exactly_one_ticket(client, admin, fixture_id):
@@ -245,19 +249,21 @@ def test_partial_batch_spends_exactly_one_ticket(client, admin, fixture_id):
 
 
 SIMULATED_LIMIT = 300  # spec: Limits > Behaviour at the ceiling item 4
-# Seconds the burst of 301 is sized to take at the measured round trip: the scenario holds the
-# whole target alone meanwhile (it moves the clock), so a far target gets more senders rather than
-# a longer hold; the 59 s left in the minute are the hard bound.
+# Seconds the burst of 301 is sized to take at the measured round trip: the scenario holds its
+# organisation alone meanwhile (the whole target where the clock is one for all), so a far target
+# gets more senders rather than a longer hold; the 59 s left in the minute are the hard bound.
 BURST_SECONDS = 6.0
 MAX_SENDERS = 8
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION, OWN_CLOCK)  # it moves the organisation's clock
 @pytest.mark.requirement("SIM-005", "SIM-006")
 @pytest.mark.needs("role:limits", "admin", "test_organisation", "fixture:episode_signed")
 def test_simulated_answers_have_their_own_limit_of_300(client, admin, fixture_id):
     """Assumes the 301 answers fit in one UTC minute of the target's clock.
 
-    The target's clock is set to one second into a fresh minute, then 301 simulated requests of
+    The `limits` organisation's clock (the target's, where it keeps one for all) is set to one
+    second into a fresh minute, then 301 simulated requests of
     the dedicated `limits` organisation are sent as a burst: exempt from pacing (half of 300
     a minute would push them into the next minute), and within what the spec lets a test
     organisation spend (its 300 simulated answers, then the one refusal under test). The round
@@ -269,8 +275,8 @@ def test_simulated_answers_have_their_own_limit_of_300(client, admin, fixture_id
     rt = round_trip(client, "limits")
     total = SIMULATED_LIMIT + 1
     senders = min(MAX_SENDERS, max(1, math.ceil(total * rt.median / BURST_SECONDS)))
-    now = admin.state()["clock"]["now"]
-    admin.clock(set_to=(int(now) // 60 + 1) * 60 + 1)  # one second into a fresh UTC minute
+    now = admin.now("limits") or time.time()  # its organisation's clock, where it has one
+    admin.clock(set_to=(int(now) // 60 + 1) * 60 + 1, role="limits")  # 1 s into a fresh minute
     started = time.monotonic()
 
     def send(_: int):

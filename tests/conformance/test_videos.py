@@ -17,6 +17,7 @@ from json_support import arr, json_for, key, obj, objs
 
 from delivery_conformance.checks import expect
 from delivery_conformance.checks.schema import expect_schema
+from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION
 from delivery_conformance.target.client import DeliveryClient, Response
 
 ROLE = "videos"
@@ -338,6 +339,7 @@ def test_catalog_cursor_is_refused(client: DeliveryClient) -> None:
     listing.expect_error("VID-018", response, 400, listing.Code.NONE)
 
 
+@pytest.mark.exclusive(LIMITS_ORGANISATION)
 @pytest.mark.needs("role:limits_videos", "admin")
 @pytest.mark.requirement("VID-028")
 @pytest.mark.parametrize("counter", ["videos", "video"])

@@ -75,3 +75,19 @@ def test_a_role_clock_is_asked_for_only_where_the_admin_api_keeps_one(
 )
 def test_organisation_clocks_are_read_from_the_admin_state(state: object, clocks: bool) -> None:
     assert has_organisation_clocks(state) is clocks
+
+
+def test_a_twin_role_is_acted_on_and_the_asked_role_is_what_changed() -> None:
+    admin, seen = recording_admin()
+    admin.organisation_clocks = True
+    admin.role_aliases = {"limits": "limits_b"}
+    admin.set_limit("limits", "catalog", 3)
+    admin.clock(advance=5, role="limits")
+    admin.restore("films")  # not aliased: stays
+    assert [r.url.path for r in seen] == [
+        "/_sandbox/roles/limits_b/limits",
+        "/_sandbox/clock",
+        "/_sandbox/roles/films/restore",
+    ]
+    assert json.loads(seen[1].content) == {"advance": 5, "role": "limits_b"}
+    assert admin.changed == {"role:limits", "role:films"}  # what the test declared it holds

@@ -217,3 +217,26 @@ def test_learn_config_applies_limits_and_remembers_the_pin() -> None:
     assert client.learn_config("films") == {"catalog": 40}
     assert pacer.budget("catalog") == 20
     assert client.get("catalog", role="films").context.pinned_version == "2026-10-02"
+
+
+def test_a_role_alias_sends_the_twin_key_and_names_the_role_asked() -> None:
+    """Several workers: a limit scenario holding the twin organisation sends its keys, and the
+    evidence reads as a sequential run's (the credential named as the role it stands in for)."""
+    twin_key = "svc_live_" + "Tw1" * 10 + "n2"
+    seen: list[httpx.Request] = []
+    recorded: list[Exchange] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return answer(200, {})(request)
+
+    profile = make_profile(keys={"limits": KEY, "limits_b": twin_key})
+    transport = httpx.MockTransport(handler)
+    with DeliveryClient(profile, transport=transport, on_exchange=recorded.append) as client:
+        client.role_aliases = {"limits": "limits_b"}
+        client.get("config", role="limits")
+        client.role_aliases = {}
+        client.get("config", role="limits")
+    assert [r.headers["Authorization"] for r in seen] == [f"Bearer {twin_key}", f"Bearer {KEY}"]
+    assert [e.credential for e in recorded] == ["role:limits", "role:limits"]
+    assert twin_key not in json.dumps(recorded[0].to_dict())

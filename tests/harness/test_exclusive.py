@@ -11,6 +11,7 @@ import pytest
 
 from delivery_conformance.suite.exclusive import (
     LIMITS_ORGANISATION,
+    LIMITS_TWIN,
     ORGANISATION_CLOCKS,
     OWN_CLOCK,
     TARGET,
@@ -18,6 +19,7 @@ from delivery_conformance.suite.exclusive import (
     ResourceLocks,
     cleanup,
     holdings,
+    limits_pool,
 )
 
 
@@ -88,6 +90,36 @@ def test_sharers_run_together_and_an_exclusive_holder_alone(tmp_path: Path) -> N
         assert alone
         with locks.hold(frozenset(), shared, _after(0.1)) as sharer:
             assert sharer is False
+
+
+@pytest.mark.parametrize(
+    ("keys", "members"),
+    [
+        ({"limits", "limits_videos"}, [LIMITS_ORGANISATION]),
+        ({"limits", "limits_videos", "limits_b"}, [LIMITS_ORGANISATION]),  # half a twin: none
+        ({"limits", "limits_videos", "limits_b", "limits_videos_b"},
+         [LIMITS_ORGANISATION, LIMITS_TWIN]),
+    ],
+)  # fmt: skip
+def test_the_limits_pool_has_the_twin_only_with_both_of_its_keys(
+    keys: set[str], members: list[str]
+) -> None:
+    pool = limits_pool(keys)
+    assert [name for name, _ in pool] == members
+    assert dict(pool)[LIMITS_ORGANISATION] == {}
+    if LIMITS_TWIN in members:
+        aliases = {"limits": "limits_b", "limits_videos": "limits_videos_b"}
+        assert dict(pool)[LIMITS_TWIN] == aliases
+
+
+def test_a_pool_member_is_taken_when_free_and_waited_for_when_none_is(tmp_path: Path) -> None:
+    locks, names = ResourceLocks(tmp_path), [LIMITS_ORGANISATION, LIMITS_TWIN]
+    with locks.hold_one_of(names) as first, locks.hold_one_of(names) as second:
+        assert (first, second) == (LIMITS_ORGANISATION, LIMITS_TWIN)
+        with locks.hold_one_of(names, _after(0.1)) as third:
+            assert third is None  # both taken: it waited, then gave up at the stop
+    with locks.hold_one_of(names) as again:
+        assert again == LIMITS_ORGANISATION  # released: free again
 
 
 def test_other_resources_do_not_wait_for_each_other(tmp_path: Path) -> None:

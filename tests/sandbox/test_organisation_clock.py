@@ -55,3 +55,22 @@ def test_restore_and_reset_put_the_clocks_back(api: Api) -> None:
 def test_an_unknown_role_or_a_bad_one_is_refused(api: Api) -> None:
     assert api.admin("POST", "clock", {"advance": 1, "role": "nobody"}).status_code == 404
     assert api.admin("POST", "clock", {"advance": 1, "role": 7}).status_code == 400
+
+
+def test_the_limits_twins_license_and_are_granted_what_the_limits_pair_is(api: Api) -> None:
+    """`limits_b` / `limits_videos_b` stand in for `limits` / `limits_videos` on several workers:
+    other organisations with the same catalog, tickets and videos."""
+    body = {"episode_id": api.fx["episode_encrypted"], "intent": "play",
+            "union_info": "device-0001-abcd", "drm_kek": "kek-0001-abcdefgh"}  # fmt: skip
+    for base, twin in (("limits", "limits_b"), ("limits_videos", "limits_videos_b")):
+        assert api.sb.accounts.org_of(twin) not in {
+            api.sb.accounts.org_of(r) for r in ("films", base)
+        }
+    films = [api.get("catalog", role).json()["films"] for role in ("limits", "limits_b")]
+    assert films[0] == films[1] and films[0]
+    assert api.request("POST", "playback", "limits_b", json=body).status_code == 200
+    videos = [
+        api.get("videos", role, params={"limit": 5}).json()
+        for role in ("limits_videos", "limits_videos_b")
+    ]
+    assert videos[0]["rows"] and videos[0]["rows"] == videos[1]["rows"]

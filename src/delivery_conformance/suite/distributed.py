@@ -24,6 +24,7 @@ import fcntl
 import pickle
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -32,7 +33,13 @@ import pytest
 
 from delivery_conformance.evidence import events
 from delivery_conformance.evidence.events import Outcome
-from delivery_conformance.suite.exclusive import POLL, TARGET, ResourceLocks, holdings
+from delivery_conformance.suite.exclusive import (
+    LIMITS_ORGANISATION,
+    POLL,
+    TARGET,
+    ResourceLocks,
+    holdings,
+)
 
 __all__ = [
     "EVENT_ATTRIBUTE",
@@ -168,9 +175,19 @@ class WorkerLocks:
     of the first phase could wait, with every other worker idle, for a long neighbour to end.
     """
 
-    def __init__(self, locks: ResourceLocks, stop: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        locks: ResourceLocks,
+        stop: Callable[[], bool],
+        pool: Callable[[], Sequence[tuple[str, Mapping[str, str]]]] = lambda: (),
+        use_aliases: Callable[[Mapping[str, str]], None] = lambda aliases: None,
+    ) -> None:
         self.locks = locks
         self.stop = stop
+        # The limits pool (`exclusive.limits_pool`), asked once a test needs it, and how the
+        # role aliases of the member taken are put in force (and lifted) for the test.
+        self.pool = pool
+        self.use_aliases = use_aliases
         self.order: dict[str, int] = {}  # node id -> place in the collection, before sorting
         self.first_phase: set[str] = set()
 
@@ -197,7 +214,14 @@ class WorkerLocks:
         while not first and not self._first_phase_over() and not self.stop():
             time.sleep(POLL)
         try:
-            with self.locks.hold(exclusive, shared, self.stop):
+            with ExitStack() as held:
+                members = dict(self.pool()) if LIMITS_ORGANISATION in exclusive else {}
+                if len(members) > 1:  # whichever member of the limits pool is free
+                    taken = held.enter_context(self.locks.hold_one_of(list(members), self.stop))
+                    self.use_aliases(members.get(taken or "", {}))
+                    held.callback(self.use_aliases, {})
+                    exclusive = exclusive - {LIMITS_ORGANISATION}
+                held.enter_context(self.locks.hold(exclusive, shared, self.stop))
                 return (yield)  # a stop while waiting: the run's hook reports it not exercised
         finally:
             if first:

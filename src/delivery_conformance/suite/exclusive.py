@@ -7,6 +7,12 @@ alone instead, with `@pytest.mark.exclusive("limits-organisation", ...)`: then i
 exclusively and still shares `target` unless it names it too. The limit scenarios do so: they
 lower and spend the counters of a dedicated organisation that no other scenario uses.
 
+On several workers the limits organisation is a pool: where the profile has keys for the twin
+roles (`limits_b`, `limits_videos_b`: another organisation each, like the limits ones), a test
+holding `limits-organisation` takes whichever of the two is free (`hold_one_of`), and while it
+runs the twin's keys stand in for the limits roles (`limits_pool`). Two limit scenarios then run
+at a time; a sequential run always takes the limits roles themselves.
+
 A scenario that moves the clock of the organisation it holds alone names `OWN_CLOCK` too. Where
 the target keeps a clock per organisation (the sandbox's admin API: `POST /_sandbox/clock` with
 a role; `ORGANISATION_CLOCKS` says so for the run) only that organisation's time moves, and the
@@ -26,7 +32,7 @@ from __future__ import annotations
 
 import fcntl
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,9 +40,12 @@ from typing import IO, Any
 
 import pytest
 
+from delivery_conformance.target.profile_names import TWIN_OF
+
 __all__ = [
     "LIMITS_ORGANISATION",
     "LIMITS_ROLES",
+    "LIMITS_TWIN",
     "ORGANISATION_CLOCKS",
     "OWN_CLOCK",
     "PUT_BACK",
@@ -46,6 +55,7 @@ __all__ = [
     "ResourceLocks",
     "cleanup",
     "holdings",
+    "limits_pool",
 ]
 
 TARGET = "target"
@@ -57,6 +67,19 @@ ORGANISATION_CLOCKS = pytest.StashKey[bool]()
 # limit scenarios lower and spend its counters, then put back only it (`CLEAN_UP`).
 LIMITS_ORGANISATION = "limits-organisation"
 LIMITS_ROLES = ("limits", "limits_videos")
+LIMITS_TWIN = "limits-organisation-b"  # the pool's second member (the twin roles' organisations)
+
+
+def limits_pool(keys: Collection[str]) -> list[tuple[str, Mapping[str, str]]]:
+    """The members of the limits pool this profile allows: (resource, role aliases while held).
+    The twin counts only when the profile has a key for each of its roles."""
+    twin = {base: twin for twin, base in TWIN_OF.items() if base in LIMITS_ROLES}
+    members: list[tuple[str, Mapping[str, str]]] = [(LIMITS_ORGANISATION, {})]
+    if set(twin.values()) <= set(keys):
+        members.append((LIMITS_TWIN, twin))
+    return members
+
+
 # What holding a resource alone lets a test change without a whole reset, and how each such
 # change is put back: the admin API's `changed` entry -> the role whose organisation is restored.
 PUT_BACK: dict[str, dict[str, str]] = {
@@ -112,6 +135,31 @@ class ResourceLocks:
 
     def _open(self, name: str, part: str) -> IO[str]:
         return (self.directory / f"{name}.{part}.lock").open("a")
+
+    @contextmanager
+    def hold_one_of(
+        self, names: Sequence[str], stop: Callable[[], bool] = lambda: False
+    ) -> Iterator[str | None]:
+        """Hold alone the first of `names` that is free (the members of a pool, which no test
+        shares); yields its name, or None if `stop()` turned true first."""
+        while True:
+            for name in names:
+                handle = self._open(name, "resource")
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    handle.close()
+                    continue
+                try:
+                    yield name
+                finally:
+                    fcntl.flock(handle, fcntl.LOCK_UN)
+                    handle.close()
+                return
+            if stop():
+                yield None
+                return
+            time.sleep(POLL)
 
     @contextmanager
     def hold(

@@ -71,6 +71,7 @@ from delivery_conformance.suite.exclusive import (
     ResourceLocks,
     cleanup,
     holdings,
+    limits_pool,
 )
 from delivery_conformance.suite.selection import matches, select
 from delivery_conformance.suite.waits import WAITS
@@ -260,7 +261,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(state, "delivery-conformance-run")
     if distributed.is_worker(config) and state.shared_dir is not None:
         locks = ResourceLocks(state.shared_dir)
-        state.worker_locks = distributed.WorkerLocks(locks, lambda: state.stop_reason() is not None)
+        state.worker_locks = distributed.WorkerLocks(
+            locks,
+            lambda: state.stop_reason() is not None,
+            pool=lambda: limits_pool(state.profile().keys),
+            use_aliases=state.use_aliases,
+        )
         config.pluginmanager.register(state.worker_locks, "delivery-conformance-locks")
     if config.getoption("report_dir"):
         from delivery_conformance.reports.writer import ReportWriter
@@ -307,6 +313,7 @@ class _RunState:
         self._client: DeliveryClient | None = None
         self._admin: AdminClient | None = None
         self._clocks: bool | None = None  # `organisation_clocks()`, once known
+        self.aliases: Mapping[str, str] = {}  # roles standing in for others (`use_aliases`)
         self.exchanges: list[Exchange] = []
         self._outcome: dict[str, tuple[Outcome, str, tuple[Violation, ...]]] = {}
         self._start: dict[str, float] = {}
@@ -338,6 +345,14 @@ class _RunState:
     def pytest_configure_node(self, node: Any) -> None:
         """xdist's controller, per worker: the workers agree on what the controller probed."""
         node.workerinput[CLOCKS_INPUT] = self.organisation_clocks()
+
+    def use_aliases(self, aliases: Mapping[str, str]) -> None:
+        """From here the roles `aliases` maps send (and are acted on by the admin API as) the
+        roles they map to: a worker holding the twin of the limits organisation."""
+        self.aliases = dict(aliases)
+        for user in (self._client, self._admin):
+            if user is not None:
+                user.role_aliases = self.aliases
 
     def organisation_clocks(self) -> bool:
         """Whether the target moves a clock for one organisation alone (suite/exclusive.py): a
@@ -568,6 +583,7 @@ class _RunState:
                 shared = self.shared_dir
                 pacer = SharedPacer(shared / "pacing.json") if shared is not None else Pacer()
             self._client = DeliveryClient(profile, pacer=pacer, on_exchange=self.exchanges.append)
+            self._client.role_aliases = self.aliases
             self._client.stop_check = self.stop_reason
             self._client.on_wait = self._announce_wait
             if "films" in profile.keys:

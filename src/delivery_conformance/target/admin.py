@@ -9,6 +9,7 @@ raises `HarnessFailure` when the admin API does not answer 2xx with JSON.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -29,6 +30,9 @@ class AdminClient:
         # The admin API keeps a clock per organisation (`POST clock` with a role moves one
         # alone; `has_organisation_clocks`): `clock(..., role=)` and `now(role)` then use it.
         self.organisation_clocks = organisation_clocks
+        # role -> the role acted on instead (the twin organisation a limit scenario holds on
+        # several workers, as `DeliveryClient.role_aliases`); `changed` names the role asked for.
+        self.role_aliases: Mapping[str, str] = {}
         # What the calls since the last reset changed: "role:<name>" for an organisation's keys,
         # limits or suspension, else the area ("clock", "series", "licences", ...). A scenario
         # that declares it changes only the limits organisation is held to it (suite/plugin.py).
@@ -38,8 +42,9 @@ class AdminClient:
         self._client.close()
 
     def call(self, method: str, path: str, body: Any = None) -> Any:
+        sent_path, sent_body = self._aliased(path, body)
         response = self._client.request(
-            method, f"{self._prefix}/{path.lstrip('/')}", key=self._token, json=body
+            method, f"{self._prefix}/{sent_path.lstrip('/')}", key=self._token, json=sent_body
         )
         if not 200 <= response.status_code < 300:
             raise HarnessFailure(f"admin {method} {path} answered {response.status_code}")
@@ -52,6 +57,18 @@ class AdminClient:
             else:
                 self.changed.add(f"role:{rest.partition('/')[0]}" if area == "roles" else area)
         return response.json_body() if response.content else None
+
+    def _aliased(self, path: str, body: Any) -> tuple[str, Any]:
+        """`roles/<role>/...` and a clock's `role`, with the role stood in for by its alias."""
+        if not self.role_aliases:
+            return path, body
+        parts = path.strip("/").split("/")
+        if len(parts) >= 2 and parts[0] == "roles":
+            parts[1] = self.role_aliases.get(parts[1], parts[1])
+            path = "/".join(parts)
+        if isinstance(body, dict) and isinstance(body.get("role"), str):
+            body = {**body, "role": self.role_aliases.get(body["role"], body["role"])}
+        return path, body
 
     def state(self) -> Any:
         return self.call("GET", "state")
@@ -76,9 +93,10 @@ class AdminClient:
         if not isinstance(clock, dict):
             return None
         roles = clock.get("roles")
+        asked = self.role_aliases.get(role, role) if role else None
         seen = (
-            roles.get(role)
-            if role and self.organisation_clocks and isinstance(roles, dict)
+            roles.get(asked)
+            if asked and self.organisation_clocks and isinstance(roles, dict)
             else None
         )
         seen = clock.get("now") if seen is None else seen

@@ -50,6 +50,7 @@ from delivery_conformance.spec.endpoints import Endpoint, match_endpoint
 from delivery_conformance.spec.operations import Operation
 from delivery_conformance.target.pacing import Pacer, limits_from_config
 from delivery_conformance.target.profile import API_PREFIX, TargetProfile
+from delivery_conformance.target.profile_names import TWIN_OF
 from delivery_conformance.target.transport import AnswerBudget, bounded_transport
 
 __all__ = ["DEFAULT_TIMEOUT", "SIMULATED_ENDPOINTS", "DeliveryClient", "RequestContext", "Response"]
@@ -179,7 +180,12 @@ class DeliveryClient:
         secrets = list(profile.keys.values())
         if profile.admin:
             secrets.append(profile.admin.token)
-        self.redactor = Redactor(secrets, {key: role for role, key in profile.keys.items()})
+        # A twin's key reads as the role it stands in for: the same evidence whichever it was.
+        names = {key: TWIN_OF.get(role, role) for role, key in profile.keys.items()}
+        self.redactor = Redactor(secrets, names)
+        # role -> the role whose key is sent instead (several workers: the twin organisation a
+        # limit scenario holds, suite/exclusive.py); requests still name the role asked for.
+        self.role_aliases: Mapping[str, str] = {}
         self._budget = AnswerBudget()
         self._http = httpx.Client(
             base_url=profile.base_url,
@@ -214,6 +220,7 @@ class DeliveryClient:
             self.bursting, self._burst_charged = outer
 
     def key_for(self, role: str) -> str:
+        role = self.role_aliases.get(role, role)
         try:
             return self.profile.keys[role]
         except KeyError:

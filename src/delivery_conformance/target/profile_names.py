@@ -14,7 +14,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["FIXTURES", "FIXTURE_GROUPS", "KEY_ENV_PREFIX", "ROLES", "Fixture", "Role", "key_env"]
+__all__ = [
+    "FIXTURES",
+    "FIXTURE_GROUPS",
+    "KEY_ENV_PREFIX",
+    "ROLES",
+    "TWIN_OF",
+    "Fixture",
+    "Role",
+    "key_env",
+]
 
 # DELIVERY_KEY_<ROLE in capitals> overrides [keys] <role> (docs/profile.md > Target profile format).
 KEY_ENV_PREFIX = "DELIVERY_KEY_"
@@ -62,8 +71,13 @@ ROLES: dict[str, Role] = {
         Role("limits_videos", "its own video test organisation; videos:read, bound to an app", "the rate-limit scenarios of GET /videos"),
         Role("retired_pin", "film test organisation key pinned to a retired version", "the unsupported_version answers with upgrade_to (needs a retired version)"),
         Role("deprecated_pin", "film test organisation key pinned to a deprecated version", "the Deprecation, Sunset and Link headers (needs a deprecated version)"),
+        Role("limits_b", "optional: a second organisation like limits (all film scopes); used by nothing else", "on several workers, a second rate-limit scenario at a time (as limits)"),
+        Role("limits_videos_b", "optional: a second organisation like limits_videos, bound to its own app", "on several workers, with limits_b: a second rate-limit scenario at a time"),
     )
 }  # fmt: skip
+
+# The optional twins of the limits roles, and the role each stands in for (suite/exclusive.py).
+TWIN_OF = {"limits_b": "limits", "limits_videos_b": "limits_videos"}
 
 FILMS = "Films and episodes (films organisation)"
 SERIES = "Series and playlists"

@@ -96,8 +96,22 @@ ORGANISATIONS: dict[str, Organisation] = {
             True,
             "space-limits-videos",
         ),
+        # A second pair like the limits ones: on several workers, two limit scenarios at a time.
+        Organisation(
+            "org_limits_b", "limits-b-test", "Limits B Test Org", OrgKind.FILMS, True, None
+        ),
+        Organisation(
+            "org_limits_videos_b",
+            "limits-videos-b-test",
+            "Limits Videos B Test Org",
+            OrgKind.VIDEOS,
+            True,
+            "space-limits-videos-b",
+        ),
     )
 }
+# Organisations that license, and are granted, what `org_limits` / `org_limits_videos` are.
+LIMITS_TWINS = {"org_limits_b": "org_limits", "org_limits_videos_b": "org_limits_videos"}
 SUSPENDED_AT_START = frozenset({"org_suspended"})
 
 FILM_SCOPES = ("metadata:read", "playback", "creatives:export")
@@ -137,6 +151,8 @@ ROLES: dict[str, RoleSpec] = {
         RoleSpec("limits_videos", "org_limits_videos", ("videos:read",), app_id="app_limits"),
         RoleSpec("retired_pin", "org_films", FILM_SCOPES, pin=Pin.RETIRED),
         RoleSpec("deprecated_pin", "org_films", FILM_SCOPES, pin=Pin.DEPRECATED),
+        RoleSpec("limits_b", "org_limits_b", FILM_SCOPES),
+        RoleSpec("limits_videos_b", "org_limits_videos_b", ("videos:read",), app_id="app_limits_b"),
     )
 }
 EXTENDED_ONLY = frozenset({"retired_pin", "deprecated_pin"})

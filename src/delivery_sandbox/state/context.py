@@ -27,6 +27,7 @@ from delivery_sandbox.playback.tickets import TicketBook
 from delivery_sandbox.playback.variant_policies import variant_bases
 from delivery_sandbox.state.accounts import (
     EXTENDED_ONLY,
+    LIMITS_TWINS,
     ROLES,
     TENANT_LICENCES_OF,
     Accounts,
@@ -196,6 +197,8 @@ def build_sandbox(
     store = build_store(settings.seed, clock.now())
     tenants = Tenants.make(settings.tenants)
     store.share_licences(TENANT_LICENCES_OF, tenants.org_ids)
+    for twin, source in LIMITS_TWINS.items():
+        store.share_licences(source, (twin,))
     variants = VariantSet(settings.variants)
     plan = server_plan(variants)
     bases = variant_bases(variants)

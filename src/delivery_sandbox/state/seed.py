@@ -424,6 +424,7 @@ class _Seeder:
         grants = {
             "org_videos": granted,
             "org_limits_videos": granted,
+            "org_limits_videos_b": granted,
             "org_suspended": granted,
             "org_videos_other": other,
         }
@@ -502,6 +503,7 @@ class _Seeder:
         grants = {
             "org_videos": ("col-strength", "col-yoga", "col-cardio", "col-draft", "col-broken"),
             "org_limits_videos": ("col-strength",),
+            "org_limits_videos_b": ("col-strength",),
             "org_suspended": ("col-strength",),
             "org_videos_other": ("col-yoga",),
         }

@@ -36,9 +36,14 @@ from delivery_conformance.target import preflight
 from delivery_conformance.target.embedded import EmbeddedSandbox
 from delivery_conformance.target.preflight import chosen_workers
 
-# Plain readers, scenarios that change the target (alone), and limit scenarios (alone on their
-# organisation, beside the readers; the clock-moving ones alone on everything).
-MIXED = "test_catalog_paging or test_withdrawal or test_limits_headers or test_keys"
+# Plain readers, scenarios that change the target (alone), and limit scenarios (alone on one of
+# the two limits organisations, beside the readers, moving only that organisation's clock): two
+# limit scenarios that took the same organisation, or whose admin calls and requests went to
+# different ones, would fail each other.
+MIXED = (
+    "test_catalog_paging or test_withdrawal or test_limits_headers or test_limits_counters"
+    " or test_keys"
+)
 
 
 def _digest(data: dict[str, Any]) -> tuple[list[tuple[str, str, str]], dict[str, str]]:
@@ -234,3 +239,49 @@ def test_tests_holding_one_organisation_alone_are_spread_through_the_second_phas
     """Spread, the limits organisation's chain runs beside the shared tests; handed out together
     its tests would keep every worker waiting on its lock."""
     assert "".join(spread(list(few), list(many))) == merged
+
+
+POOL_SUITE = """
+import time
+
+import pytest
+
+from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION
+
+
+@pytest.mark.exclusive(LIMITS_ORGANISATION)
+@pytest.mark.requirement("LIM-009")
+@pytest.mark.parametrize("limit", [41, 42])
+def test_the_limit_set_is_the_limit_read(client, admin, limit):
+    admin.set_limit("limits", "config", limit)
+    time.sleep(1.0)  # the other one runs meanwhile, on the other organisation of the pool
+    doors = client.get("config", role="limits").json_body()["rate_limits"]["doors"]
+    assert doors["config"]["limit"] == limit
+"""
+
+
+def test_two_limit_scenarios_at_a_time_each_act_on_the_organisation_they_took(
+    tmp_path: Path,
+) -> None:
+    """Two scenarios holding the limits organisation, side by side on two workers: each must
+    take its own member of the pool, and its admin calls and its requests must both go to it."""
+    suite = tmp_path / "tests" / "conformance"
+    suite.mkdir(parents=True)
+    (suite / "conftest.py").write_text('pytest_plugins = ["delivery_conformance.suite.plugin"]\n')
+    (suite / "test_pool.py").write_text(POOL_SUITE)
+    with EmbeddedSandbox() as profile:
+        options = RunOptions(
+            target=profile,
+            run_dir=tmp_path / "run",
+            properties=False,
+            pacing=False,
+            from_sandbox=True,
+            workers=2,
+            tests_root=tmp_path / "tests",
+        )
+        started = time.monotonic()
+        summary = run_suite(options)
+    assert summary is not None and summary.exit_code() == 0, summary and summary.line()
+    data = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
+    assert [t["outcome"] for t in data["tests"]] == ["passed", "passed"]
+    assert time.monotonic() - started < 60

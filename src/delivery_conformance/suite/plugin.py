@@ -602,6 +602,7 @@ class _RunState:
             transport = DeliveryClient(admin_profile, on_exchange=self.exchanges.append)
             clocks = self.organisation_clocks()
             self._admin = AdminClient(profile.admin, transport, organisation_clocks=clocks)
+            self._admin.role_aliases = self.aliases
         return self._admin
 
     def has(self, need: str) -> bool:

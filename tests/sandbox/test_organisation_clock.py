@@ -74,3 +74,16 @@ def test_the_limits_twins_license_and_are_granted_what_the_limits_pair_is(api: A
         for role in ("limits_videos", "limits_videos_b")
     ]
     assert videos[0]["rows"] and videos[0]["rows"] == videos[1]["rows"]
+
+
+def test_a_restore_drops_what_a_fault_holds_back_for_that_organisation(api: Api) -> None:
+    """Under `suspension_seen_late` a suspension lands 4 s late; the organisation's restore
+    (the clean-up after the scenario that suspended it) leaves nothing to land on the next one."""
+    api.admin("POST", "faults", {"enable": ["suspension_seen_late"]})
+    for role in ("limits", "films"):
+        assert api.admin("POST", f"roles/{role}/suspend").is_success
+    assert len(api.sb.pending) == 2
+    assert api.admin("POST", "roles/limits/restore").is_success
+    api.admin("POST", "clock", {"advance": 5})
+    assert api.get("config", "limits").status_code == 200  # never suspended
+    assert api.get("config", "films").status_code == 403  # its own late suspension landed

@@ -214,6 +214,7 @@ async def _role_action(sb: Sandbox, role: str, action: str, receive: Any, now: f
         sb.limits.restore(org)
         sb.accounts.suspended.discard(org)
         sb.clock.reset(org)
+        sb.forget_pending(org)  # a suspension or a raise a fault holds back lands no more
     else:
         raise AdminError(404, f"no such action {action}")
     sb.changed()

@@ -100,13 +100,17 @@ FAULTS = declare(
 
 
 def _hold_back(
-    sb: Server, fault: FaultName, undo: Callable[[], object], redo: Callable[[], object]
+    sb: Server,
+    fault: FaultName,
+    undo: Callable[[], object],
+    redo: Callable[[], object],
+    org: str | None = None,
 ) -> None:
     """A change just made: when `fault` is on, undo it now and make it again after its delay
-    (a sandbox reset cancels what is pending)."""
+    (a sandbox reset cancels what is pending; a restore of `org`, what is pending for it)."""
     if sb.faults.enabled(fault):
         undo()
-        sb.later(DELAYS[fault], redo)
+        sb.later(DELAYS[fault], redo, org=org)
 
 
 def revoke(sb: Server, role: str) -> None:
@@ -194,7 +198,7 @@ def suspend(sb: Server, org_id: str) -> None:
     """Suspend an organisation, late under `org_suspension_after_35_s`; under
     `suspension_seen_late` (FRESH-007 broken, FRESH-005/006 kept) only after 4 s."""
     if sb.faults.enabled(FaultName.suspension_seen_late):
-        sb.later(LATE_SUSPENSION, sb.accounts.suspended.add, org_id)
+        sb.later(LATE_SUSPENSION, sb.accounts.suspended.add, org_id, org=org_id)
         return
     suspended = sb.accounts.suspended
     suspended.add(org_id)
@@ -203,6 +207,7 @@ def suspend(sb: Server, org_id: str) -> None:
         FaultName.org_suspension_after_35_s,
         lambda: suspended.discard(org_id),
         lambda: sb.accounts.suspended.add(org_id),
+        org=org_id,
     )
 
 
@@ -218,6 +223,7 @@ def set_limit(sb: Server, org_id: str, counter: str, limit: int, now: float) -> 
             FaultName.catalog_raise_after_70_s,
             lambda: limits.set_limit(org_id, counter, before, now),
             lambda: limits.set_limit(org_id, counter, limit, sb.now()),
+            org=org_id,
         )
 
 

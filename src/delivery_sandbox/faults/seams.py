@@ -82,7 +82,9 @@ class Server(Protocol):
 
     def now(self) -> float: ...
 
-    def later(self, seconds: float, action: Callable[..., object], *args: object) -> None: ...
+    def later(
+        self, seconds: float, action: Callable[..., object], *args: object, org: str | None = None
+    ) -> None: ...
 
 
 class Check(Protocol):

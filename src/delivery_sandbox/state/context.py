@@ -80,8 +80,9 @@ class Sandbox:
     tickets: TicketBook = field(default_factory=TicketBook)
     outages: set[str] = field(default_factory=set)  # areas out (outages.py; admin API)
     _order: Iterator[int] = field(default_factory=itertools.count)  # ties among `later` ones
-    # `later` actions: (due on the sandbox clock, order made, action, its arguments)
-    pending: list[tuple[float, int, Callable[..., object], tuple[object, ...]]] = field(
+    # `later` actions: (due on the sandbox clock, order made, action, its arguments, the
+    # organisation whose state it changes, if one: a restore of that organisation drops it)
+    pending: list[tuple[float, int, Callable[..., object], tuple[object, ...], str | None]] = field(
         default_factory=list
     )
     bases: Policies = DEFAULT_BASES  # playback and limits policies before any fault (variants)
@@ -131,12 +132,19 @@ class Sandbox:
         bent = limit_faults.bend_policies(self.faults, self.bases, self.bases is DEFAULT_BASES)
         return in_force(self.limits, bent)
 
-    def later(self, seconds: float, action: Callable[..., object], *args: object) -> None:
+    def later(
+        self, seconds: float, action: Callable[..., object], *args: object, org: str | None = None
+    ) -> None:
         """Run `action` once the sandbox clock has moved `seconds` on (a reset cancels what is
-        pending). Due actions run when the next request or admin call arrives (`run_due`):
-        nothing can see them before, and a clock moved by `POST /_sandbox/clock` brings them
-        due as real time would."""
-        self.pending.append((self.clock.now() + seconds, next(self._order), action, args))
+        pending, a restore of `org` what is pending for it). Due actions run when the next
+        request or admin call arrives (`run_due`): nothing can see them before, and a clock
+        moved by `POST /_sandbox/clock` brings them due as real time would."""
+        due = self.clock.now() + seconds
+        self.pending.append((due, next(self._order), action, args, org))
+
+    def forget_pending(self, org: str) -> None:
+        """Drop what is pending for `org` (its restore: back to its start, nothing to land)."""
+        self.pending = [entry for entry in self.pending if entry[4] != org]
 
     def run_due(self) -> None:
         """Run, in the order they fall due, the `later` actions the clock has reached."""
@@ -147,7 +155,7 @@ class Sandbox:
         if not due:
             return
         self.pending = [entry for entry in self.pending if entry[0] > now]
-        for _, _, action, args in due:
+        for _, _, action, args, _ in due:
             action(*args)
         self.changed()
 

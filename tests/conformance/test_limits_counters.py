@@ -3,7 +3,8 @@ valid keys only, raised limits, burst and refill.
 
 spec: Limits (table: endpoints, units, refill; "Only requests with a valid key are counted";
 "raised ... effective within about a minute"); Authentication item 4 (order of checks).
-Lowered limits on the dedicated roles; the admin fixture resets the target after each test.
+Lowered limits on the dedicated roles; the admin fixture puts their organisation back after
+each test (the whole target, for a scenario that holds it).
 Readings followed (docs/reading-of-the-spec.md): LIM (counting) (never more than the limit; up to
 2.5 % early, at least one request with a lowered limit: `fewest_admitted`), LIM (defaults) (doors at
 the table's value or above), LIM-005 (a should), LIM-013/LIM-020 (refill L/60 per second), LIM-016

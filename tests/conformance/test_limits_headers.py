@@ -7,10 +7,10 @@ Each counter is lowered through the admin API on the dedicated roles. Readings f
 up, 1 to 60), LIM-027 (counter names).
 
 Timing: every scenario runs as one burst (the `_burst` fixture): it spends a counter it lowered
-itself on a dedicated organisation (reset by the admin fixture afterwards). The clock-minute
-scenarios move the target's clock to a known second with the admin API and place each request
-by setting the clock again (never by counting on real time); where real time still matters the
-round trip of the admin call widens the window.
+itself on a dedicated organisation (put back by the admin fixture afterwards). The clock-minute
+scenarios move that organisation's clock (the whole target's where the admin API keeps one clock)
+to a known second and place each request by setting the clock again (never by counting on real
+time); where real time still matters the round trip of the admin call widens the window.
 """
 
 from __future__ import annotations

@@ -184,7 +184,7 @@ class WorkerLocks:
     ) -> None:
         self.locks = locks
         self.stop = stop
-        # The limits pool (`exclusive.limits_pool`), asked once a test needs it, and how the
+        # The limits pool (`exclusive.limits_pool`), asked when a test needs it, and how the
         # role aliases of the member taken are put in force (and lifted) for the test.
         self.pool = pool
         self.use_aliases = use_aliases

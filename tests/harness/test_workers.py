@@ -243,10 +243,13 @@ def test_tests_holding_one_organisation_alone_are_spread_through_the_second_phas
 
 POOL_SUITE = """
 import time
+from pathlib import Path
 
 import pytest
 
 from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION
+
+MEETING = Path(__file__).parent  # each scenario marks here that its limit is set
 
 
 @pytest.mark.exclusive(LIMITS_ORGANISATION)
@@ -254,7 +257,11 @@ from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION
 @pytest.mark.parametrize("limit", [41, 42])
 def test_the_limit_set_is_the_limit_read(client, admin, limit):
     admin.set_limit("limits", "config", limit)
-    time.sleep(1.0)  # the other one runs meanwhile, on the other organisation of the pool
+    (MEETING / f"set-{limit}").touch()
+    deadline = time.monotonic() + 20  # both set before either reads: they ran side by side
+    while len(list(MEETING.glob("set-*"))) < 2:
+        assert time.monotonic() < deadline, "the other limit scenario never ran beside this one"
+        time.sleep(0.05)
     doors = client.get("config", role="limits").json_body()["rate_limits"]["doors"]
     assert doors["config"]["limit"] == limit
 """
@@ -263,8 +270,10 @@ def test_the_limit_set_is_the_limit_read(client, admin, limit):
 def test_two_limit_scenarios_at_a_time_each_act_on_the_organisation_they_took(
     tmp_path: Path,
 ) -> None:
-    """Two scenarios holding the limits organisation, side by side on two workers: each must
-    take its own member of the pool, and its admin calls and its requests must both go to it."""
+    """Two scenarios holding the limits organisation, side by side on two workers (each waits,
+    polling, until the other has set its limit): each must take its own member of the pool, and
+    its admin calls and its requests must both go to it. One after another, or on one
+    organisation, they fail."""
     suite = tmp_path / "tests" / "conformance"
     suite.mkdir(parents=True)
     (suite / "conftest.py").write_text('pytest_plugins = ["delivery_conformance.suite.plugin"]\n')

@@ -100,7 +100,7 @@ class AdminClient:
             else None
         )
         seen = clock.get("now") if seen is None else seen
-        return float(seen) if isinstance(seen, int | float) and not isinstance(seen, bool) else None
+        return float(seen) if _is_time(seen) else None
 
     def revoke(self, role: str) -> Any:
         return self.call("POST", f"roles/{role}/revoke", {})
@@ -174,8 +174,9 @@ def has_organisation_clocks(state: Any) -> bool:
     could move for one organisation alone): `clock.roles`, each a number."""
     clock = state.get("clock") if isinstance(state, dict) else None
     roles = clock.get("roles") if isinstance(clock, dict) else None
-    return (
-        isinstance(roles, dict)
-        and bool(roles)
-        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in roles.values())
-    )
+    return isinstance(roles, dict) and bool(roles) and all(map(_is_time, roles.values()))
+
+
+def _is_time(value: object) -> bool:
+    """An epoch in seconds as the admin API's JSON gives it: a number, never a boolean."""
+    return isinstance(value, int | float) and not isinstance(value, bool)

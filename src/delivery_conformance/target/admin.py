@@ -10,7 +10,7 @@ raises `HarnessFailure` when the admin API does not answer 2xx with JSON.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 from urllib.parse import urlsplit
 
 from delivery_conformance.exceptions import HarnessFailure
@@ -177,6 +177,6 @@ def has_organisation_clocks(state: Any) -> bool:
     return isinstance(roles, dict) and bool(roles) and all(map(_is_time, roles.values()))
 
 
-def _is_time(value: object) -> bool:
+def _is_time(value: object) -> TypeGuard[int | float]:
     """An epoch in seconds as the admin API's JSON gives it: a number, never a boolean."""
     return isinstance(value, int | float) and not isinstance(value, bool)

@@ -331,6 +331,7 @@ def _creative_ids(client, limit: int) -> list[str]:
 
 @pytest.mark.requirement("FRESH-021")
 @pytest.mark.needs("role:films_creatives")
+@pytest.mark.long
 def test_creatives_walk_returns_every_record_once(client):
     small, large = _creative_ids(client, 1), _creative_ids(client, 100)
     expect(

@@ -262,6 +262,7 @@ def test_full_allowance_is_available_as_a_burst(client, admin, fixture_id):
     ],
 )
 @pytest.mark.needs("fixture:episode_encrypted")
+@pytest.mark.long
 def test_continuous_counter_refills_at_a_sixtieth_of_the_limit_per_second(
     client, admin, fixture_id, counter, rid
 ):

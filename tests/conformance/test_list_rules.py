@@ -168,6 +168,7 @@ def _one_sequence(walks: dict[int, list[Any]]) -> bool:
                      marks=[CREATIVES, pytest.mark.requirement("FRESH-021")]),
     ],
 )  # fmt: skip
+@pytest.mark.long
 def test_walks_of_an_unchanged_list_are_one_sequence(
     client: DeliveryClient, path: str, role: str, rid: str
 ) -> None:

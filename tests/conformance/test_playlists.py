@@ -323,6 +323,7 @@ def test_walk_is_oldest_change_first(library: list[listing.Page]) -> None:
 
 @VIDEOS
 @pytest.mark.requirement("PLS-022")
+@pytest.mark.long
 def test_full_page_always_carries_a_cursor(
     client: DeliveryClient, library: list[listing.Page]
 ) -> None:

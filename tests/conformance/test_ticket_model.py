@@ -114,6 +114,7 @@ def _machine(
 @pytest.mark.exclusive(LIMITS_ORGANISATION, OWN_CLOCK)  # it moves the organisation's clock
 @pytest.mark.requirement(*JUDGED)
 @pytest.mark.needs("admin", "role:films", "fixture:episode_encrypted")
+@pytest.mark.long
 def test_random_sequences_of_ticket_requests_keep_the_reuse_rules(
     client: DeliveryClient,
     admin: Any,

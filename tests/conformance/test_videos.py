@@ -78,6 +78,7 @@ ROW_FIELDS = frozenset(
 
 @COLLECTION
 @pytest.mark.requirement("VID-001", "VID-009", "VID-003", "VID-013")
+@pytest.mark.long
 def test_pages_and_rows_follow_the_row_table(
     rows_walk: list[listing.Page], fixture_id: Any
 ) -> None:
@@ -100,6 +101,7 @@ def test_pages_and_rows_follow_the_row_table(
 
 @COLLECTION
 @pytest.mark.requirement("VID-007", "VID-011")
+@pytest.mark.long
 def test_walks_return_every_row_once_in_collection_order(
     client: DeliveryClient, rows_walk: list[listing.Page], fixture_id: Any
 ) -> None:
@@ -174,6 +176,7 @@ def test_list_links_expire_in_one_hour(client: DeliveryClient, fixture_id: Any) 
 
 @pytest.mark.needs(f"role:{ROLE}", "fixture:video_id", "fixture:collection_code")
 @pytest.mark.requirement("VID-002", "VID-014", "VID-015", "VID-017")
+@pytest.mark.long
 def test_single_read_returns_the_listed_row(
     client: DeliveryClient, fixture_id: Any, rows_walk: list[listing.Page]
 ) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from delivery_conformance.suite.exclusive import (
     LIMITS_ORGANISATION,
-    LIMITS_TWIN,
+    LIMITS_TWINS,
     ORGANISATION_CLOCKS,
     OWN_CLOCK,
     TARGET,
@@ -92,32 +92,44 @@ def test_sharers_run_together_and_an_exclusive_holder_alone(tmp_path: Path) -> N
             assert sharer is False
 
 
+B, C, D = LIMITS_TWINS
+BOTH = {"limits", "limits_videos"}
+
+
 @pytest.mark.parametrize(
     ("keys", "members"),
     [
-        ({"limits", "limits_videos"}, [LIMITS_ORGANISATION]),
-        ({"limits", "limits_videos", "limits_b"}, [LIMITS_ORGANISATION]),  # half a twin: none
-        ({"limits", "limits_videos", "limits_b", "limits_videos_b"},
-         [LIMITS_ORGANISATION, LIMITS_TWIN]),
+        (BOTH, [LIMITS_ORGANISATION]),
+        (BOTH | {"limits_b"}, [LIMITS_ORGANISATION]),  # half a twin pair: none
+        (BOTH | {"limits_b", "limits_videos_b"}, [LIMITS_ORGANISATION, B]),
+        (BOTH | {"limits_b", "limits_videos_b", "limits_d", "limits_videos_d", "limits_c"},
+         [LIMITS_ORGANISATION, B, D]),
+        (BOTH | {f"limits{k}_{s}" for k in ("", "_videos") for s in "bcd"},
+         [LIMITS_ORGANISATION, B, C, D]),
     ],
 )  # fmt: skip
-def test_the_limits_pool_has_the_twin_only_with_both_of_its_keys(
+def test_the_limits_pool_has_a_twin_pair_only_with_both_of_its_keys(
     keys: set[str], members: list[str]
 ) -> None:
-    pool = limits_pool(keys)
-    assert [name for name, _ in pool] == members
-    assert dict(pool)[LIMITS_ORGANISATION] == {}
-    if LIMITS_TWIN in members:
-        aliases = {"limits": "limits_b", "limits_videos": "limits_videos_b"}
-        assert dict(pool)[LIMITS_TWIN] == aliases
+    pool = dict(limits_pool(keys))
+    assert list(pool) == members
+    assert pool[LIMITS_ORGANISATION] == {}
+    for member, suffix in ((B, "b"), (C, "c"), (D, "d")):
+        if member in members:
+            aliases = {"limits": f"limits_{suffix}", "limits_videos": f"limits_videos_{suffix}"}
+            assert pool[member] == aliases
 
 
 def test_a_pool_member_is_taken_when_free_and_waited_for_when_none_is(tmp_path: Path) -> None:
-    locks, names = ResourceLocks(tmp_path), [LIMITS_ORGANISATION, LIMITS_TWIN]
-    with locks.hold_one_of(names) as first, locks.hold_one_of(names) as second:
-        assert (first, second) == (LIMITS_ORGANISATION, LIMITS_TWIN)
-        with locks.hold_one_of(names, _after(0.1)) as third:
-            assert third is None  # both taken: it waited, then gave up at the stop
+    locks, names = ResourceLocks(tmp_path), [LIMITS_ORGANISATION, B, C]
+    with (
+        locks.hold_one_of(names) as first,
+        locks.hold_one_of(names) as second,
+        locks.hold_one_of(names) as third,
+    ):
+        assert (first, second, third) == (LIMITS_ORGANISATION, B, C)
+        with locks.hold_one_of(names, _after(0.1)) as fourth:
+            assert fourth is None  # all taken: it waited, then gave up at the stop
     with locks.hold_one_of(names) as again:
         assert again == LIMITS_ORGANISATION  # released: free again
 

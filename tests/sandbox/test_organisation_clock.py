@@ -3,7 +3,10 @@ that organisation's requests, counters and tickets see, and nobody else's."""
 
 from __future__ import annotations
 
+import pytest
 from sandbox_api import START, Api
+
+from delivery_sandbox.state.accounts import LIMITS_TWIN_SUFFIXES
 
 
 def _spend_config(api: Api, role: str) -> int:
@@ -57,21 +60,27 @@ def test_an_unknown_role_or_a_bad_one_is_refused(api: Api) -> None:
     assert api.admin("POST", "clock", {"advance": 1, "role": 7}).status_code == 400
 
 
-def test_the_limits_twins_license_and_are_granted_what_the_limits_pair_is(api: Api) -> None:
-    """`limits_b` / `limits_videos_b` stand in for `limits` / `limits_videos` on several workers:
-    other organisations with the same catalog, tickets and videos."""
+@pytest.mark.parametrize("suffix", LIMITS_TWIN_SUFFIXES)
+def test_the_limits_twins_license_and_are_granted_what_the_limits_pair_is(
+    api: Api, suffix: str
+) -> None:
+    """`limits_<x>` / `limits_videos_<x>` stand in for `limits` / `limits_videos` on several
+    workers: other organisations (one each) with the same catalog, tickets and videos."""
     body = {"episode_id": api.fx["episode_encrypted"], "intent": "play",
             "union_info": "device-0001-abcd", "drm_kek": "kek-0001-abcdefgh"}  # fmt: skip
-    for base, twin in (("limits", "limits_b"), ("limits_videos", "limits_videos_b")):
-        assert api.sb.accounts.org_of(twin) not in {
-            api.sb.accounts.org_of(r) for r in ("films", base)
-        }
-    films = [api.get("catalog", role).json()["films"] for role in ("limits", "limits_b")]
+    twins = [f"limits_{s}" for s in LIMITS_TWIN_SUFFIXES]
+    twins += [f"limits_videos_{s}" for s in LIMITS_TWIN_SUFFIXES]
+    others = {api.sb.accounts.org_of(r) for r in ("films", "limits", "limits_videos")}
+    for base in ("limits", "limits_videos"):
+        twin = f"{base}_{suffix}"
+        orgs = [api.sb.accounts.org_of(r) for r in twins if r != twin]
+        assert api.sb.accounts.org_of(twin) not in others | set(orgs)
+    films = [api.get("catalog", role).json()["films"] for role in ("limits", f"limits_{suffix}")]
     assert films[0] == films[1] and films[0]
-    assert api.request("POST", "playback", "limits_b", json=body).status_code == 200
+    assert api.request("POST", "playback", f"limits_{suffix}", json=body).status_code == 200
     videos = [
         api.get("videos", role, params={"limit": 5}).json()
-        for role in ("limits_videos", "limits_videos_b")
+        for role in ("limits_videos", f"limits_videos_{suffix}")
     ]
     assert videos[0]["rows"] and videos[0]["rows"] == videos[1]["rows"]
 

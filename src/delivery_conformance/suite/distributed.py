@@ -160,9 +160,10 @@ def done_so_far(directory: Path) -> set[str]:
 
 
 def _place(item: pytest.Item) -> tuple[int, int]:
-    """Rank first; within a rank the property tests lead: each sends a few hundred requests, so
-    started last they would be the run's tail."""
-    return rank(holdings(item)[0]), 0 if "properties" in item.path.parts else 1
+    """Rank first; within a rank the property tests and the scenarios marked `long` lead: each
+    sends a few hundred requests, so started last they would be the run's tail."""
+    first = "properties" in item.path.parts or item.get_closest_marker("long") is not None
+    return rank(holdings(item)[0]), 0 if first else 1
 
 
 class WorkerLocks:

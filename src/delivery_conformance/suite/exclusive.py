@@ -7,11 +7,12 @@ alone instead, with `@pytest.mark.exclusive("limits-organisation", ...)`: then i
 exclusively and still shares `target` unless it names it too. The limit scenarios do so: they
 lower and spend the counters of a dedicated organisation that no other scenario uses.
 
-On several workers the limits organisation is a pool: where the profile has keys for the twin
-roles (`limits_b`, `limits_videos_b`: another organisation each, like the limits ones), a test
-holding `limits-organisation` takes whichever of the two is free (`hold_one_of`), and while it
-runs the twin's keys stand in for the limits roles (`limits_pool`). Two limit scenarios then run
-at a time; a sequential run always takes the limits roles themselves.
+On several workers the limits organisation is a pool: for each pair of twin roles the profile has
+keys for (`limits_b` and `limits_videos_b`, `_c`, `_d`: another organisation each, like the
+limits ones), a test holding `limits-organisation` takes whichever member is free
+(`hold_one_of`), and while it runs the twin's keys stand in for the limits roles
+(`limits_pool`). Up to four limit scenarios then run at a time; a sequential run always takes
+the limits roles themselves.
 
 A scenario that moves the clock of the organisation it holds alone names `OWN_CLOCK` too. Where
 the target keeps a clock per organisation (the sandbox's admin API: `POST /_sandbox/clock` with
@@ -40,12 +41,12 @@ from typing import IO, Any
 
 import pytest
 
-from delivery_conformance.target.profile_names import TWIN_OF
+from delivery_conformance.target.profile_names import LIMITS_TWIN_SUFFIXES
 
 __all__ = [
     "LIMITS_ORGANISATION",
     "LIMITS_ROLES",
-    "LIMITS_TWIN",
+    "LIMITS_TWINS",
     "ORGANISATION_CLOCKS",
     "OWN_CLOCK",
     "PUT_BACK",
@@ -67,16 +68,18 @@ ORGANISATION_CLOCKS = pytest.StashKey[bool]()
 # limit scenarios lower and spend its counters, then put back only it (`CLEAN_UP`).
 LIMITS_ORGANISATION = "limits-organisation"
 LIMITS_ROLES = ("limits", "limits_videos")
-LIMITS_TWIN = "limits-organisation-b"  # the pool's second member (the twin roles' organisations)
+# The pool's other members, one per pair of twin roles (`limits_b` / `limits_videos_b`, ...).
+LIMITS_TWINS = tuple(f"{LIMITS_ORGANISATION}-{suffix}" for suffix in LIMITS_TWIN_SUFFIXES)
 
 
 def limits_pool(keys: Collection[str]) -> list[tuple[str, Mapping[str, str]]]:
     """The members of the limits pool this profile allows: (resource, role aliases while held).
-    The twin counts only when the profile has a key for each of its roles."""
-    twin = {base: twin for twin, base in TWIN_OF.items() if base in LIMITS_ROLES}
+    A twin pair counts only when the profile has a key for each of its roles."""
     members: list[tuple[str, Mapping[str, str]]] = [(LIMITS_ORGANISATION, {})]
-    if set(twin.values()) <= set(keys):
-        members.append((LIMITS_TWIN, twin))
+    for resource, suffix in zip(LIMITS_TWINS, LIMITS_TWIN_SUFFIXES, strict=True):
+        aliases = {base: f"{base}_{suffix}" for base in LIMITS_ROLES}
+        if set(aliases.values()) <= set(keys):
+            members.append((resource, aliases))
     return members
 
 

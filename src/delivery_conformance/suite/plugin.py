@@ -245,6 +245,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "requirement(*ids): requirement IDs this test proves")
     config.addinivalue_line("markers", "needs(*what): roles, fixtures or admin API needed")
     config.addinivalue_line(
+        "markers", "long: many round trips; on several workers it starts first in its phase"
+    )
+    config.addinivalue_line(
         "markers", "exclusive(*resources): what the test holds alone on several workers"
     )
     # Hypothesis keeps files (a constants cache) in ./.hypothesis; a run writes only into its

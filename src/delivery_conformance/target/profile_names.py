@@ -18,6 +18,7 @@ __all__ = [
     "FIXTURES",
     "FIXTURE_GROUPS",
     "KEY_ENV_PREFIX",
+    "LIMITS_TWIN_SUFFIXES",
     "ROLES",
     "TWIN_OF",
     "Fixture",
@@ -42,6 +43,10 @@ class Fixture:
     group: str
     what: str  # what the id names, in the organisation of the role that reads it
     unlocks: str
+
+
+# The suffixes of the twin pairs: roles `limits_<suffix>` and `limits_videos_<suffix>`.
+LIMITS_TWIN_SUFFIXES = ("b", "c", "d")
 
 
 def key_env(role: str) -> str:
@@ -71,13 +76,23 @@ ROLES: dict[str, Role] = {
         Role("limits_videos", "its own video test organisation; videos:read, bound to an app", "the rate-limit scenarios of GET /videos"),
         Role("retired_pin", "film test organisation key pinned to a retired version", "the unsupported_version answers with upgrade_to (needs a retired version)"),
         Role("deprecated_pin", "film test organisation key pinned to a deprecated version", "the Deprecation, Sunset and Link headers (needs a deprecated version)"),
-        Role("limits_b", "optional: a second organisation like limits (all film scopes); used by nothing else", "on several workers, a second rate-limit scenario at a time (as limits)"),
-        Role("limits_videos_b", "optional: a second organisation like limits_videos, bound to its own app", "on several workers, with limits_b: a second rate-limit scenario at a time"),
+        *(
+            role
+            for suffix in LIMITS_TWIN_SUFFIXES
+            for role in (
+                Role(f"limits_{suffix}", "optional: another organisation like limits (all film scopes); used by nothing else", "on several workers, one more rate-limit scenario at a time (as limits)"),
+                Role(f"limits_videos_{suffix}", "optional: another organisation like limits_videos, bound to its own app", f"on several workers, with limits_{suffix}: one more rate-limit scenario at a time"),
+            )
+        ),
     )
 }  # fmt: skip
 
 # The optional twins of the limits roles, and the role each stands in for (suite/exclusive.py).
-TWIN_OF = {"limits_b": "limits", "limits_videos_b": "limits_videos"}
+TWIN_OF = {
+    f"limits{kind}_{suffix}": f"limits{kind}"
+    for suffix in LIMITS_TWIN_SUFFIXES
+    for kind in ("", "_videos")
+}
 
 FILMS = "Films and episodes (films organisation)"
 SERIES = "Series and playlists"

@@ -14,6 +14,8 @@ from enum import StrEnum, auto
 
 __all__ = [
     "IDLE_TENANT",
+    "LIMITS_TWINS",
+    "LIMITS_TWIN_SUFFIXES",
     "MAX_TENANTS",
     "ORGANISATIONS",
     "ROLES",
@@ -27,6 +29,9 @@ __all__ = [
 ]
 
 KEY_PREFIX = "svc_live_"
+# The pairs of organisations like `org_limits` / `org_limits_videos` (roles `limits_<suffix>`,
+# `limits_videos_<suffix>`): with the limits pair itself, a pool of four on several workers.
+LIMITS_TWIN_SUFFIXES = ("b", "c", "d")
 KEY_ALPHABET = string.ascii_letters + string.digits
 
 
@@ -96,22 +101,37 @@ ORGANISATIONS: dict[str, Organisation] = {
             True,
             "space-limits-videos",
         ),
-        # A second pair like the limits ones: on several workers, two limit scenarios at a time.
-        Organisation(
-            "org_limits_b", "limits-b-test", "Limits B Test Org", OrgKind.FILMS, True, None
-        ),
-        Organisation(
-            "org_limits_videos_b",
-            "limits-videos-b-test",
-            "Limits Videos B Test Org",
-            OrgKind.VIDEOS,
-            True,
-            "space-limits-videos-b",
+        # More pairs like the limits ones: on several workers, a limit scenario on each at a time.
+        *(
+            organisation
+            for suffix in LIMITS_TWIN_SUFFIXES
+            for organisation in (
+                Organisation(
+                    f"org_limits_{suffix}",
+                    f"limits-{suffix}-test",
+                    f"Limits {suffix.upper()} Test Org",
+                    OrgKind.FILMS,
+                    True,
+                    None,
+                ),
+                Organisation(
+                    f"org_limits_videos_{suffix}",
+                    f"limits-videos-{suffix}-test",
+                    f"Limits Videos {suffix.upper()} Test Org",
+                    OrgKind.VIDEOS,
+                    True,
+                    f"space-limits-videos-{suffix}",
+                ),
+            )
         ),
     )
 }
 # Organisations that license, and are granted, what `org_limits` / `org_limits_videos` are.
-LIMITS_TWINS = {"org_limits_b": "org_limits", "org_limits_videos_b": "org_limits_videos"}
+LIMITS_TWINS = {
+    f"org_limits{kind}_{suffix}": f"org_limits{kind}"
+    for suffix in LIMITS_TWIN_SUFFIXES
+    for kind in ("", "_videos")
+}
 SUSPENDED_AT_START = frozenset({"org_suspended"})
 
 FILM_SCOPES = ("metadata:read", "playback", "creatives:export")
@@ -151,8 +171,19 @@ ROLES: dict[str, RoleSpec] = {
         RoleSpec("limits_videos", "org_limits_videos", ("videos:read",), app_id="app_limits"),
         RoleSpec("retired_pin", "org_films", FILM_SCOPES, pin=Pin.RETIRED),
         RoleSpec("deprecated_pin", "org_films", FILM_SCOPES, pin=Pin.DEPRECATED),
-        RoleSpec("limits_b", "org_limits_b", FILM_SCOPES),
-        RoleSpec("limits_videos_b", "org_limits_videos_b", ("videos:read",), app_id="app_limits_b"),
+        *(
+            spec
+            for suffix in LIMITS_TWIN_SUFFIXES
+            for spec in (
+                RoleSpec(f"limits_{suffix}", f"org_limits_{suffix}", FILM_SCOPES),
+                RoleSpec(
+                    f"limits_videos_{suffix}",
+                    f"org_limits_videos_{suffix}",
+                    ("videos:read",),
+                    app_id=f"app_limits_{suffix}",
+                ),
+            )
+        ),
     )
 }
 EXTENDED_ONLY = frozenset({"retired_pin", "deprecated_pin"})

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from delivery_sandbox.state.accounts import LIMITS_TWINS
 from delivery_sandbox.state.store import (
     DAY,
     Category,
@@ -32,6 +33,11 @@ from delivery_sandbox.state.store import (
 )
 
 __all__ = ["build_store"]
+
+# The twins of `org_limits_videos`: granted what it is granted.
+LIMITS_VIDEOS_TWINS = tuple(
+    t for t, source in LIMITS_TWINS.items() if source == "org_limits_videos"
+)
 
 N_FILMS = 130  # licensed to the film organisations
 LANGS = ("de", "en", "es", "fr", "ja", "pt")
@@ -424,7 +430,7 @@ class _Seeder:
         grants = {
             "org_videos": granted,
             "org_limits_videos": granted,
-            "org_limits_videos_b": granted,
+            **dict.fromkeys(LIMITS_VIDEOS_TWINS, granted),
             "org_suspended": granted,
             "org_videos_other": other,
         }
@@ -503,7 +509,7 @@ class _Seeder:
         grants = {
             "org_videos": ("col-strength", "col-yoga", "col-cardio", "col-draft", "col-broken"),
             "org_limits_videos": ("col-strength",),
-            "org_limits_videos_b": ("col-strength",),
+            **dict.fromkeys(LIMITS_VIDEOS_TWINS, ("col-strength",)),
             "org_suspended": ("col-strength",),
             "org_videos_other": ("col-yoga",),
         }

@@ -167,8 +167,9 @@ class Creative:
 @dataclass
 class StateModel:
     film: Film | None  # None until a step first reads it (the scenario fills it in)
-    playlist: Playlist
-    creative: Creative
+    # What a machine does not follow stays as given here and is never read.
+    playlist: Playlist = field(default_factory=lambda: Playlist("", None, None))
+    creative: Creative = field(default_factory=lambda: Creative("", None, None, tracked=False))
     clock: float = 0.0  # seconds the target's clock was moved
     steps: list[str] = field(default_factory=list)
     series: Series = field(default_factory=Series)

@@ -43,16 +43,20 @@ def judge(found: list[Finding], steps: list[str]) -> None:
 
 
 def run_sequences(
-    machine: type[RuleBasedStateMachine], sequences: int, request: pytest.FixtureRequest
+    machine: type[RuleBasedStateMachine],
+    sequences: int,
+    request: pytest.FixtureRequest,
+    steps: int = STEPS,
 ) -> None:
-    """Runs `sequences` random sequences of the machine, shrunk unless the run says not to."""
+    """Runs `sequences` random sequences of `steps` steps of the machine, shrunk unless the run
+    says not to."""
     shrink = not request.config.getoption("no_state_shrink")
     try:
         run_state_machine_as_test(
             machine,
             settings=settings(
                 max_examples=sequences,
-                stateful_step_count=STEPS,
+                stateful_step_count=steps,
                 deadline=None,
                 database=None,
                 derandomize=True,

@@ -9,7 +9,11 @@ import pytest
 from harness_support import client_for, make_profile
 
 from delivery_conformance.exceptions import HarnessFailure
-from delivery_conformance.target.admin import AdminClient, has_organisation_clocks
+from delivery_conformance.target.admin import (
+    AdminClient,
+    has_organisation_clocks,
+    restores_own_data,
+)
 
 
 def recording_admin(status: int = 200) -> tuple[AdminClient, list[httpx.Request]]:
@@ -75,6 +79,20 @@ def test_a_role_clock_is_asked_for_only_where_the_admin_api_keeps_one(
 )
 def test_organisation_clocks_are_read_from_the_admin_state(state: object, clocks: bool) -> None:
     assert has_organisation_clocks(state) is clocks
+
+
+@pytest.mark.parametrize(
+    ("state", "own_data"),
+    [
+        ({"role_restore": ["limits", "clock", "own_data"]}, True),
+        ({"role_restore": ["limits", "clock"]}, False),  # a restore of keys and counters only
+        ({"role_restore": "own_data"}, False),  # not a list
+        ({"clock": {"now": 1.0}}, False),
+        (None, False),
+    ],
+)
+def test_an_own_data_restore_is_read_from_the_admin_state(state: object, own_data: bool) -> None:
+    assert restores_own_data(state) is own_data
 
 
 def test_a_twin_role_is_acted_on_and_the_asked_role_is_what_changed() -> None:

@@ -10,10 +10,12 @@ from typing import NamedTuple
 import pytest
 
 from delivery_conformance.suite.exclusive import (
+    CHANGES_ORGANISATION,
     LIMITS_ORGANISATION,
     LIMITS_TWINS,
     ORGANISATION_CLOCKS,
     OWN_CLOCK,
+    OWN_DATA,
     TARGET,
     Cleanup,
     ResourceLocks,
@@ -29,21 +31,27 @@ class _Mark(NamedTuple):
 
 
 class _Config:
-    def __init__(self, organisation_clocks: bool) -> None:
+    def __init__(self, organisation_clocks: bool, own_data: bool) -> None:
         self.stash = pytest.Stash()
         self.stash[ORGANISATION_CLOCKS] = organisation_clocks
+        self.stash[OWN_DATA] = own_data
 
 
 class _Item:
-    """A test item as `holdings` reads it: its fixtures, its `exclusive` markers and whether the
-    run's target keeps a clock per organisation."""
+    """A test item as `holdings` reads it: its fixtures, its `exclusive` markers, whether the
+    run's target keeps a clock per organisation and whether the run has the data of
+    `films_changes`."""
 
     def __init__(
-        self, fixtures: tuple[str, ...], *exclusive: tuple[str, ...], clocks: bool = False
+        self,
+        fixtures: tuple[str, ...],
+        *exclusive: tuple[str, ...],
+        clocks: bool = False,
+        own_data: bool = False,
     ) -> None:
         self.fixturenames = fixtures
         self._marks = [_Mark("exclusive", names) for names in exclusive]
-        self.config = _Config(clocks)
+        self.config = _Config(clocks, own_data)
 
     def iter_markers(self, name: str) -> list[_Mark]:
         return [mark for mark in self._marks if mark.name == name]
@@ -71,6 +79,13 @@ def _after(seconds: float):  # a stop that turns true after `seconds`
         (
             _Item(("admin",), (LIMITS_ORGANISATION, OWN_CLOCK), clocks=True),
             {LIMITS_ORGANISATION},
+            {TARGET},
+        ),
+        # Changing the film of its own organisation: beside the others only with that data.
+        (_Item(("admin",), (CHANGES_ORGANISATION,)), {TARGET}, set()),
+        (
+            _Item(("admin",), (CHANGES_ORGANISATION,), own_data=True),
+            {CHANGES_ORGANISATION},
             {TARGET},
         ),
     ],
@@ -175,9 +190,13 @@ def test_a_waiting_exclusive_holder_goes_before_new_sharers(tmp_path: Path) -> N
         ({LIMITS_ORGANISATION}, {"role:limits", "clock"},
          Cleanup(reset=True, undeclared=frozenset({"clock"}))),
         (set(), {"role:films"}, Cleanup(reset=True, undeclared=frozenset({"role:films"}))),
+        ({CHANGES_ORGANISATION}, {"role:films_changes", "films", "episodes", "creatives"},
+         Cleanup(reset=False, restore_roles=("films_changes",))),
+        ({CHANGES_ORGANISATION}, {"films", "playlists"},
+         Cleanup(reset=True, undeclared=frozenset({"playlists"}))),
     ],
     ids=["whole-target", "limits-only", "limits-nothing-changed", "beyond-declaration",
-         "undeclared"],
+         "undeclared", "own-film", "own-film-and-a-playlist"],
 )  # fmt: skip
 def test_cleanup_puts_back_only_what_the_test_held_alone(
     alone: set[str], changed: set[str], due: Cleanup

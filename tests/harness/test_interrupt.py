@@ -73,7 +73,7 @@ def test_a_time_bound_inside_a_stateful_exploration_is_timed_out_not_a_harness_e
     stop's doing, so the exploration is not exercised and the run TIMED OUT (exit 5)."""
     done = subprocess.run(
         [sys.executable, "-m", "delivery_conformance.cli", "run", "--no-properties",
-         "-k", "test_random_sequences_of_changes", "--state-sequences", "500",
+         "-k", "test_random_sequences_of_film_changes", "--state-sequences", "500",
          "--max-duration", "3", "--report-dir", str(tmp_path)],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip

@@ -229,7 +229,7 @@ def test_the_table_lists_the_documented_roles_and_fixtures() -> None:
     )
     undocumented = [name for name in [*ROLES, *FIXTURES] if f"`{name}`" not in docs]
     assert undocumented == []
-    assert len(ROLES) == 23 and len(FIXTURES) == 43
+    assert len(ROLES) == 24 and len(FIXTURES) == 46
     assert all(role.what and role.unlocks for role in ROLES.values())
     assert all(f.what and f.unlocks and f.group in FIXTURE_GROUPS for f in FIXTURES.values())
 

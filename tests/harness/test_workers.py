@@ -274,23 +274,67 @@ def test_two_limit_scenarios_at_a_time_each_act_on_the_organisation_they_took(
     polling, until the other has set its limit): each must take its own member of the pool, and
     its admin calls and its requests must both go to it. One after another, or on one
     organisation, they fail."""
+    started = time.monotonic()
+    with EmbeddedSandbox() as profile:
+        data = _run_on_two_workers(tmp_path, POOL_SUITE, profile)
+    assert [t["outcome"] for t in data["tests"]] == ["passed", "passed"]
+    assert time.monotonic() - started < 60
+
+
+OWN_DATA_SUITE = """
+import os
+
+import pytest
+
+from delivery_conformance.suite.exclusive import CHANGES_ORGANISATION, holdings
+
+
+@pytest.mark.exclusive(CHANGES_ORGANISATION)
+@pytest.mark.requirement("CAT-082")
+def test_what_the_film_scenario_holds(client, request):
+    client.get("config", role="films")
+    assert sorted(holdings(request.node)[0]) == [os.environ["EXPECTED_HOLDING"]]
+"""
+
+
+@pytest.mark.parametrize(
+    ("without", "expected"),
+    [(None, "changes-organisation"), ("films_changes", "target"), ("changes_episode", "target")],
+)
+def test_the_film_scenario_holds_its_organisation_only_where_the_run_has_its_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, without: str | None, expected: str
+) -> None:
+    """On two workers (the controller asks the admin API, each worker takes its answer): the
+    state model's film scenario holds the `films_changes` organisation alone where the profile
+    has that role and all its fixtures (and the sandbox's restore puts its data back), and the
+    whole target where a key or a fixture is missing."""
+    monkeypatch.setenv("EXPECTED_HOLDING", expected)
+    with EmbeddedSandbox() as profile:
+        if without is not None:
+            lines = profile.read_text(encoding="utf-8").splitlines(keepends=True)
+            kept = [line for line in lines if not line.startswith(f"{without} =")]
+            assert len(kept) == len(lines) - 1
+            profile.write_text("".join(kept), encoding="utf-8")
+        data = _run_on_two_workers(tmp_path, OWN_DATA_SUITE, profile)
+    assert [t["outcome"] for t in data["tests"]] == ["passed"]
+
+
+def _run_on_two_workers(tmp_path: Path, suite_text: str, profile: Path) -> dict[str, Any]:
+    """A synthetic suite (one file) run on two workers against `profile`: its results.json,
+    after checking the run ended with exit 0."""
     suite = tmp_path / "tests" / "conformance"
     suite.mkdir(parents=True)
     (suite / "conftest.py").write_text('pytest_plugins = ["delivery_conformance.suite.plugin"]\n')
-    (suite / "test_pool.py").write_text(POOL_SUITE)
-    with EmbeddedSandbox() as profile:
-        options = RunOptions(
-            target=profile,
-            run_dir=tmp_path / "run",
-            properties=False,
-            pacing=False,
-            from_sandbox=True,
-            workers=2,
-            tests_root=tmp_path / "tests",
-        )
-        started = time.monotonic()
-        summary = run_suite(options)
+    (suite / "test_synthetic.py").write_text(suite_text)
+    options = RunOptions(
+        target=profile,
+        run_dir=tmp_path / "run",
+        properties=False,
+        pacing=False,
+        from_sandbox=True,
+        workers=2,
+        tests_root=tmp_path / "tests",
+    )
+    summary = run_suite(options)
     assert summary is not None and summary.exit_code() == 0, summary and summary.line()
-    data = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
-    assert [t["outcome"] for t in data["tests"]] == ["passed", "passed"]
-    assert time.monotonic() - started < 60
+    return json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))

@@ -19,6 +19,11 @@ the target keeps a clock per organisation (the sandbox's admin API: `POST /_sand
 a role; `ORGANISATION_CLOCKS` says so for the run) only that organisation's time moves, and the
 scenario runs beside the others; elsewhere the whole target's clock moves and it holds `target`.
 
+The state model's film scenario names `changes-organisation`: the organisation of the role
+`films_changes` and the film and creative it alone sees. Where the run has them (`OWN_DATA`)
+it holds that alone, and changes to films, episodes and creatives are put back by restoring the
+role; elsewhere it changes the shared film and holds `target`.
+
     exclusive, shared = holdings(item)
     locks = ResourceLocks(directory)              # one directory per run, shared by the workers
     with locks.hold(exclusive, shared, stop=lambda: False):
@@ -44,11 +49,15 @@ import pytest
 from delivery_conformance.target.profile_names import LIMITS_TWIN_SUFFIXES
 
 __all__ = [
+    "CHANGES_FIXTURES",
+    "CHANGES_ORGANISATION",
+    "CHANGES_ROLE",
     "LIMITS_ORGANISATION",
     "LIMITS_ROLES",
     "LIMITS_TWINS",
     "ORGANISATION_CLOCKS",
     "OWN_CLOCK",
+    "OWN_DATA",
     "PUT_BACK",
     "STATE_FIXTURES",
     "TARGET",
@@ -68,6 +77,15 @@ ORGANISATION_CLOCKS = pytest.StashKey[bool]()
 # limit scenarios lower and spend its counters, then put back only it (`CLEAN_UP`).
 LIMITS_ORGANISATION = "limits-organisation"
 LIMITS_ROLES = ("limits", "limits_videos")
+# The organisation of the role `films_changes` and what it alone sees (a film licensed to it
+# alone, its creative): the state model's film scenario changes them, holding this alone, and
+# its restore puts them back. Where the run has no such data (`OWN_DATA`: the role and fixtures
+# in the profile, and an admin API whose role restore puts back the organisation's own data),
+# the scenario changes the shared film instead and holds `target`.
+CHANGES_ORGANISATION = "changes-organisation"
+CHANGES_ROLE = "films_changes"
+CHANGES_FIXTURES = ("changes_film_id", "changes_episode", "changes_creative_id")
+OWN_DATA = pytest.StashKey[bool]()
 # The pool's other members, one per pair of twin roles (`limits_b` / `limits_videos_b`, ...).
 LIMITS_TWINS = tuple(f"{LIMITS_ORGANISATION}-{suffix}" for suffix in LIMITS_TWIN_SUFFIXES)
 
@@ -87,6 +105,9 @@ def limits_pool(keys: Collection[str]) -> list[tuple[str, Mapping[str, str]]]:
 # change is put back: the admin API's `changed` entry -> the role whose organisation is restored.
 PUT_BACK: dict[str, dict[str, str]] = {
     LIMITS_ORGANISATION: {f"role:{role}": role for role in LIMITS_ROLES},
+    CHANGES_ORGANISATION: dict.fromkeys(
+        ("films", "episodes", "creatives", f"role:{CHANGES_ROLE}"), CHANGES_ROLE
+    ),
 }
 # Fixtures that change the target's state (and put it back after the test).
 STATE_FIXTURES = frozenset({"admin", "changes"})
@@ -98,11 +119,13 @@ def holdings(item: Any) -> tuple[frozenset[str], frozenset[str]]:
     named = {str(name) for mark in item.iter_markers("exclusive") for name in mark.args}
     if not named and STATE_FIXTURES & set(getattr(item, "fixturenames", ())):
         named = {TARGET}
+    config = getattr(item, "config", None)
     if OWN_CLOCK in named:
         named.discard(OWN_CLOCK)
-        config = getattr(item, "config", None)
         if config is None or not config.stash.get(ORGANISATION_CLOCKS, False):
             named.add(TARGET)
+    if CHANGES_ORGANISATION in named and (config is None or not config.stash.get(OWN_DATA, False)):
+        named = (named - {CHANGES_ORGANISATION}) | {TARGET}
     return frozenset(named), frozenset({TARGET} - named)
 
 

@@ -67,7 +67,10 @@ from delivery_conformance.exceptions import (
 from delivery_conformance.spec.endpoints import SUCCESS_SHAPE, match_endpoint
 from delivery_conformance.suite import distributed
 from delivery_conformance.suite.exclusive import (
+    CHANGES_FIXTURES,
+    CHANGES_ROLE,
     ORGANISATION_CLOCKS,
+    OWN_DATA,
     ResourceLocks,
     cleanup,
     holdings,
@@ -75,7 +78,11 @@ from delivery_conformance.suite.exclusive import (
 )
 from delivery_conformance.suite.selection import matches, select
 from delivery_conformance.suite.waits import WAITS
-from delivery_conformance.target.admin import AdminClient, has_organisation_clocks
+from delivery_conformance.target.admin import (
+    AdminClient,
+    has_organisation_clocks,
+    restores_own_data,
+)
 from delivery_conformance.target.changes import run_change
 from delivery_conformance.target.client import DeliveryClient
 from delivery_conformance.target.pacing import Pacer, SharedPacer
@@ -100,8 +107,16 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 NEEDS_KINDS = ("role:", "fixture:", "admin", "bare_host", "test_organisation")
 _STATE = pytest.StashKey["_RunState"]()
-CLOCKS_INPUT = "delivery_organisation_clocks"  # the controller's probe, in each worker's input
-CLOCKS_PROBE_TIMEOUT = 10.0  # seconds for the admin API's `GET state` before a run
+FEATURES_INPUT = "delivery_admin_features"  # the controller's probe, in each worker's input
+FEATURES_PROBE_TIMEOUT = 10.0  # seconds for the admin API's `GET state` before a run
+
+
+@dataclasses.dataclass(frozen=True)
+class AdminFeatures:
+    """What the target's admin API does beyond the basics, as its `GET state` shows it."""
+
+    organisation_clocks: bool = False  # a clock moves for one organisation alone
+    own_data_restore: bool = False  # a role's restore puts back its organisation's own data
 
 
 class _HookSpecs:
@@ -315,7 +330,7 @@ class _RunState:
         self._embedded: Any = None
         self._client: DeliveryClient | None = None
         self._admin: AdminClient | None = None
-        self._clocks: bool | None = None  # `organisation_clocks()`, once known
+        self._features: AdminFeatures | None = None  # `admin_features()`, once known
         self.aliases: Mapping[str, str] = {}  # roles standing in for others (`use_aliases`)
         self.exchanges: list[Exchange] = []
         self._outcome: dict[str, tuple[Outcome, str, tuple[Violation, ...]]] = {}
@@ -347,7 +362,7 @@ class _RunState:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         """xdist's controller, per worker: the workers agree on what the controller probed."""
-        node.workerinput[CLOCKS_INPUT] = self.organisation_clocks()
+        node.workerinput[FEATURES_INPUT] = dataclasses.astuple(self.admin_features())
 
     def use_aliases(self, aliases: Mapping[str, str]) -> None:
         """From here the roles `aliases` maps send (and are acted on by the admin API as) the
@@ -357,38 +372,47 @@ class _RunState:
             if user is not None:
                 user.role_aliases = self.aliases
 
-    def organisation_clocks(self) -> bool:
-        """Whether the target moves a clock for one organisation alone (suite/exclusive.py): a
-        worker takes the controller's answer, any other process asks the admin API once. A
-        target without one, or whose admin API does not answer, has none (the scenarios that
-        move a clock then hold the whole target)."""
-        if self._clocks is None:
+    def admin_features(self) -> AdminFeatures:
+        """What the target's admin API does (suite/exclusive.py): a worker takes the
+        controller's answer, any other process asks the admin API once. A target without these
+        features, or whose admin API does not answer, has none: the scenarios that need them
+        then hold the whole target."""
+        if self._features is None:
             workerinput = getattr(self.config, "workerinput", None)
             if workerinput is not None:
-                self._clocks = bool(workerinput.get(CLOCKS_INPUT, False))
+                self._features = AdminFeatures(*workerinput.get(FEATURES_INPUT, ()))
             else:
-                self._clocks = self._probe_clocks()
-            self.config.stash[ORGANISATION_CLOCKS] = self._clocks
-        return self._clocks
+                self._features = self._probe_features()
+            self.config.stash[ORGANISATION_CLOCKS] = self._features.organisation_clocks
+            needs = [f"role:{CHANGES_ROLE}", *(f"fixture:{name}" for name in CHANGES_FIXTURES)]
+            self.config.stash[OWN_DATA] = self._features.own_data_restore and all(
+                map(self.has, needs)
+            )
+        return self._features
 
-    def _probe_clocks(self) -> bool:
+    def organisation_clocks(self) -> bool:
+        """Whether the target moves a clock for one organisation alone."""
+        return self.admin_features().organisation_clocks
+
+    def _probe_features(self) -> AdminFeatures:
         try:
             profile = self.profile()
             if profile.admin is None:
-                return False
+                return AdminFeatures()
             origin = urlsplit(profile.admin.url)
             own = dataclasses.replace(profile, base_url=f"{origin.scheme}://{origin.netloc}")
-            with DeliveryClient(own, timeout=CLOCKS_PROBE_TIMEOUT) as transport:
-                return has_organisation_clocks(AdminClient(profile.admin, transport).state())
-        except HarnessError:  # unreachable, garbage or refused: no clocks (the run says why)
-            return False
+            with DeliveryClient(own, timeout=FEATURES_PROBE_TIMEOUT) as transport:
+                state = AdminClient(profile.admin, transport).state()
+            return AdminFeatures(has_organisation_clocks(state), restores_own_data(state))
+        except HarnessError:  # unreachable, garbage or refused: none (the run says why)
+            return AdminFeatures()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
         if any(item.get_closest_marker("exclusive") for item in items):
-            self.organisation_clocks()  # `holdings` reads it from here on
+            self.admin_features()  # `holdings` reads what it found from here on
         known = known_requirement_ids()
         problems = _marker_problems(items, known)
         if problems:

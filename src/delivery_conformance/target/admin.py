@@ -17,7 +17,7 @@ from delivery_conformance.exceptions import HarnessFailure
 from delivery_conformance.target.client import DeliveryClient
 from delivery_conformance.target.profile import AdminEndpoint
 
-__all__ = ["AdminClient", "has_organisation_clocks"]
+__all__ = ["AdminClient", "has_organisation_clocks", "restores_own_data"]
 
 
 class AdminClient:
@@ -175,6 +175,13 @@ def has_organisation_clocks(state: Any) -> bool:
     clock = state.get("clock") if isinstance(state, dict) else None
     roles = clock.get("roles") if isinstance(clock, dict) else None
     return isinstance(roles, dict) and bool(roles) and all(map(_is_time, roles.values()))
+
+
+def restores_own_data(state: Any) -> bool:
+    """Whether an admin API's `GET state` says a role's restore also puts back what the role's
+    organisation alone sees (its own films and creatives): `role_restore` lists `own_data`."""
+    listed = state.get("role_restore") if isinstance(state, dict) else None
+    return isinstance(listed, list) and "own_data" in listed
 
 
 def _is_time(value: object) -> TypeGuard[int | float]:

@@ -76,6 +76,7 @@ ROLES: dict[str, Role] = {
         Role("limits_videos", "its own video test organisation; videos:read, bound to an app", "the rate-limit scenarios of GET /videos"),
         Role("retired_pin", "film test organisation key pinned to a retired version", "the unsupported_version answers with upgrade_to (needs a retired version)"),
         Role("deprecated_pin", "film test organisation key pinned to a deprecated version", "the Deprecation, Sunset and Link headers (needs a deprecated version)"),
+        Role("films_changes", "optional: its own film test organisation (all film scopes) with a film licensed to it alone; used by nothing else", "on several workers, the state model's film, episode and creative rules run beside the other scenarios"),
         *(
             role
             for suffix in LIMITS_TWIN_SUFFIXES
@@ -122,6 +123,8 @@ FIXTURES: dict[str, Fixture] = {
         Fixture("episode_entitlement_not_found", FILMS, "id of an episode with no entitlement", "playback 403 not_entitled (entitlement_not_found)"),
         Fixture("episode_entitlement_suspended", FILMS, "id of an episode whose entitlement is suspended", "playback 403 not_entitled (entitlement_suspended)"),
         Fixture("episode_streaming_disabled", FILMS, "id of an episode with streaming disabled", "playback 403 not_entitled (streaming_disabled)"),
+        Fixture("changes_film_id", FILMS, "optional: id of a film licensed to films_changes alone (with two or more published episodes)", "with changes_episode and changes_creative_id: the state model's film rules beside the other scenarios"),
+        Fixture("changes_episode", FILMS, "optional: id of a published episode of changes_film_id", "the state model's episode withdrawals and publications"),
         Fixture("series_code", SERIES, "code of a licensed series", "series list and detail, headers, scopes, withdrawal"),
         Fixture("series_code_long", SERIES, "code of a series with more than 100 episodes", "long series detail"),
         Fixture("series_code_withdrawn", SERIES, "code of a withdrawn series", "withdrawal of series"),
@@ -137,6 +140,7 @@ FIXTURES: dict[str, Fixture] = {
         Fixture("creative_other_org", CREATIVES, "id of another organisation's creative", "creative 404 for a foreign id"),
         Fixture("creative_link_failure", CREATIVES, "id of a creative whose download link cannot be prepared", "creative file 503 5032"),
         Fixture("creative_hidden", CREATIVES, "id of a creative neither approved nor pushed", "nothing in the suite yet (the sandbox answers 404)"),
+        Fixture("changes_creative_id", CREATIVES, "optional: id of an approved or pushed creative of the films_changes organisation", "the state model's creative renames"),
         Fixture("collection_code", VIDEOS, "code of a granted collection", "open video lists and paging"),
         Fixture("collection_not_granted", VIDEOS, "code of a collection not granted", "GET /videos 404 collection_not_found"),
         Fixture("collection_broken", VIDEOS, "code of a granted collection that cannot be read", "GET /videos 500"),

@@ -80,6 +80,11 @@ def _number(body: dict[str, Any], field: str) -> float:
     return float(value)
 
 
+# What a role's restore puts back; `own_data`: the films only its organisation licenses and the
+# organisation's creatives (the state model's film scenario restores them between sequences).
+ROLE_RESTORE = ("limits", "suspension", "clock", "pending", "own_data")
+
+
 def state(sb: Sandbox) -> dict[str, Any]:
     now = sb.now()
     orgs = sorted({spec.org_id for spec in sb.accounts.roles.values()})
@@ -96,6 +101,8 @@ def state(sb: Sandbox) -> dict[str, Any]:
         "outages": sorted(sb.outages),
         "licences_changed": sb.store.changed_licences(),
         "episodes_withdrawn": sorted(sb.store.withdrawn_episodes),
+        # What `POST /_sandbox/roles/{role}/restore` puts back for the role's organisation.
+        "role_restore": list(ROLE_RESTORE),
     }
 
 
@@ -215,6 +222,7 @@ async def _role_action(sb: Sandbox, role: str, action: str, receive: Any, now: f
         sb.accounts.suspended.discard(org)
         sb.clock.reset(org)
         sb.forget_pending(org)  # a suspension or a raise a fault holds back lands no more
+        sb.store.restore_own_data(org)
     else:
         raise AdminError(404, f"no such action {action}")
     sb.changed()

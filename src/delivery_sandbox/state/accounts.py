@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum, auto
 
 __all__ = [
+    "CHANGES_ORGANISATION",
     "IDLE_TENANT",
     "LIMITS_TWINS",
     "LIMITS_TWIN_SUFFIXES",
@@ -32,6 +33,8 @@ KEY_PREFIX = "svc_live_"
 # The pairs of organisations like `org_limits` / `org_limits_videos` (roles `limits_<suffix>`,
 # `limits_videos_<suffix>`): with the limits pair itself, a pool of four on several workers.
 LIMITS_TWIN_SUFFIXES = ("b", "c", "d")
+# The organisation of the role `films_changes` (its film and creative: state/seed.py).
+CHANGES_ORGANISATION = "org_films_changes"
 KEY_ALPHABET = string.ascii_letters + string.digits
 
 
@@ -100,6 +103,16 @@ ORGANISATIONS: dict[str, Organisation] = {
             OrgKind.VIDEOS,
             True,
             "space-limits-videos",
+        ),
+        # A film organisation with a film licensed to it alone: the state model changes that
+        # film, its episodes and the organisation's creative beside the other scenarios.
+        Organisation(
+            CHANGES_ORGANISATION,
+            "films-changes-test",
+            "Films Changes Test Org",
+            OrgKind.FILMS,
+            True,
+            None,
         ),
         # More pairs like the limits ones: on several workers, a limit scenario on each at a time.
         *(
@@ -184,6 +197,7 @@ ROLES: dict[str, RoleSpec] = {
                 ),
             )
         ),
+        RoleSpec("films_changes", CHANGES_ORGANISATION, FILM_SCOPES),
     )
 }
 EXTENDED_ONLY = frozenset({"retired_pin", "deprecated_pin"})

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from delivery_sandbox.state.accounts import LIMITS_TWINS
+from delivery_sandbox.state.accounts import CHANGES_ORGANISATION, LIMITS_TWINS
 from delivery_sandbox.state.store import (
     DAY,
     Category,
@@ -616,6 +616,25 @@ class _Seeder:
         f["creative_other_org"] = out[-1].id
         return {c.id: c for c in out}
 
+    def build_changing_film(self) -> dict[str, Creative]:
+        """A film licensed to the `films_changes` organisation alone, and a creative of that
+        organisation made from it: what the state model changes beside the other scenarios
+        (its restore puts them back). Drawn after everything else, so nothing else moves."""
+        f = self.fixtures
+        film = self.film(N_FILMS + 7, published_eps=4, planned=4, full=True, code=True)
+        f["changes_film_id"] = film.id
+        f["changes_episode"] = self.replace_episode(
+            film, 2, stream_ready=True, vid_ready=True, vid="changes0002"
+        ).id
+        self.licence(CHANGES_ORGANISATION, film)
+        creative = self.creative(
+            400, CHANGES_ORGANISATION, "pushed", final=True, film_id=film.id, code="CR-00400"
+        )
+        if creative.approved_at is None:  # every first moment set, as a pushed one has
+            creative = Creative(**{**creative.__dict__, "approved_at": creative.created_at + 3600})
+        f["changes_creative_id"] = creative.id
+        return {creative.id: creative}
+
 
 def build_store(seed: int, now: float) -> Store:
     s = _Seeder(seed, now)
@@ -623,6 +642,7 @@ def build_store(seed: int, now: float) -> Store:
     categories, clips, playlists, playlist_grants = s.build_playlists()
     videos, collections, collection_grants = s.build_videos()
     creatives = s.build_creatives()
+    creatives.update(s.build_changing_film())
     return Store(
         films=s.films,
         episodes=s.episodes,

@@ -299,6 +299,37 @@ class Store:
             self.edited_episodes.clear()
             self._index_episodes()
 
+    def restore_own_data(self, org: str) -> None:
+        """Put back what `org` alone sees, as the seed has it: the films no other organisation
+        licenses (titles, versions, episodes and their subtitles, series withdrawals, the
+        licence) and the organisation's creatives. What others also see stays as it is (an
+        organisation's restore, admin `POST /_sandbox/roles/{role}/restore`)."""
+        licensees: dict[str, set[str]] = {}
+        for holder, film_id in self._seed_licences:
+            licensees.setdefault(film_id, set()).add(holder)
+        own = {film_id for film_id, holders in licensees.items() if holders == {org}}
+        for film_id in own:
+            film = self._seed_films[film_id]
+            if self.films.get(film_id) != film:
+                self._put_film(film)
+            if film.code:
+                self.series_takedowns.pop(film.code, None)
+            self.licences[(org, film_id)] = self._seed_licences[(org, film_id)]
+        episodes = {e for e, episode in self._seed_episodes.items() if episode.film_id in own}
+        if episodes & (self.withdrawn_episodes | set(self.edited_episodes)):
+            self.withdrawn_episodes -= episodes
+            for episode_id in episodes:
+                self.edited_episodes.pop(episode_id, None)
+            self._index_episodes()
+        for key in [key for key in self.subtitle_files if key[0] in episodes]:
+            del self.subtitle_files[key]
+        for episode_id in episodes:
+            self.held_subtitles.pop(episode_id, None)
+        for creative_id, creative in self._seed_creatives.items():
+            if creative.org_id == org:
+                self.creatives[creative_id] = creative
+                self.revoked_links.discard(creative_id)
+
     @property
     def seed_films(self) -> dict[str, Film]:
         """The films as seeded, before any admin change (faults: a value left where it was)."""

@@ -30,16 +30,34 @@ from timing_support import settle
 from delivery_conformance.checks import expect
 from delivery_conformance.evidence.events import NOT_EXERCISED_PREFIX
 from delivery_conformance.spec.changes import Change, Consequence, load_changes
+from delivery_conformance.suite.exclusive import (
+    CHANGES_FIXTURES,
+    CHANGES_ORGANISATION,
+    CHANGES_ROLE,
+)
 from delivery_conformance.target.client import DeliveryClient, Response
 
-__all__ = ["VIEWS", "Change", "Consequence", "consequences", "judge", "load_changes"]
+__all__ = [
+    "OWN_DATA_CHANGES", "VIEWS", "Change", "Consequence", "consequences", "judge", "load_changes",
+]  # fmt: skip
 
 NEW_TITLE = "Retitled by the change catalogue"
 PAGE = 100
 
 
+# The changes that can be made to the data the `films_changes` organisation alone sees (its
+# film, its episode, its creative: suite/exclusive.py, OWN_DATA), and the fixture standing in
+# for each of the shared ones there.
+OWN_DATA_CHANGES = frozenset({"film_retitled", "episode_withdrawn", "creative_renamed"})
+OWN_FIXTURES = dict(
+    zip(("film_id", "episode_encrypted", "creative_id"), CHANGES_FIXTURES, strict=True)
+)
+
+
 def consequences() -> list[Any]:
-    """One pytest param per generated consequence, with its requirement and needs as marks."""
+    """One pytest param per generated consequence, with its requirement and needs as marks; a
+    change of OWN_DATA_CHANGES holds the `films_changes` organisation alone (the whole target
+    where the run has no such data)."""
     return [
         pytest.param(
             change,
@@ -48,6 +66,11 @@ def consequences() -> list[Any]:
             marks=[
                 pytest.mark.requirement(consequence.requirement),
                 pytest.mark.needs(*change.needs),
+                *(
+                    [pytest.mark.exclusive(CHANGES_ORGANISATION)]
+                    if change.name in OWN_DATA_CHANGES
+                    else []
+                ),
             ],
         )
         for change in load_changes()
@@ -71,9 +94,15 @@ def _find(rows: Any, key: str, value: Any) -> dict[str, Any] | None:
     return found[0] if found else None
 
 
+def _role(role: str, ctx: dict[str, Any]) -> str:
+    """The role that reads as `role` in this scenario (`films_changes` for `films` on the
+    organisation's own data)."""
+    return str(ctx.get("roles", {}).get(role, role))
+
+
 def _catalog(key: str, rows: str, ctx_key: str) -> Callable[[DeliveryClient, dict], Seen]:
     def read(client: DeliveryClient, ctx: dict[str, Any]) -> Seen:
-        response = client.get("catalog", role="films")
+        response = client.get("catalog", role=_role("films", ctx))
         return Seen(response, _find(body_of(response).get(rows), key, ctx.get(ctx_key)))
 
     return read
@@ -81,7 +110,7 @@ def _catalog(key: str, rows: str, ctx_key: str) -> Callable[[DeliveryClient, dic
 
 def _film_of_episode(client: DeliveryClient, ctx: dict[str, Any]) -> Seen:
     """The film of fixture episode_encrypted, and whether the same answer lists the episode."""
-    response = client.get("catalog", role="films")
+    response = client.get("catalog", role=_role("films", ctx))
     body = body_of(response)
     film = _find(body.get("films"), "id", ctx.get("film_of_episode"))
     episode = _find(body.get("episodes"), "id", ctx.get("episode_encrypted"))
@@ -91,7 +120,7 @@ def _film_of_episode(client: DeliveryClient, ctx: dict[str, Any]) -> Seen:
 def _detail(path: str, role: str, ctx_key: str) -> Callable[[DeliveryClient, dict], Seen]:
     def read(client: DeliveryClient, ctx: dict[str, Any]) -> Seen:
         value = ctx.get(ctx_key)
-        response = client.get(path.format(value), role=role)
+        response = client.get(path.format(value), role=_role(role, ctx))
         data = body_of(response).get("data")
         ok = response.status_code == 200 and isinstance(data, dict) and value is not None
         return Seen(response, data if ok else None)
@@ -101,7 +130,7 @@ def _detail(path: str, role: str, ctx_key: str) -> Callable[[DeliveryClient, dic
 
 def _listed(path: str, role: str, key: str, ctx_key: str) -> Callable[[DeliveryClient, dict], Seen]:
     def read(client: DeliveryClient, ctx: dict[str, Any]) -> Seen:
-        pages = listing.envelope_walk(client, path, role, limit=PAGE)
+        pages = listing.envelope_walk(client, path, _role(role, ctx), limit=PAGE)
         return Seen(pages[-1].response, _find(listing.items_of(pages), key, ctx.get(ctx_key)))
 
     return read
@@ -123,16 +152,17 @@ VIEWS: dict[str, Callable[[DeliveryClient, dict[str, Any]], Seen]] = {
 # -- judging ------------------------------------------------------------------------------------
 
 
-def _context(client: DeliveryClient, fixture_id: Any, change: Change) -> dict[str, Any]:
+def _context(client: DeliveryClient, fixture_id: Any, change: Change, own: bool) -> dict[str, Any]:
     """The fixtures the change names, and what the views derive from them (the film's code,
-    the film of an episode), read before the change."""
-    ctx: dict[str, Any] = {"title": NEW_TITLE}
+    the film of an episode), read before the change. `own`: the `films_changes` organisation's
+    own data stands in for the shared fixtures, and its role for `films`."""
+    ctx: dict[str, Any] = {"title": NEW_TITLE, "roles": {"films": CHANGES_ROLE} if own else {}}
     for need in change.needs:
         if need.startswith("fixture:"):
             name = need.removeprefix("fixture:")
-            ctx[name] = fixture_id(name)
+            ctx[name] = fixture_id(OWN_FIXTURES.get(name, name) if own else name)
     if "film_id" in ctx or "episode_encrypted" in ctx:
-        body = body_of(client.get("catalog", role="films"))
+        body = body_of(client.get("catalog", role=_role("films", ctx)))
         film = _find(body.get("films"), "id", ctx.get("film_id"))
         ctx["film_code"] = film.get("code") if film else None
         episode = _find(body.get("episodes"), "id", ctx.get("episode_encrypted"))
@@ -171,11 +201,18 @@ def _moved(before: Any, after: Any) -> bool:
 
 
 def judge(
-    client: DeliveryClient, changes: Any, fixture_id: Any, change: Change, rule: Consequence
+    client: DeliveryClient,
+    changes: Any,
+    fixture_id: Any,
+    change: Change,
+    rule: Consequence,
+    own_data: bool = False,
 ) -> None:
     """Make `change` (`changes`: the suite's ChangeMaker, the profile's `[changes]` command or
-    the admin API) and judge one of its consequences (see the module docstring)."""
-    ctx = _context(client, fixture_id, change)
+    the admin API) and judge one of its consequences (see the module docstring). `own_data`:
+    the run has the `films_changes` organisation's data (OWN_DATA), which a change of
+    OWN_DATA_CHANGES is then made to."""
+    ctx = _context(client, fixture_id, change, own_data and change.name in OWN_DATA_CHANGES)
     read = VIEWS[rule.view]
     before = read(client, ctx)
     if before.item is None:

@@ -385,8 +385,12 @@ class _RunState:
                 self._features = self._probe_features()
             self.config.stash[ORGANISATION_CLOCKS] = self._features.organisation_clocks
             needs = [f"role:{CHANGES_ROLE}", *(f"fixture:{name}" for name in CHANGES_FIXTURES)]
-            self.config.stash[OWN_DATA] = self._features.own_data_restore and all(
-                map(self.has, needs)
+            # A profile with `[changes]` commands makes changes to its own fixtures: the
+            # scenarios that would change the organisation's own data keep to the shared ones.
+            self.config.stash[OWN_DATA] = (
+                self._features.own_data_restore
+                and all(map(self.has, needs))
+                and self.profile().changes is None
             )
         return self._features
 
@@ -924,7 +928,14 @@ def admin(request: pytest.FixtureRequest) -> Iterator[AdminClient]:
     api = state.admin()
     api.changed.clear()
     yield api
-    alone, _ = holdings(request.node)
+    _put_back(state, request.node)
+
+
+def _put_back(state: _RunState, node: pytest.Item) -> None:
+    """After a test that changed the target through the admin API: a reset, or where the test
+    held only some resources alone, a restore of just those (suite/exclusive.py: `cleanup`)."""
+    api = state.admin()
+    alone, _ = holdings(node)
     plan = cleanup(alone, frozenset(api.changed))
     if plan.reset:
         api.reset()
@@ -933,7 +944,7 @@ def admin(request: pytest.FixtureRequest) -> Iterator[AdminClient]:
             api.restore(role)
     if plan.undeclared:  # a declaration that no longer matches what the scenario does
         raise HarnessFailure(
-            f"{request.node.nodeid} holds only {', '.join(sorted(alone))} alone "
+            f"{node.nodeid} holds only {', '.join(sorted(alone))} alone "
             f"(@pytest.mark.exclusive) but changed {', '.join(sorted(plan.undeclared))}"
         )
 
@@ -942,10 +953,12 @@ class ChangeMaker:
     """Makes one change of the catalogue (spec/changes.yaml) on the target: with the command the
     profile's `[changes]` names for it, else through the admin API; a target with neither leaves
     the test "not exercised". After the test the target is put back: the profile's `undo`
-    command, or the admin reset (target/changes.py)."""
+    command, or through the admin API as after any test that used it (`_put_back`: a reset, or
+    a restore of what the test held alone) (target/changes.py)."""
 
-    def __init__(self, state: _RunState) -> None:
+    def __init__(self, state: _RunState, node: pytest.Item) -> None:
         self._state = state
+        self._node = node
         self._made: str | None = None  # "command" or "admin"
 
     def make(self, name: str, admin_path: str, body: Any, values: Mapping[str, object]) -> None:
@@ -957,8 +970,10 @@ class ChangeMaker:
             if not outcome.made:
                 pytest.skip(NOT_EXERCISED_PREFIX + outcome.reason)
         elif profile.admin is not None:
-            self._state.admin().call("POST", admin_path, body)
+            api = self._state.admin()
+            api.changed.clear()
             self._made = "admin"
+            api.call("POST", admin_path, body)
         else:
             pytest.skip(
                 NOT_EXERCISED_PREFIX
@@ -970,12 +985,12 @@ class ChangeMaker:
         if self._made == "command" and commands is not None and commands.undo:
             run_change(commands, "undo", {})
         elif self._made == "admin":
-            self._state.admin().reset()
+            _put_back(self._state, self._node)
 
 
 @pytest.fixture
 def changes(request: pytest.FixtureRequest) -> Iterator[ChangeMaker]:
     """Makes the changes of the change catalogue; the target is put back after the test."""
-    maker = ChangeMaker(_state(request.config))
+    maker = ChangeMaker(_state(request.config), request.node)
     yield maker
     maker.undo()

@@ -617,9 +617,10 @@ class _Seeder:
         return {c.id: c for c in out}
 
     def build_changing_film(self) -> dict[str, Creative]:
-        """A film licensed to the `films_changes` organisation alone, and a creative of that
-        organisation made from it: what the state model changes beside the other scenarios
-        (its restore puts them back). Drawn after everything else, so nothing else moves."""
+        """A film licensed to the `films_changes` organisation alone, and creatives of that
+        organisation made from it (`changes_creative_id` and two more): what the state model
+        and the walk scenarios change beside the other scenarios (its restore puts them back).
+        Drawn after everything else, so nothing else moves."""
         f = self.fixtures
         film = self.film(N_FILMS + 7, published_eps=4, planned=4, full=True, code=True)
         f["changes_film_id"] = film.id
@@ -633,7 +634,11 @@ class _Seeder:
         if creative.approved_at is None:  # every first moment set, as a pushed one has
             creative = Creative(**{**creative.__dict__, "approved_at": creative.created_at + 3600})
         f["changes_creative_id"] = creative.id
-        return {creative.id: creative}
+        made = {creative.id: creative}
+        for i in (401, 402):  # a feed of several pages at limit=1 (the walk scenarios)
+            more = self.creative(i, CHANGES_ORGANISATION, "approved", final=False, film_id=film.id)
+            made[more.id] = more
+        return made
 
 
 def build_store(seed: int, now: float) -> Store:

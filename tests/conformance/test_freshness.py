@@ -353,7 +353,6 @@ def test_creatives_walk_returns_every_record_once(client):
     )
 
 
-@pytest.mark.long
 @pytest.mark.exclusive(CHANGES_ORGANISATION)  # the whole target where the run has no such data
 @pytest.mark.requirement("FRESH-022")
 @pytest.mark.needs("role:films_creatives", "admin")

@@ -27,10 +27,11 @@ from delivery_conformance.suite.distributed import (
     CRASHED_REASON,
     Collection,
     Gathered,
+    place,
     rank,
     spread,
 )
-from delivery_conformance.suite.exclusive import LIMITS_ORGANISATION, TARGET
+from delivery_conformance.suite.exclusive import CHANGES_ORGANISATION, LIMITS_ORGANISATION, TARGET
 from delivery_conformance.suite.runner import RunOptions, run_suite
 from delivery_conformance.target import preflight
 from delivery_conformance.target.embedded import EmbeddedSandbox
@@ -222,6 +223,22 @@ def test_tests_holding_the_target_alone_go_first_then_other_holders() -> None:
     assert rank(frozenset({LIMITS_ORGANISATION, TARGET})) == 0
     assert rank(frozenset({LIMITS_ORGANISATION})) == 1
     assert rank(frozenset()) == 2
+
+
+def test_within_a_rank_long_tests_lead_and_a_single_holders_short_ones_come_last() -> None:
+    """Sorted by `place`: the whole target's long ones, then its short ones; then the long one
+    of the `films_changes` chain (one holder at a time), the limits pool long first, and the
+    short ones of the `films_changes` chain; then the shared tests, long first."""
+    alone = {"target": frozenset({TARGET}), "changes": frozenset({CHANGES_ORGANISATION}),
+             "limits": frozenset({LIMITS_ORGANISATION}), "shared": frozenset()}  # fmt: skip
+    tests = [
+        (kind, long) for kind in ("shared", "limits", "changes", "target") for long in (False, True)
+    ]
+    ordered = sorted(tests, key=lambda test: place(alone[test[0]], test[1]))
+    assert ordered == [
+        ("target", True), ("target", False), ("changes", True), ("limits", True),
+        ("limits", False), ("changes", False), ("shared", True), ("shared", False),
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(

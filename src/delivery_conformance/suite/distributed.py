@@ -49,6 +49,7 @@ __all__ = [
     "encode",
     "is_controller",
     "is_worker",
+    "place",
     "rank",
     "read_collection",
     "spread",
@@ -159,11 +160,27 @@ def done_so_far(directory: Path) -> set[str]:
         return set()
 
 
+def place(alone: frozenset[str], long: bool) -> tuple[int, int]:
+    """Where a test holding `alone` goes in a worker's order: by `rank`, then within it.
+
+    In the first and last ranks the long tests (property tests, scenarios marked `long`: a few
+    hundred requests each) lead, so that none of them is the run's tail. In the second, a long
+    scenario on a resource that only one test at a time can hold (any but the limits pool)
+    leads: its chain is the phase's longest path. The short scenarios on such a resource come
+    last, when the long one is over: the workers share out the tests in batches, so a short one
+    handed out next to the long one could start just after it and wait for all of it. Between
+    them the pool's scenarios, long first (a member is usually free)."""
+    level = rank(alone)
+    if level != 1:
+        return level, 0 if long else 1
+    if alone - {LIMITS_ORGANISATION}:
+        return level, 0 if long else 3
+    return level, 1 if long else 2
+
+
 def _place(item: pytest.Item) -> tuple[int, int]:
-    """Rank first; within a rank the property tests and the scenarios marked `long` lead: each
-    sends a few hundred requests, so started last they would be the run's tail."""
-    first = "properties" in item.path.parts or item.get_closest_marker("long") is not None
-    return rank(holdings(item)[0]), 0 if first else 1
+    long = "properties" in item.path.parts or item.get_closest_marker("long") is not None
+    return place(holdings(item)[0], long)
 
 
 class WorkerLocks:

@@ -187,4 +187,13 @@ UNCHECKED_BEHAVIOUR_FAULTS = declare(
     },
     # Proven only once a Freshness bound has passed (30 s, 60 s).
     slow=("list_per_key", "playlist_change_keeps_updated_at"),
+    collateral={
+        "series_hash_ignores_metadata": (
+            (
+                "SER-024",
+                "the series list item keeps the content_version of the whole detail, which "
+                "the detail's own, hashed without its metadata, no longer equals",
+            ),
+        ),
+    },
 )

@@ -430,8 +430,8 @@ class Store:
         """Withdraw or publish again an episode of the seed; False when the seed has none.
 
         The film's metadata covers its episodes (spec: Film, `metadata_version`), so a change
-        of what is published moves the film's `metadata_version`, `metadata_updated_at` and
-        `updated_at` (unless `keep_version`, fault film_version_ignores_episodes).
+        of what is published moves the film's `metadata_version` (unless `keep_version`, fault
+        film_version_ignores_episodes), `metadata_updated_at` and `updated_at`.
 
         Requirements: CAT-083.
         """
@@ -445,10 +445,11 @@ class Store:
             self.withdrawn_episodes.add(episode_id)
         self._index_episodes()
         film = self.films.get(episode.film_id)
-        moves = published != was_published and not keep_version
-        if film is not None and film.metadata_version is not None and moves:
+        if film is not None and film.metadata_version is not None and published != was_published:
             change = f"{'published' if published else 'withdrawn'}:{episode_id}"
-            version = _moved_hash(film.metadata_version, change)
+            version = film.metadata_version
+            if not keep_version:  # the fault keeps the hash; the times of the change still move
+                version = _moved_hash(version, change)
             self._put_film(
                 replace(film, metadata_version=version, metadata_updated_at=now, updated_at=now)
             )

@@ -384,15 +384,19 @@ class _RunState:
             else:
                 self._features = self._probe_features()
             self.config.stash[ORGANISATION_CLOCKS] = self._features.organisation_clocks
-            needs = [f"role:{CHANGES_ROLE}", *(f"fixture:{name}" for name in CHANGES_FIXTURES)]
-            # A profile with `[changes]` commands makes changes to its own fixtures: the
-            # scenarios that would change the organisation's own data keep to the shared ones.
-            self.config.stash[OWN_DATA] = (
-                self._features.own_data_restore
-                and all(map(self.has, needs))
-                and self.profile().changes is None
-            )
+            self.config.stash[OWN_DATA] = self._features.own_data_restore and self._has_own_data()
         return self._features
+
+    def _has_own_data(self) -> bool:
+        """The profile names the `films_changes` role and its fixtures, and no `[changes]`
+        commands (those change the profile's own fixtures: the scenarios that would change the
+        organisation's own data keep to the shared ones). A broken profile: no (the run says
+        why where it reads the profile)."""
+        needs = [f"role:{CHANGES_ROLE}", *(f"fixture:{name}" for name in CHANGES_FIXTURES)]
+        try:
+            return all(map(self.has, needs)) and self.profile().changes is None
+        except HarnessError:
+            return False
 
     def organisation_clocks(self) -> bool:
         """Whether the target moves a clock for one organisation alone."""

@@ -19,10 +19,12 @@ the target keeps a clock per organisation (the sandbox's admin API: `POST /_sand
 a role; `ORGANISATION_CLOCKS` says so for the run) only that organisation's time moves, and the
 scenario runs beside the others; elsewhere the whole target's clock moves and it holds `target`.
 
-The state model's film scenario names `changes-organisation`: the organisation of the role
-`films_changes` and the film and creative it alone sees. Where the run has them (`OWN_DATA`)
-it holds that alone, and changes to films, episodes and creatives are put back by restoring the
-role; elsewhere it changes the shared film and holds `target`.
+The scenarios that change a film, an episode or a creative (the state model's film machine,
+the change catalogue's film, episode and creative changes, the creative changed mid-walk) name
+`changes-organisation`: the organisation of the role `films_changes` and the film and creatives
+it alone sees. Where the run has them (`OWN_DATA`) they hold that alone, and their changes to
+films, episodes and creatives are put back by restoring the role; elsewhere they change the
+shared fixtures and hold `target`.
 
     exclusive, shared = holdings(item)
     locks = ResourceLocks(directory)              # one directory per run, shared by the workers
@@ -78,10 +80,11 @@ ORGANISATION_CLOCKS = pytest.StashKey[bool]()
 LIMITS_ORGANISATION = "limits-organisation"
 LIMITS_ROLES = ("limits", "limits_videos")
 # The organisation of the role `films_changes` and what it alone sees (a film licensed to it
-# alone, its creative): the state model's film scenario changes them, holding this alone, and
-# its restore puts them back. Where the run has no such data (`OWN_DATA`: the role and fixtures
-# in the profile, and an admin API whose role restore puts back the organisation's own data),
-# the scenario changes the shared film instead and holds `target`.
+# alone, its creatives): the scenarios that change a film, an episode or a creative change them,
+# holding this alone, and its restore puts them back. Where the run has no such data
+# (`OWN_DATA`: the role and fixtures in the profile, no `[changes]` table, and an admin API
+# whose role restore puts back the organisation's own data), they change the shared fixtures
+# instead and hold `target`.
 CHANGES_ORGANISATION = "changes-organisation"
 CHANGES_ROLE = "films_changes"
 CHANGES_FIXTURES = ("changes_film_id", "changes_episode", "changes_creative_id")

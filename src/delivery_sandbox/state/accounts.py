@@ -33,7 +33,7 @@ KEY_PREFIX = "svc_live_"
 # The pairs of organisations like `org_limits` / `org_limits_videos` (roles `limits_<suffix>`,
 # `limits_videos_<suffix>`): with the limits pair itself, a pool of four on several workers.
 LIMITS_TWIN_SUFFIXES = ("b", "c", "d")
-# The organisation of the role `films_changes` (its film and creative: state/seed.py).
+# The organisation of the role `films_changes` (its film and creatives: state/seed.py).
 CHANGES_ORGANISATION = "org_films_changes"
 KEY_ALPHABET = string.ascii_letters + string.digits
 
@@ -104,8 +104,8 @@ ORGANISATIONS: dict[str, Organisation] = {
             True,
             "space-limits-videos",
         ),
-        # A film organisation with a film licensed to it alone: the state model changes that
-        # film, its episodes and the organisation's creative beside the other scenarios.
+        # A film organisation with a film licensed to it alone and creatives of its own: the
+        # scenarios that change a film, an episode or a creative change these, beside the others.
         Organisation(
             CHANGES_ORGANISATION,
             "films-changes-test",

@@ -31,9 +31,9 @@ from delivery_conformance.checks import expect
 from delivery_conformance.evidence.events import NOT_EXERCISED_PREFIX
 from delivery_conformance.spec.changes import Change, Consequence, load_changes
 from delivery_conformance.suite.exclusive import (
-    CHANGES_FIXTURES,
     CHANGES_ORGANISATION,
     CHANGES_ROLE,
+    OWN_FIXTURE_FOR,
 )
 from delivery_conformance.target.client import DeliveryClient, Response
 
@@ -46,12 +46,8 @@ PAGE = 100
 
 
 # The changes that can be made to the data the `films_changes` organisation alone sees (its
-# film, its episode, its creative: suite/exclusive.py, OWN_DATA), and the fixture standing in
-# for each of the shared ones there.
+# film, its episode, its creative: suite/exclusive.py, OWN_DATA and OWN_FIXTURE_FOR).
 OWN_DATA_CHANGES = frozenset({"film_retitled", "episode_withdrawn", "creative_renamed"})
-OWN_FIXTURES = dict(
-    zip(("film_id", "episode_encrypted", "creative_id"), CHANGES_FIXTURES, strict=True)
-)
 
 
 def consequences() -> list[Any]:
@@ -160,7 +156,7 @@ def _context(client: DeliveryClient, fixture_id: Any, change: Change, own: bool)
     for need in change.needs:
         if need.startswith("fixture:"):
             name = need.removeprefix("fixture:")
-            ctx[name] = fixture_id(OWN_FIXTURES.get(name, name) if own else name)
+            ctx[name] = fixture_id(OWN_FIXTURE_FOR.get(name, name) if own else name)
     if "film_id" in ctx or "episode_encrypted" in ctx:
         body = body_of(client.get("catalog", role=_role("films", ctx)))
         film = _find(body.get("films"), "id", ctx.get("film_id"))

@@ -47,10 +47,10 @@ from stateful_support import judge, run_sequences, sequences_or_skip
 
 from delivery_conformance.evidence.events import NOT_EXERCISED_PREFIX
 from delivery_conformance.suite.exclusive import (
-    CHANGES_FIXTURES,
     CHANGES_ORGANISATION,
     CHANGES_ROLE,
     OWN_DATA,
+    OWN_FIXTURE_FOR,
 )
 from delivery_conformance.target.client import DeliveryClient
 
@@ -63,8 +63,6 @@ PLAYLIST_JUDGED = ("PLS-045", "PLS-046", "PLS-047", "STATE-006", "STATE-009", "S
 PLAYLIST_STEPS = 5
 TITLE_LIST = ("First light", "Second wind", "Third act", "Fourth wall")
 TITLES = st.sampled_from(TITLE_LIST)
-# The film's machine on the shared data: the fixtures it changes and the role that reads them.
-SHARED_FILM = ("films", ("film_id", "episode_encrypted", "creative_id"))
 
 
 def another(title: str, current: str | None) -> str:
@@ -300,7 +298,8 @@ def test_random_sequences_of_film_changes_keep_the_state_rules(
 ) -> None:
     sequences = sequences_or_skip(request)
     own = request.config.stash.get(OWN_DATA, False)
-    role, names = (CHANGES_ROLE, CHANGES_FIXTURES) if own else SHARED_FILM
+    role = CHANGES_ROLE if own else "films"  # the shared film's role
+    names = list(OWN_FIXTURE_FOR.values() if own else OWN_FIXTURE_FOR)
     fx = dict(
         zip(("film_id", "episode", "creative_id"), map(str, map(fixture_id, names)), strict=True)
     )

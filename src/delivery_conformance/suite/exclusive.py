@@ -60,6 +60,7 @@ __all__ = [
     "ORGANISATION_CLOCKS",
     "OWN_CLOCK",
     "OWN_DATA",
+    "OWN_FIXTURE_FOR",
     "PUT_BACK",
     "STATE_FIXTURES",
     "TARGET",
@@ -87,7 +88,13 @@ LIMITS_ROLES = ("limits", "limits_videos")
 # instead and hold `target`.
 CHANGES_ORGANISATION = "changes-organisation"
 CHANGES_ROLE = "films_changes"
-CHANGES_FIXTURES = ("changes_film_id", "changes_episode", "changes_creative_id")
+# The shared fixture each of the organisation's own stands in for, in that order.
+OWN_FIXTURE_FOR = {
+    "film_id": "changes_film_id",
+    "episode_encrypted": "changes_episode",
+    "creative_id": "changes_creative_id",
+}
+CHANGES_FIXTURES = tuple(OWN_FIXTURE_FOR.values())
 OWN_DATA = pytest.StashKey[bool]()
 # The pool's other members, one per pair of twin roles (`limits_b` / `limits_videos_b`, ...).
 LIMITS_TWINS = tuple(f"{LIMITS_ORGANISATION}-{suffix}" for suffix in LIMITS_TWIN_SUFFIXES)

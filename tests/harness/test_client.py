@@ -190,6 +190,28 @@ def test_a_burst_is_neither_delayed_nor_charged_and_pacing_resumes_after_it() ->
     assert clock.sleeps == [pytest.approx(60.0)] and pacer.used("config", clock.now) == 2  # charged
 
 
+def test_a_key_whose_organisation_no_other_role_shares_spends_a_budget_of_its_own() -> None:
+    """spec: Limits counts per organisation: `limits` (and the twin a scenario holds in its
+    place) has its own budget; `films` and `videos`, which may share one, spend one together."""
+    keys = {"films": "k-films", "videos": "k-videos", "limits": "k-limits", "limits_b": "k-b"}
+    pacer = Pacer({"config": 100})
+    client = DeliveryClient(
+        make_profile(keys=keys),
+        transport=httpx.MockTransport(answer(200, {})),
+        pacer=pacer,
+        clock=lambda: 0.0,
+    )
+    client.get("config", role="films")
+    client.get("config", role="videos")
+    client.get("config", role="limits")
+    client.get("config", key="k-limits")  # the key named: the budget of its role
+    client.role_aliases = {"limits": "limits_b"}
+    client.get("config", role="limits")  # the twin's key is sent: the twin's budget
+    assert pacer.used("config", 0.0) == 2
+    assert pacer.used("config", 0.0, organisation="limits") == 2
+    assert pacer.used("config", 0.0, organisation="limits_b") == 1
+
+
 def test_simulated_requests_use_their_own_counter_and_playback_batches_cost_tickets() -> None:
     pacer = Pacer({"playback": 100, "simulated": 100})
     client = DeliveryClient(

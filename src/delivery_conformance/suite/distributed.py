@@ -1,7 +1,7 @@
 """The suite on several workers (`run --workers N`): pytest-xdist processes against one target.
 
 The runner gives every process of the run one directory (`--shared-state DIR`). In it:
-- the pacing record (`SharedPacer`): one budget per counter for all workers;
+- the pacing record (`SharedPacer`): one budget per organisation and counter for all workers;
 - the resource locks (`suite/exclusive.py`): a test that changes the target runs alone;
 - `collection.pickle`: what the first worker collected (each test's requirement IDs and the
   tests the selection left out), so the controller can name every test, even one whose worker

@@ -50,7 +50,7 @@ from delivery_conformance.spec.endpoints import Endpoint, match_endpoint
 from delivery_conformance.spec.operations import Operation
 from delivery_conformance.target.pacing import Pacer, limits_from_config
 from delivery_conformance.target.profile import API_PREFIX, TargetProfile
-from delivery_conformance.target.profile_names import TWIN_OF
+from delivery_conformance.target.profile_names import OWN_ORGANISATION_ROLES, TWIN_OF
 from delivery_conformance.target.transport import AnswerBudget, bounded_transport
 
 __all__ = ["DEFAULT_TIMEOUT", "SIMULATED_ENDPOINTS", "DeliveryClient", "RequestContext", "Response"]
@@ -182,6 +182,11 @@ class DeliveryClient:
             secrets.append(profile.admin.token)
         # A twin's key reads as the role it stands in for: the same evidence whichever it was.
         names = {key: TWIN_OF.get(role, role) for role, key in profile.keys.items()}
+        # key -> the pacing budget it spends: its role's own where no other role shares its
+        # organisation (spec: Limits counts per organisation), "" (all the others) otherwise.
+        self._budget_of_key = {
+            key: role for role, key in profile.keys.items() if role in OWN_ORGANISATION_ROLES
+        }
         self.redactor = Redactor(secrets, names)
         # role -> the role whose key is sent instead (several workers: the twin organisation a
         # limit scenario holds, suite/exclusive.py); requests still name the role asked for.
@@ -278,7 +283,8 @@ class DeliveryClient:
                 request.headers.pop(name, None)
             else:
                 request.headers[name] = value
-        self._pace(endpoint, simulate, json)
+        organisation = self._budget_of_key.get(credential, "") if credential else ""
+        self._pace(endpoint, simulate, json, organisation)
         stop = self.stop_check() if self.stop_check is not None else None
         if stop is not None:
             raise RunStopped(f"{stop} before {method} {full_path}")
@@ -292,19 +298,25 @@ class DeliveryClient:
             return "simulated"
         return endpoint.counter
 
-    def _pace(self, endpoint: Endpoint | None, simulate: str | None, body: Any) -> None:
+    def _pace(
+        self, endpoint: Endpoint | None, simulate: str | None, body: Any, organisation: str
+    ) -> None:
         counter = self._counter(endpoint, simulate)
         if self.pacer is None or counter is None:
             return
         cost = _playback_cost(body) if counter == "playback" else 1
         if self.bursting is not None:
             if self._burst_charged:
-                self.pacer.record(counter, cost, self._clock())
+                self.pacer.record(counter, cost, self._clock(), organisation=organisation)
             return
-        wait = min(self.pacer.wait_time(counter, cost, self._clock()), MAX_PACING_WAIT)
+        # On the record at the moment it will go: no other worker spends the budget meanwhile.
+        now = self._clock()
+        wait = self.pacer.reserve(
+            counter, cost, now, organisation=organisation, max_wait=MAX_PACING_WAIT
+        )
         if wait >= ANNOUNCED_WAIT and self.on_wait is not None:
             self.on_wait(counter, wait)
-        end = self._clock() + wait
+        end = now + wait
         while wait > 0:  # in slices when a stop can be asked, so it is honoured within one
             if self.stop_check is None:
                 self._sleep(wait)
@@ -313,7 +325,6 @@ class DeliveryClient:
                 break
             self._sleep(min(wait, WAIT_SLICE))
             wait = end - self._clock()
-        self.pacer.record(counter, cost, self._clock())
 
     def _send(self, request: httpx.Request, context: RequestContext) -> Response:
         started_at, start = self._wall_clock(), self._clock()

@@ -8,14 +8,23 @@ half the limit also keeps every clock minute under half the limit, so the same r
 continuously refilled counters and the clock-minute ones.
 
     pacer = Pacer()
-    delay = pacer.wait_time("catalog", 1, now)   # seconds to sleep first (0.0: go)
-    pacer.record("catalog", 1, now + delay)
+    delay = pacer.reserve("catalog", 1, now)   # seconds to sleep first (0.0: go), and the
+                                               # request is on the record at now + delay
+    pacer.reserve("catalog", 1, now, organisation="limits")   # a budget of its own
+
+The spec counts per organisation: `organisation` names a budget of its own, for a key whose
+organisation no other key of the run shares; the default, "", is the budget of all the others.
+
+Requests sent within `MERGE_SECONDS` of each other are kept as one entry at the later time: a
+request then counts a little longer than it does on the server, never shorter, and the record
+of a counter spent as fast as it allows holds a few hundred entries, not thousands.
 
 `SharedPacer(path)` keeps the same record in a file, for the worker processes of one run.
 """
 
 from __future__ import annotations
 
+import bisect
 import fcntl
 import json
 import math
@@ -27,9 +36,17 @@ from typing import Any
 
 from delivery_conformance.spec.limits import SPEC_LIMITS
 
-__all__ = ["DEFAULT_LIMITS", "WINDOW_SECONDS", "Pacer", "SharedPacer", "limits_from_config"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "MERGE_SECONDS",
+    "WINDOW_SECONDS",
+    "Pacer",
+    "SharedPacer",
+    "limits_from_config",
+]
 
 WINDOW_SECONDS = 60.0
+MERGE_SECONDS = 0.25
 # spec: Limits (the one table, spec/limits.py).
 DEFAULT_LIMITS: Mapping[str, int] = {name: c.limit for name, c in SPEC_LIMITS.items()}
 
@@ -74,21 +91,33 @@ class Pacer:
             return None
         return max(1, math.floor(limit * self.fraction))
 
-    def _live(self, counter: str, now: float) -> deque[tuple[float, int]]:
-        spent = self._spent.setdefault(counter, deque())
+    def _live(self, counter: str, now: float, organisation: str) -> deque[tuple[float, int]]:
+        name = f"{counter}@{organisation}" if organisation else counter
+        spent = self._spent.setdefault(name, deque())
         while spent and spent[0][0] <= now - self.window:
             spent.popleft()
         return spent
 
-    def used(self, counter: str, now: float) -> int:
-        return sum(cost for _, cost in self._live(counter, now))
+    @contextmanager
+    def _held(self, write: bool) -> Iterator[None]:
+        """The record, held for one step (`write`: the step changes it). Here it is this
+        object's own; `SharedPacer` reads it from its file and writes it back."""
+        yield
 
-    def wait_time(self, counter: str, cost: int, now: float) -> float:
+    def used(self, counter: str, now: float, *, organisation: str = "") -> int:
+        with self._held(write=False):
+            return sum(cost for _, cost in self._live(counter, now, organisation))
+
+    def wait_time(self, counter: str, cost: int, now: float, *, organisation: str = "") -> float:
         """Seconds to wait before spending `cost` on `counter` without passing the budget."""
+        with self._held(write=False):
+            return self._wait_time(counter, cost, now, organisation)
+
+    def _wait_time(self, counter: str, cost: int, now: float, organisation: str) -> float:
         budget = self.budget(counter)
         if budget is None:
             return 0.0
-        spent = self._live(counter, now)
+        spent = self._live(counter, now, organisation)
         used = sum(c for _, c in spent)
         allowed = min(cost, budget)  # a request dearer than the budget waits for an empty window
         if used + allowed <= budget:
@@ -99,9 +128,42 @@ class Pacer:
                 return max(0.0, at + self.window - now)
         return 0.0  # unreachable: the window empties eventually
 
-    def record(self, counter: str, cost: int, now: float) -> None:
+    def record(self, counter: str, cost: int, now: float, *, organisation: str = "") -> None:
         if counter in self._limits:
-            self._live(counter, now).append((now, cost))
+            with self._held(write=True):
+                _add(self._live(counter, now, organisation), now, cost)
+
+    def reserve(
+        self,
+        counter: str,
+        cost: int,
+        now: float,
+        *,
+        organisation: str = "",
+        max_wait: float = math.inf,
+    ) -> float:
+        """`wait_time` and `record` in one step, the record held throughout (no other worker
+        spends the budget in between): the seconds to wait (at most `max_wait`), with the
+        request already on the record at the moment it will be sent."""
+        if counter not in self._limits:
+            return 0.0
+        with self._held(write=True):
+            wait = min(self._wait_time(counter, cost, now, organisation), max_wait)
+            # what has left the window by `now`, not by the send, is dropped
+            _add(self._live(counter, now, organisation), now + wait, cost)
+        return wait
+
+
+def _add(spent: deque[tuple[float, int]], at: float, cost: int) -> None:
+    """Put `cost` on the record at `at`, kept in time order; an entry within MERGE_SECONDS of a
+    neighbour joins it at the later of the two times (counted longer, never shorter)."""
+    index = bisect.bisect_right(spent, at, key=lambda entry: entry[0])
+    if index > 0 and at - spent[index - 1][0] <= MERGE_SECONDS:
+        spent[index - 1] = (at, spent[index - 1][1] + cost)
+    elif index < len(spent) and spent[index][0] - at <= MERGE_SECONDS:
+        spent[index] = (spent[index][0], spent[index][1] + cost)
+    else:
+        spent.insert(index, (at, cost))
 
 
 class SharedPacer(Pacer):
@@ -124,7 +186,7 @@ class SharedPacer(Pacer):
         self._lock_path = path.with_name(path.name + ".lock")
 
     @contextmanager
-    def _shared_record(self, write: bool) -> Iterator[None]:
+    def _held(self, write: bool) -> Iterator[None]:
         with self._lock_path.open("a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
@@ -137,20 +199,6 @@ class SharedPacer(Pacer):
                     temporary.replace(self.path)
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
-
-    def used(self, counter: str, now: float) -> int:
-        with self._shared_record(write=False):
-            return super().used(counter, now)
-
-    def wait_time(self, counter: str, cost: int, now: float) -> float:
-        with self._shared_record(write=False):
-            return super().wait_time(counter, cost, now)
-
-    def record(self, counter: str, cost: int, now: float) -> None:
-        if counter not in self._limits:
-            return
-        with self._shared_record(write=True):
-            super().record(counter, cost, now)
 
 
 def _read_record(path: Path) -> dict[str, deque[tuple[float, int]]]:

@@ -19,6 +19,7 @@ __all__ = [
     "FIXTURE_GROUPS",
     "KEY_ENV_PREFIX",
     "LIMITS_TWIN_SUFFIXES",
+    "OWN_ORGANISATION_ROLES",
     "ROLES",
     "TWIN_OF",
     "Fixture",
@@ -94,6 +95,11 @@ TWIN_OF = {
     for suffix in LIMITS_TWIN_SUFFIXES
     for kind in ("", "_videos")
 }
+
+# The roles the table above gives an organisation no other role uses. The spec (Limits) counts
+# per organisation, so each of them is paced on a budget of its own; every other role may share
+# an organisation with another (the table says so of several), so those share one budget.
+OWN_ORGANISATION_ROLES = frozenset({"limits", "limits_videos", "films_changes", *TWIN_OF})
 
 FILMS = "Films and episodes (films organisation)"
 SERIES = "Series and playlists"

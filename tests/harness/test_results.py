@@ -147,3 +147,25 @@ def test_a_rule_the_target_legally_never_reached_is_not_applicable_not_passed_no
     ))  # fmt: skip
     assert statuses(mixed)["HDR-003"] is Status.NOT_EXERCISED
     assert mixed.exit_code() == 4
+
+
+def test_exchanges_are_counted_per_counter_and_per_key_role() -> None:
+    """The spec counts per organisation (Limits): the figures say which role's key spent what,
+    and leave out requests without a key of the profile (the server does not count them)."""
+    base = "http://t/api/delivery/v1/"
+    sent = (
+        Exchange("GET", base + "catalog", credential="role:films"),
+        Exchange("GET", base + "series", credential="role:limits"),
+        Exchange("GET", base + "catalog", credential="role:films"),
+        Exchange("GET", base + "catalog", credential="none"),
+        Exchange("POST", base + "playback", credential="role:films"),
+        Exchange("GET", base + "nowhere", credential="role:films"),
+    )
+    summary = summarise(
+        REQS, events(TestFinished("a", ("HDR-001",), Outcome.PASSED, exchanges=sent))
+    )
+    assert summary.exchange_counts() == {
+        "total": 6,
+        "per_counter": {"catalog": 4, "playback": 1},
+        "per_role": {"films": {"catalog": 2, "playback": 1}, "limits": {"catalog": 1}},
+    }

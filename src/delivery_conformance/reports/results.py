@@ -50,6 +50,7 @@ from delivery_conformance.evidence.events import (
     TestDeselected,
     TestFinished,
 )
+from delivery_conformance.evidence.redact import ROLE_PREFIX
 from delivery_conformance.evidence.violation import Severity, Violation
 from delivery_conformance.reports.observed import observe
 from delivery_conformance.spec.endpoints import match_endpoint
@@ -190,8 +191,10 @@ class RunSummary:
     workers: int = 1
 
     def exchange_counts(self) -> dict[str, Any]:
-        """Requests the run sent: in all, and per rate counter of the spec (spec: Limits)."""
+        """Requests the run sent: in all, per rate counter of the spec (spec: Limits), and per
+        counter for each key role (the spec counts per organisation; a twin reads as its role)."""
         per_counter: Counter[str] = Counter()
+        per_role: dict[str, Counter[str]] = {}
         total = 0
         for test in self.tests:
             for exchange in test.exchanges:
@@ -199,7 +202,14 @@ class RunSummary:
                 endpoint = match_endpoint(exchange.method, urlsplit(exchange.url).path)
                 if endpoint is not None and endpoint.counter is not None:
                     per_counter[endpoint.counter] += 1
-        return {"total": total, "per_counter": dict(sorted(per_counter.items()))}
+                    role = exchange.credential.removeprefix(ROLE_PREFIX)
+                    if role != exchange.credential:  # a key of the profile, not none or junk
+                        per_role.setdefault(role, Counter())[endpoint.counter] += 1
+        return {
+            "total": total,
+            "per_counter": dict(sorted(per_counter.items())),
+            "per_role": {role: dict(sorted(c.items())) for role, c in sorted(per_role.items())},
+        }
 
     def test_counts(self) -> dict[str, int]:
         counts = Counter(t.outcome.value for t in self.tests)

@@ -256,6 +256,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def build_unicode_tables() -> None:
+    """Have Hypothesis build the tables of the characters the property tests draw from (its
+    default `utf-8` and the `ascii` of header values) into its home folder, so that the workers
+    of a run read them rather than each spending a second of CPU on them."""
+    from hypothesis import strategies
+
+    for codec in ("utf-8", "ascii"):
+        strategies.characters(codec=codec).validate()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "requirement(*ids): requirement IDs this test proves")
     config.addinivalue_line("markers", "needs(*what): roles, fixtures or admin API needed")
@@ -265,11 +275,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "exclusive(*resources): what the test holds alone on several workers"
     )
-    # Hypothesis keeps files (a constants cache) in ./.hypothesis; a run writes only into its
-    # report folder, so they go to a folder of their own, removed when the run ends.
-    home = Path(tempfile.mkdtemp(prefix="delivery-hypothesis-"))
-    set_hypothesis_home_dir(home)
-    config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
+    # Hypothesis keeps files (a constants cache, its Unicode tables) in ./.hypothesis; a run
+    # writes only into its report folder, so they go to a folder of their own, removed when the
+    # run ends. The processes of one run (`--workers N`) share it: a table one of them built
+    # (about a second of CPU) serves the others.
+    shared = config.getoption("shared_state")
+    if shared:
+        set_hypothesis_home_dir(Path(shared) / "hypothesis")  # removed with the run's folder
+    else:
+        home = Path(tempfile.mkdtemp(prefix="delivery-hypothesis-"))
+        set_hypothesis_home_dir(home)
+        config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
     state = _RunState(config)
     config.stash[_STATE] = state
     # A broken `should`, or a failure the expected-failures file accepts (in date), never stops
@@ -346,6 +362,7 @@ class _RunState:
         self.shared_dir = Path(shared) if shared else None
         self.worker = distributed.is_worker(config)
         self.gathered: distributed.Gathered | None = None  # the controller of several workers
+        self._unicode_tables: threading.Thread | None = None  # built once for the workers
         self.worker_locks: distributed.WorkerLocks | None = None  # a worker's: it sorts the tests
         self._deselected: list[events.TestDeselected] = []
         self.policy = events.RunPolicy(
@@ -453,6 +470,9 @@ class _RunState:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.gathered is not None:
+            if self._unicode_tables is None:  # the run is under way: the cores have room
+                self._unicode_tables = threading.Thread(target=build_unicode_tables, daemon=True)
+                self._unicode_tables.start()
             self.gathered.report(report)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -281,3 +283,20 @@ def test_requirement_patterns_select_groups(suite: pytest.Pytester) -> None:
     ]  # fmt: skip
     result, _ = run(suite, BODY, "--requirement", "HDR-9*")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_the_unicode_tables_are_built_into_the_hypothesis_folder_the_workers_share(
+    tmp_path: Path,
+) -> None:
+    """What the controller builds once for the workers lands where Hypothesis reads it back,
+    so a Hypothesis that moved its tables would be seen here, not as a slower run. In a fresh
+    interpreter: Hypothesis keeps the tables in memory once built."""
+    script = (
+        "import sys; from hypothesis.configuration import set_hypothesis_home_dir; "
+        "set_hypothesis_home_dir(sys.argv[1]); "
+        "from delivery_conformance.suite.plugin import build_unicode_tables; "
+        "build_unicode_tables()"
+    )
+    subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True, timeout=60)
+    built = {path.name for path in tmp_path.glob("unicode_data/*/*.json.gz")}
+    assert "codec-v2-utf-8.json.gz" in built

@@ -25,6 +25,7 @@ from delivery_conformance.target.profile_names import (
     FIXTURE_GROUPS,
     FIXTURES,
     KEY_ENV_PREFIX,
+    OWN_ORGANISATION_ROLES,
     ROLES,
     key_env,
 )
@@ -328,3 +329,16 @@ def test_the_real_census_needs_only_names_of_the_table() -> None:
     needs = {need for group, _ in census.groups for need in group}
     assert needs - known == set()
     assert {"role:films", "fixture:creative_not_ready", "admin"} <= needs
+
+
+def test_the_roles_paced_on_a_budget_of_their_own_are_roles_of_an_organisation_of_their_own() -> (
+    None
+):
+    """Each role with a pacing budget of its own is a role of the table whose description
+    gives it an organisation no other role uses (spec: Limits counts per organisation)."""
+    assert set(ROLES) >= OWN_ORGANISATION_ROLES
+    for role in OWN_ORGANISATION_ROLES:
+        what = ROLES[role].what
+        assert "its own" in what or "another organisation" in what, role
+    shared = {"films", "films_metadata", "videos", "videos_unbound", "revoked"}
+    assert not shared & OWN_ORGANISATION_ROLES
